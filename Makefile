@@ -1,0 +1,64 @@
+# Top-level entry points. `make help` lists them.
+SHELL   := /bin/bash
+BUILD   ?= build
+CONFIG  ?= default
+JOBS    ?= $(shell nproc)
+SEEDS   ?= 1 2 3 4 5
+TEST    ?=
+SEED    ?=
+
+CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPU_CONFIG=$(CONFIG)
+
+.DEFAULT_GOAL := build
+.PHONY: help setup build test sim regress lint wave synth bench demo docs clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+	@echo "  variables: CONFIG=tiny|small|default|wide  TEST=<gtest name>  SEED=<n>  SEEDS=\"1 2 3\"  JOBS=<n>"
+
+setup: ## Install every dependency (Debian packages, pinned PyPI packages)
+	scripts/setup.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: $(BUILD)/build.ninja ## Verilate the RTL and build testbenches and tools
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build ## Run every test (lint, unit and integration) through CTest
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+sim: build ## Run the simulation regression and print a pass/fail table
+	@mkdir -p $(BUILD)/reports
+	-ctest --test-dir $(BUILD) -L unit -j $(JOBS) --output-junit reports/sim.xml > $(BUILD)/reports/sim.log 2>&1
+	python3 scripts/report.py $(BUILD)/reports/sim.xml
+
+regress: build ## Run the simulation tests for every seed in SEEDS; table + JUnit XML
+	@mkdir -p $(BUILD)/reports
+	@for s in $(SEEDS); do \
+	  echo "regress: seed $$s"; \
+	  TPU_SEED=$$s ctest --test-dir $(BUILD) -L unit -j $(JOBS) \
+	    --output-junit reports/regress_seed$$s.xml > $(BUILD)/reports/regress_seed$$s.log 2>&1; \
+	done; \
+	python3 scripts/report.py --junit $(BUILD)/reports/regress.xml \
+	  $(foreach s,$(SEEDS),--seed $(s) $(BUILD)/reports/regress_seed$(s).xml)
+
+lint: ## Verilator -Wall over all RTL (zero warnings)
+	scripts/lint.sh
+
+wave: build ## Rerun one test with FST waves and open GTKWave: make wave TEST=<name> [SEED=n]
+	scripts/wave.sh "$(TEST)" "$(SEED)"
+
+synth: ## Yosys synth_ecp5 of the MXU at 8x8; utilization report under build/synth
+	scripts/synth.sh mxu 8
+
+bench: build ## Benchmarks: MXU streaming throughput and simulation speed
+	$(BUILD)/tb/mxu_bench --n 16 --tiles 500
+	$(BUILD)/tb/mxu_bench --n 8 --tiles 500
+	$(BUILD)/tb/mxu_bench --n 4 --tiles 500
+
+demo: build ## Main job: int8 matmuls on the MXU, checked against the reference
+	$(BUILD)/tb/mxu_bench --demo
+
+clean: ## Remove all generated files
+	rm -rf $(BUILD)

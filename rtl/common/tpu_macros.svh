@@ -1,0 +1,38 @@
+// Flop and assertion macros shared by every block.
+//
+// FF     : flop with asynchronous active-low reset        q <= rst ? rst_val : d
+// FFL    : as FF, loads only when `load` is high
+// FFNR   : flop without reset (wide datapath registers)
+// FFLNR  : as FFNR, loads only when `load` is high
+// ASSERT : concurrent assertion, checked in simulation, removed in synthesis
+//          (Verilator 5.006 needs single-cycle properties: use $past, not ##).
+`ifndef TPU_MACROS_SVH
+`define TPU_MACROS_SVH
+
+`define FF(q, d, rst_val, clk = clk_i, rst_n = rst_ni) \
+  always_ff @(posedge clk or negedge rst_n) begin      \
+    if (!rst_n) q <= (rst_val);                        \
+    else        q <= (d);                              \
+  end
+
+`define FFL(q, d, load, rst_val, clk = clk_i, rst_n = rst_ni) \
+  always_ff @(posedge clk or negedge rst_n) begin              \
+    if (!rst_n)      q <= (rst_val);                           \
+    else if (load)   q <= (d);                                 \
+  end
+
+`define FFNR(q, d, clk = clk_i) \
+  always_ff @(posedge clk) q <= (d);
+
+`define FFLNR(q, d, load, clk = clk_i) \
+  always_ff @(posedge clk) if (load) q <= (d);
+
+`ifndef SYNTHESIS
+`define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)                      \
+  name: assert property (@(posedge clk) disable iff (!rst_n) (prop))         \
+    else $error("assertion %s failed", `"name`");
+`else
+`define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)
+`endif
+
+`endif  // TPU_MACROS_SVH

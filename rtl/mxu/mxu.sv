@@ -1,0 +1,247 @@
+// MXU: weight-stationary N x N systolic matrix unit.
+//
+// Computes out_row = in_row x W for every input row, where W is the N x N
+// weight tile currently in use. Whole rows in, whole rows out; the skew into
+// the array and the de-skew out of it are inside this block.
+//
+// Weights: N beats on wgt_* make one tile, row 0 first (beat k is row k of W,
+//   element j is W[k][j]). Every PE holds two tiles (double buffering): the
+//   next tile shifts in while the current one computes. wgt_ready_o is low
+//   while both banks hold a tile that has not been retired.
+// Inputs: in_row_i is one row of A (element k is A[m][k]). in_last_i marks the
+//   last row that uses the current tile; the next row uses the next tile.
+//   A row is held (in_ready_o low) until its tile is completely loaded, so a
+//   swap to an incomplete tile, or rows with no weights at all, wait; they
+//   never see a partial tile.
+// Outputs: out_row_o element j is sum_k A[m][k] * W[k][j] (int32, wrapping),
+//   in input order; out_last_o repeats in_last_i of that row.
+//
+// Throughput: one input row and one output row per cycle. A tile used for at
+// least N rows hides the loading of the next tile completely.
+// Latency: 2*N + 1 cycles from an input handshake to out_valid_o.
+// Backpressure: when the output slot is full and out_ready_i is low the
+// whole array stops (one global enable, driven by flops).
+`include "tpu_macros.svh"
+
+module mxu #(
+  // ---- geometry ----
+  parameter int unsigned        N        = tpu_pkg::ArrayN,       // array is N x N
+  // ---- number format ----
+  parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,  // PE arithmetic
+  parameter int unsigned        DataW    = tpu_pkg::Int8W,        // operand bits
+  parameter int unsigned        AccW     = tpu_pkg::AccW          // result bits
+) (
+  input  logic                    clk_i,
+  input  logic                    rst_ni,
+  // ---- weight rows ----
+  input  logic                    wgt_valid_i,
+  output logic                    wgt_ready_o,
+  input  logic [N-1:0][DataW-1:0] wgt_row_i,
+  // ---- input rows ----
+  input  logic                    in_valid_i,
+  output logic                    in_ready_o,
+  input  logic [N-1:0][DataW-1:0] in_row_i,
+  input  logic                    in_last_i,
+  // ---- output rows ----
+  output logic                    out_valid_o,
+  input  logic                    out_ready_i,
+  output logic [N-1:0][AccW-1:0]  out_row_o,
+  output logic                    out_last_o,
+  // ---- status (for performance counters) ----
+  output logic                    wgt_stall_o   // rows waiting for their tile
+);
+
+  if (N < 2) begin : gen_bad_n
+    $error("mxu: N must be at least 2");
+  end
+
+  localparam int unsigned RowW    = $clog2(N);
+  localparam int unsigned Latency = 2 * N;  // input handshake -> array output
+
+  // ---------------------------------------------------------------------------
+  // Bank bookkeeping. Tiles fill bank load_bank_q and are consumed from bank
+  // use_bank_q, both alternating 0, 1, 0, ... A bank is ready from the cycle
+  // after its last beat until the cycle after the in_last_i row that retires
+  // it; loading into a retired bank may start right then, because each weight
+  // beat reaches a PE no earlier than the last row that used the old value
+  // (both flows are skewed identically; see docs/mxu.md).
+  // ---------------------------------------------------------------------------
+  logic            en;
+  logic [1:0]      bank_ready_q, bank_ready_d;
+  logic            load_bank_q, load_bank_d, use_bank_q, use_bank_d;
+  logic [RowW-1:0] load_row_q, load_row_d;
+  logic            wgt_fire, in_fire;
+
+  assign wgt_ready_o = en && !bank_ready_q[load_bank_q];
+  assign in_ready_o  = en && bank_ready_q[use_bank_q];
+  assign wgt_fire    = wgt_valid_i && wgt_ready_o;
+  assign in_fire     = in_valid_i && in_ready_o;
+  assign wgt_stall_o = in_valid_i && !bank_ready_q[use_bank_q];
+
+  always_comb begin
+    bank_ready_d = bank_ready_q;
+    load_bank_d  = load_bank_q;
+    use_bank_d   = use_bank_q;
+    load_row_d   = load_row_q;
+    if (wgt_fire) begin
+      load_row_d = load_row_q + 1'b1;
+      if (load_row_q == RowW'(N - 1)) begin
+        load_row_d                = '0;
+        bank_ready_d[load_bank_q] = 1'b1;
+        load_bank_d               = !load_bank_q;
+      end
+    end
+    if (in_fire && in_last_i) begin
+      bank_ready_d[use_bank_q] = 1'b0;
+      use_bank_d               = !use_bank_q;
+    end
+  end
+
+  `FF(bank_ready_q, bank_ready_d, '0)
+  `FF(load_bank_q, load_bank_d, 1'b0)
+  `FF(use_bank_q, use_bank_d, 1'b0)
+  `FF(load_row_q, load_row_d, '0)
+
+  // ---------------------------------------------------------------------------
+  // Entry registers and skew. Activations and weight beats both go through one
+  // entry register and a triangular skew (row r by r, column c by c), so a
+  // beat and a row handshaken in the same cycle meet every PE in step.
+  // ---------------------------------------------------------------------------
+  logic [N-1:0][DataW-1:0] act_q;
+  logic                    act_bank_q;
+  logic [N-1:0][DataW:0]   act_lanes, act_skewed;  // {bank, element} per row
+
+  `FFLNR(act_q, in_row_i, en)
+  `FFLNR(act_bank_q, use_bank_q, en)
+
+  for (genvar r = 0; r < N; r++) begin : gen_act_lane
+    assign act_lanes[r] = {act_bank_q, act_q[r]};
+  end
+
+  mxu_skew #(
+    .Lanes    (N),
+    .Width    (DataW + 1),
+    .Ascending(1'b1),
+    .Reset    (1'b0)
+  ) u_act_skew (
+    .clk_i,
+    .rst_ni,
+    .en_i  (en),
+    .data_i(act_lanes),
+    .data_o(act_skewed)
+  );
+
+  localparam int unsigned WgtLaneW = 1 + RowW + 1 + DataW;  // {valid, row, bank, value}
+
+  logic                       wgt_valid_q;
+  logic [RowW-1:0]            wgt_row_q;
+  logic                       wgt_bank_q;
+  logic [N-1:0][DataW-1:0]    wgt_q;
+  logic [N-1:0][WgtLaneW-1:0] wgt_lanes, wgt_skewed;
+
+  `FFL(wgt_valid_q, wgt_fire, en, 1'b0)
+  `FFLNR(wgt_row_q, load_row_q, en)
+  `FFLNR(wgt_bank_q, load_bank_q, en)
+  `FFLNR(wgt_q, wgt_row_i, en)
+
+  for (genvar c = 0; c < N; c++) begin : gen_wgt_lane
+    assign wgt_lanes[c] = {wgt_valid_q, wgt_row_q, wgt_bank_q, wgt_q[c]};
+  end
+
+  mxu_skew #(
+    .Lanes    (N),
+    .Width    (WgtLaneW),
+    .Ascending(1'b1),
+    .Reset    (1'b1)
+  ) u_wgt_skew (
+    .clk_i,
+    .rst_ni,
+    .en_i  (en),
+    .data_i(wgt_lanes),
+    .data_o(wgt_skewed)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Array
+  // ---------------------------------------------------------------------------
+  logic [N-1:0][DataW-1:0] arr_act;
+  logic [N-1:0]            arr_act_bank;
+  logic [N-1:0]            arr_wgt_valid;
+  logic [N-1:0][RowW-1:0]  arr_wgt_row;
+  logic [N-1:0]            arr_wgt_bank;
+  logic [N-1:0][DataW-1:0] arr_wgt;
+  logic [N-1:0][AccW-1:0]  arr_psum, out_cols;
+
+  for (genvar i = 0; i < N; i++) begin : gen_unpack
+    assign {arr_act_bank[i], arr_act[i]} = act_skewed[i];
+    assign {arr_wgt_valid[i], arr_wgt_row[i], arr_wgt_bank[i], arr_wgt[i]} = wgt_skewed[i];
+  end
+
+  mxu_array #(
+    .N       (N),
+    .Datapath(Datapath),
+    .DataW   (DataW),
+    .PsumW   (AccW)
+  ) u_array (
+    .clk_i,
+    .rst_ni,
+    .en_i       (en),
+    .act_i      (arr_act),
+    .act_bank_i (arr_act_bank),
+    .wgt_valid_i(arr_wgt_valid),
+    .wgt_row_i  (arr_wgt_row),
+    .wgt_bank_i (arr_wgt_bank),
+    .wgt_i      (arr_wgt),
+    .psum_o     (arr_psum)
+  );
+
+  // Column c leaves the array c cycles after column 0: delay it N-1-c more.
+  mxu_skew #(
+    .Lanes    (N),
+    .Width    (AccW),
+    .Ascending(1'b0),
+    .Reset    (1'b0)
+  ) u_out_deskew (
+    .clk_i,
+    .rst_ni,
+    .en_i  (en),
+    .data_i(arr_psum),
+    .data_o(out_cols)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Row tracking and output slot. Valid and last travel beside the array in a
+  // shift register as long as the array's latency.
+  // ---------------------------------------------------------------------------
+  logic [Latency-1:0] row_valid_q, row_last_q;
+  logic               slot_ready;
+
+  `FFL(row_valid_q, {row_valid_q[Latency-2:0], in_fire}, en, '0)
+  `FFL(row_last_q, {row_last_q[Latency-2:0], in_fire && in_last_i}, en, '0)
+
+  // The array moves unless a finished row is waiting for a full output slot.
+  assign en = slot_ready || !row_valid_q[Latency-1];
+
+  stream_spill #(
+    .Width(N * AccW + 1)
+  ) u_out_slot (
+    .clk_i,
+    .rst_ni,
+    .valid_i(row_valid_q[Latency-1]),
+    .ready_o(slot_ready),
+    .data_i ({row_last_q[Latency-1], out_cols}),
+    .valid_o(out_valid_o),
+    .ready_i(out_ready_i),
+    .data_o ({out_last_o, out_row_o})
+  );
+
+  // ---------------------------------------------------------------------------
+  // Interface rules
+  // ---------------------------------------------------------------------------
+  `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o) |-> in_valid_i)
+  `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o) |->
+                      (in_row_i == $past(in_row_i)) && (in_last_i == $past(in_last_i)))
+  `ASSERT(WgtValidHeld, $past(wgt_valid_i && !wgt_ready_o) |-> wgt_valid_i)
+  `ASSERT(WgtDataHeld, $past(wgt_valid_i && !wgt_ready_o) |-> wgt_row_i == $past(wgt_row_i))
+
+endmodule

@@ -1,0 +1,72 @@
+// Processing element of the weight-stationary systolic array.
+//
+// Holds two weights (bank 0 and bank 1). Every activation travels with the
+// bank it must be multiplied by, so a PE switches tiles exactly when the
+// first row of the new tile reaches it, while the other bank is written.
+//
+// Flows, one register per PE each, all advancing when en_i is high:
+//   activations + bank tag   left  -> right
+//   partial sums             top   -> bottom
+//   weight beats             top   -> bottom; a beat tagged with this PE's
+//                            row is written into the tagged bank.
+`include "tpu_macros.svh"
+
+module mxu_pe #(
+  parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
+  parameter int unsigned        DataW    = tpu_pkg::Int8W,
+  parameter int unsigned        PsumW    = tpu_pkg::AccW,
+  parameter int unsigned        RowW     = 4,  // bits of a weight-row tag
+  parameter int unsigned        Row      = 0   // this PE's row in the array
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  input  logic             en_i,
+  // ---- activations (left -> right) ----
+  input  logic [DataW-1:0] act_i,
+  input  logic             act_bank_i,
+  output logic [DataW-1:0] act_o,
+  output logic             act_bank_o,
+  // ---- partial sums (top -> bottom) ----
+  input  logic [PsumW-1:0] psum_i,
+  output logic [PsumW-1:0] psum_o,
+  // ---- weight beats (top -> bottom) ----
+  input  logic             wgt_valid_i,
+  input  logic [RowW-1:0]  wgt_row_i,
+  input  logic             wgt_bank_i,
+  input  logic [DataW-1:0] wgt_i,
+  output logic             wgt_valid_o,
+  output logic [RowW-1:0]  wgt_row_o,
+  output logic             wgt_bank_o,
+  output logic [DataW-1:0] wgt_o
+);
+
+  logic [DataW-1:0] bank_q [2];
+  logic [PsumW-1:0] psum_d;
+  logic             wgt_write;
+
+  mxu_mac #(
+    .Datapath(Datapath),
+    .DataW   (DataW),
+    .PsumW   (PsumW)
+  ) u_mac (
+    .a_i   (act_i),
+    .w_i   (bank_q[act_bank_i]),
+    .psum_i(psum_i),
+    .psum_o(psum_d)
+  );
+
+  assign wgt_write = en_i && wgt_valid_i && (wgt_row_i == RowW'(Row));
+
+  always_ff @(posedge clk_i) begin
+    if (wgt_write) bank_q[wgt_bank_i] <= wgt_i;
+  end
+
+  `FFLNR(act_o, act_i, en_i)
+  `FFLNR(act_bank_o, act_bank_i, en_i)
+  `FFLNR(psum_o, psum_d, en_i)
+  `FFL(wgt_valid_o, wgt_valid_i, en_i, 1'b0)
+  `FFLNR(wgt_row_o, wgt_row_i, en_i)
+  `FFLNR(wgt_bank_o, wgt_bank_i, en_i)
+  `FFLNR(wgt_o, wgt_i, en_i)
+
+endmodule

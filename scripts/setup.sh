@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on Debian 12: Debian packages for the
+# simulator and C++ toolchain, pinned PyPI packages for synthesis, register
+# generation and the demo. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave
+          g++ cmake ninja-build make python3 python3-pip git)
+
+sudo=""
+if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  echo "setup: Debian packages present"
+fi
+
+# Debian's python3 refuses system-wide pip installs (PEP 668); a python3 from
+# elsewhere (pyenv, venv) installs into its own site-packages.
+pip_flags=(--disable-pip-version-check -q)
+if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages \
+   && [ -f "$(python3 -c 'import sysconfig;print(sysconfig.get_path("stdlib"))')/EXTERNALLY-MANAGED" ]; then
+  pip_flags+=(--break-system-packages)
+fi
+echo "setup: installing pinned Python packages (requirements.txt)"
+python3 -m pip install "${pip_flags[@]}" -r requirements.txt
+
+verilator --version
+python3 -c "import numpy, sklearn; print('numpy', numpy.__version__, '| scikit-learn', sklearn.__version__)"
+echo "setup: done"

@@ -1,0 +1,42 @@
+// Plain reference matrix multiplication: the yardstick every MXU and GEMM
+// result is compared against, bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace tpu::model {
+
+// Row-major dense matrix.
+template <class T>
+struct Matrix {
+  int rows = 0, cols = 0;
+  std::vector<T> data;
+
+  Matrix() = default;
+  Matrix(int r, int c, T fill = T{}) : rows(r), cols(c), data(size_t(r) * c, fill) {}
+  T& at(int r, int c) { return data[size_t(r) * cols + c]; }
+  const T& at(int r, int c) const { return data[size_t(r) * cols + c]; }
+  bool operator==(const Matrix& o) const {
+    return rows == o.rows && cols == o.cols && data == o.data;
+  }
+};
+
+using MatrixI8 = Matrix<int8_t>;
+using MatrixI32 = Matrix<int32_t>;
+
+// C = A * B with int8 operands and int32 accumulation. Sums are formed in
+// 64 bits and wrapped to 32, which is what a two's-complement int32
+// accumulator does; callers that must not wrap check the K bound.
+inline MatrixI32 matmul_i8(const MatrixI8& a, const MatrixI8& b) {
+  MatrixI32 c(a.rows, b.cols);
+  for (int i = 0; i < a.rows; ++i)
+    for (int j = 0; j < b.cols; ++j) {
+      int64_t acc = 0;
+      for (int k = 0; k < a.cols; ++k) acc += int64_t{a.at(i, k)} * b.at(k, j);
+      c.at(i, j) = static_cast<int32_t>(static_cast<uint32_t>(acc));
+    }
+  return c;
+}
+
+}  // namespace tpu::model

@@ -1,0 +1,120 @@
+// A Verilated model with its context, clock, reset, optional FST waves and a
+// seeded random source. Tests use it through VerilatedFixture; benches and
+// demos use it directly.
+//
+//   tick()                 one clock cycle (inputs are read at the rising edge)
+//   settle()               re-evaluate after changing inputs
+//   reset(cycles)          hold rst_ni low for a few cycles
+//   run_until(pred, max)   tick until pred() holds; false on timeout
+#pragma once
+
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+
+namespace tb {
+
+template <class Model>
+class Sim {
+ public:
+  static constexpr uint64_t kHalfPeriodNs = 5;  // 100 MHz, so waves read in ns
+
+  // wave_path empty: no tracing. The model is reset before returning.
+  explicit Sim(uint64_t seed, const std::string& wave_path = "") : seed_(seed), rng_(seed) {
+    ctx_ = std::make_unique<VerilatedContext>();
+    ctx_->randReset(0);
+    ctx_->fatalOnError(false);  // a failed SV assertion is counted, not fatal
+    if (!wave_path.empty()) ctx_->traceEverOn(true);
+    dut_ = std::make_unique<Model>(ctx_.get(), "TOP");
+    if (!wave_path.empty()) {
+      std::filesystem::create_directories(std::filesystem::path(wave_path).parent_path());
+      trace_ = std::make_unique<VerilatedFstC>();
+      dut_->trace(trace_.get(), 99);
+      trace_->open(wave_path.c_str());
+      wave_path_ = wave_path;
+    }
+    reset();
+  }
+
+  ~Sim() {
+    dut_->final();
+    if (trace_) trace_->close();
+  }
+
+  Sim(const Sim&) = delete;
+  Sim& operator=(const Sim&) = delete;
+
+  // The test sets inputs while the clock is low; the rising edge samples them;
+  // the falling edge ends the cycle.
+  void tick() {
+    dut_->eval();
+    dump();
+    ctx_->timeInc(kHalfPeriodNs);
+    dut_->clk_i = 1;
+    dut_->eval();
+    dump();
+    ctx_->timeInc(kHalfPeriodNs);
+    dut_->clk_i = 0;
+    ++cycle_;
+    if (ctx_->gotError()) {
+      ctx_->gotError(false);
+      ++assertion_failures_;
+    }
+  }
+
+  void settle() { dut_->eval(); }
+
+  void reset(int cycles = 4) {
+    dut_->clk_i = 0;
+    dut_->rst_ni = 0;
+    for (int i = 0; i < cycles; ++i) tick();
+    dut_->rst_ni = 1;
+    tick();
+  }
+
+  template <class Pred>
+  bool run_until(Pred pred, uint64_t max_cycles) {
+    for (uint64_t i = 0; i < max_cycles; ++i) {
+      settle();
+      if (pred()) return true;
+      tick();
+    }
+    settle();
+    return pred();
+  }
+
+  Model& dut() { return *dut_; }
+  uint64_t cycle() const { return cycle_; }
+  uint64_t seed() const { return seed_; }
+  const std::string& wave_path() const { return wave_path_; }
+  // SystemVerilog assertions that failed since the last call.
+  uint64_t take_assertion_failures() { return std::exchange(assertion_failures_, 0); }
+
+  std::mt19937_64& rng() { return rng_; }
+  int64_t rand_int(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+  bool chance(double p) { return p > 0 && std::bernoulli_distribution(p)(rng_); }
+
+ private:
+  void dump() {
+    if (trace_) trace_->dump(ctx_->time());
+  }
+
+  uint64_t seed_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Model> dut_;
+  std::unique_ptr<VerilatedFstC> trace_;
+  std::string wave_path_;
+  uint64_t cycle_ = 0;
+  uint64_t assertion_failures_ = 0;
+};
+
+}  // namespace tb

@@ -53,9 +53,9 @@ synth: ## Yosys synth_ecp5 of the MXU at 8x8; utilization report under build/syn
 	scripts/synth.sh mxu 8
 
 bench: build ## Benchmarks: MXU streaming throughput and simulation speed
-	$(BUILD)/tb/mxu_bench --n 16 --tiles 500
-	$(BUILD)/tb/mxu_bench --n 8 --tiles 500
-	$(BUILD)/tb/mxu_bench --n 4 --tiles 500
+	$(BUILD)/tb/mxu_bench --n 16 --tiles 20000
+	$(BUILD)/tb/mxu_bench --n 8 --tiles 40000
+	$(BUILD)/tb/mxu_bench --n 4 --tiles 80000
 
 demo: build ## Main job: int8 matmuls on the MXU, checked against the reference
 	$(BUILD)/tb/mxu_bench --demo

@@ -8,7 +8,7 @@ test_name="${1:-}"
 seed="${2:-}"
 build="${BUILD:-build}"
 if [ -z "$test_name" ]; then
-  echo "usage: make wave TEST='<Suite.Test>' [SEED=n]   (e.g. TEST='MxuTest/N8.ShortTilesBackToBack')" >&2
+  echo "usage: make wave TEST='<Suite.Test>' [SEED=n]   (e.g. TEST='MxuTest/8.ShortTilesBackToBack')" >&2
   echo "tests:" >&2
   for bin in "$build"/tb/*_test; do "$bin" --gtest_list_tests | sed 's/^/  /' >&2; done
   exit 2

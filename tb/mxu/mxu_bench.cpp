@@ -65,7 +65,7 @@ int run(const Options& opt) {
               bad ? "MISMATCH against the reference" : "all outputs equal the reference");
   std::printf("  cycles            %llu (first output at cycle %llu)\n",
               (unsigned long long)rec.cycles, (unsigned long long)rec.out_fire.front());
-  std::printf("  utilization       %.2f%% of N*N MACs per cycle over the whole run\n",
+  std::printf("  utilization       %.3f%% of N*N MACs per cycle over the whole run\n",
               100.0 * useful / double(rec.cycles));
   std::printf("  MACs              %.0f\n", useful * N * N);
   std::printf("  simulation speed  %.0f cycles/s (%.3f s wall)\n", double(rec.cycles) / secs, secs);

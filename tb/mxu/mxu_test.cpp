@@ -48,10 +48,12 @@ class MxuTest : public tb::VerilatedFixture<typename Cfg::Model> {
   }
 };
 
+// Suites are named after the array size (MxuTest/8.ExtremeValues): CTest's
+// test discovery expects a number there.
 struct ConfigName {
   template <class T>
   static std::string GetName(int) {
-    return "N" + std::to_string(T::N);
+    return std::to_string(T::N);
   }
 };
 

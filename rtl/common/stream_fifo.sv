@@ -4,6 +4,7 @@
 // visible on data_o the next cycle). One push and one pop per cycle. ready_o
 // and valid_o depend only on flops, so neither side sees a combinational path
 // through the FIFO (a full FIFO takes a new word the cycle after a pop).
+// clear_i empties the FIFO synchronously (no push or pop that cycle).
 `include "tpu_macros.svh"
 
 module stream_fifo #(
@@ -14,6 +15,7 @@ module stream_fifo #(
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
+  input  logic             clear_i,
   // ---- upstream ----
   input  logic             valid_i,
   output logic             ready_o,
@@ -40,8 +42,8 @@ module stream_fifo #(
   assign data_o  = mem_q[rd_ptr_q];
   assign count_o = count_q;
 
-  assign push = valid_i && ready_o;
-  assign pop  = valid_o && ready_i;
+  assign push = valid_i && ready_o && !clear_i;
+  assign pop  = valid_o && ready_i && !clear_i;
 
   function automatic logic [PtrW-1:0] ptr_inc(logic [PtrW-1:0] ptr);
     return (ptr == PtrW'(Depth - 1)) ? '0 : ptr + 1'b1;
@@ -51,6 +53,11 @@ module stream_fifo #(
     wr_ptr_d = push ? ptr_inc(wr_ptr_q) : wr_ptr_q;
     rd_ptr_d = pop  ? ptr_inc(rd_ptr_q) : rd_ptr_q;
     count_d  = count_q + CntW'(push) - CntW'(pop);
+    if (clear_i) begin
+      wr_ptr_d = '0;
+      rd_ptr_d = '0;
+      count_d  = '0;
+    end
   end
 
   `FF(wr_ptr_q, wr_ptr_d, '0)
@@ -62,6 +69,6 @@ module stream_fifo #(
   end
 
   `ASSERT(FifoNoOverflow, count_q <= CntW'(Depth))
-  `ASSERT(FifoValidHeld, $past(valid_o && !ready_i) |-> valid_o)
+  `ASSERT(FifoValidHeld, $past(valid_o && !ready_i && !clear_i) |-> valid_o)
 
 endmodule

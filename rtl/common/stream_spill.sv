@@ -2,7 +2,7 @@
 //
 // Cuts every combinational path between its two sides: valid_o/data_o come
 // from a flop and ready_o comes from a flop. Full throughput (one transfer per
-// cycle) with a latency of one cycle.
+// cycle) with a latency of one cycle. clear_i drops both slots synchronously.
 `include "tpu_macros.svh"
 
 module stream_spill #(
@@ -10,6 +10,7 @@ module stream_spill #(
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
+  input  logic             clear_i,
   // ---- upstream ----
   input  logic             valid_i,
   output logic             ready_o,
@@ -56,6 +57,10 @@ module stream_spill #(
     end else if (ready_i) begin
       a_full_d = 1'b0;
     end
+    if (clear_i) begin
+      a_full_d = 1'b0;
+      b_full_d = 1'b0;
+    end
   end
 
   `FF(a_full_q, a_full_d, 1'b0)
@@ -63,7 +68,7 @@ module stream_spill #(
   `FFLNR(a_data_q, a_data_d, a_load)
   `FFLNR(b_data_q, data_i, b_load)
 
-  `ASSERT(SpillValidHeld, $past(valid_o && !ready_i) |-> valid_o)
-  `ASSERT(SpillDataHeld, $past(valid_o && !ready_i) |-> data_o == $past(data_o))
+  `ASSERT(SpillValidHeld, $past(valid_o && !ready_i && !clear_i) |-> valid_o)
+  `ASSERT(SpillDataHeld, $past(valid_o && !ready_i && !clear_i) |-> data_o == $past(data_o))
 
 endmodule

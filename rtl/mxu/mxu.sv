@@ -21,6 +21,8 @@
 // Latency: 2*N + 1 cycles from an input handshake to out_valid_o.
 // Backpressure: when the output slot is full and out_ready_i is low the
 // whole array stops (one global enable, driven by flops).
+// clear_i drops every tile, weight beat and row in flight (the core's flush
+// after a fault); the block is then as after reset.
 `include "tpu_macros.svh"
 
 module mxu #(
@@ -33,6 +35,7 @@ module mxu #(
 ) (
   input  logic                    clk_i,
   input  logic                    rst_ni,
+  input  logic                    clear_i,
   // ---- weight rows ----
   input  logic                    wgt_valid_i,
   output logic                    wgt_ready_o,
@@ -72,8 +75,8 @@ module mxu #(
   logic [RowW-1:0] load_row_q, load_row_d;
   logic            wgt_fire, in_fire;
 
-  assign wgt_ready_o = en && !bank_ready_q[load_bank_q];
-  assign in_ready_o  = en && bank_ready_q[use_bank_q];
+  assign wgt_ready_o = en && !bank_ready_q[load_bank_q] && !clear_i;
+  assign in_ready_o  = en && bank_ready_q[use_bank_q] && !clear_i;
   assign wgt_fire    = wgt_valid_i && wgt_ready_o;
   assign in_fire     = in_valid_i && in_ready_o;
   assign wgt_stall_o = in_valid_i && !bank_ready_q[use_bank_q];
@@ -94,6 +97,12 @@ module mxu #(
     if (in_fire && in_last_i) begin
       bank_ready_d[use_bank_q] = 1'b0;
       use_bank_d               = !use_bank_q;
+    end
+    if (clear_i) begin
+      bank_ready_d = '0;
+      load_bank_d  = 1'b0;
+      use_bank_d   = 1'b0;
+      load_row_d   = '0;
     end
   end
 
@@ -127,36 +136,55 @@ module mxu #(
     .clk_i,
     .rst_ni,
     .en_i  (en),
+    .clear_i(1'b0),
     .data_i(act_lanes),
     .data_o(act_skewed)
   );
 
-  localparam int unsigned WgtLaneW = 1 + RowW + 1 + DataW;  // {valid, row, bank, value}
+  // Only the valid bits need reset and clear; the payload skews alongside.
+  localparam int unsigned WgtLaneW = RowW + 1 + DataW;  // {row, bank, value}
 
   logic                       wgt_valid_q;
   logic [RowW-1:0]            wgt_row_q;
   logic                       wgt_bank_q;
   logic [N-1:0][DataW-1:0]    wgt_q;
   logic [N-1:0][WgtLaneW-1:0] wgt_lanes, wgt_skewed;
+  logic [N-1:0]               wgt_valid_lanes, wgt_valid_skewed;
 
-  `FFL(wgt_valid_q, wgt_fire, en, 1'b0)
+  `FFL(wgt_valid_q, wgt_fire && !clear_i, en || clear_i, 1'b0)
   `FFLNR(wgt_row_q, load_row_q, en)
   `FFLNR(wgt_bank_q, load_bank_q, en)
   `FFLNR(wgt_q, wgt_row_i, en)
 
   for (genvar c = 0; c < N; c++) begin : gen_wgt_lane
-    assign wgt_lanes[c] = {wgt_valid_q, wgt_row_q, wgt_bank_q, wgt_q[c]};
+    assign wgt_lanes[c]       = {wgt_row_q, wgt_bank_q, wgt_q[c]};
+    assign wgt_valid_lanes[c] = wgt_valid_q;
   end
+
+  mxu_skew #(
+    .Lanes    (N),
+    .Width    (1),
+    .Ascending(1'b1),
+    .Reset    (1'b1)
+  ) u_wgt_valid_skew (
+    .clk_i,
+    .rst_ni,
+    .en_i  (en),
+    .clear_i,
+    .data_i(wgt_valid_lanes),
+    .data_o(wgt_valid_skewed)
+  );
 
   mxu_skew #(
     .Lanes    (N),
     .Width    (WgtLaneW),
     .Ascending(1'b1),
-    .Reset    (1'b1)
+    .Reset    (1'b0)
   ) u_wgt_skew (
     .clk_i,
     .rst_ni,
     .en_i  (en),
+    .clear_i(1'b0),
     .data_i(wgt_lanes),
     .data_o(wgt_skewed)
   );
@@ -174,7 +202,8 @@ module mxu #(
 
   for (genvar i = 0; i < N; i++) begin : gen_unpack
     assign {arr_act_bank[i], arr_act[i]} = act_skewed[i];
-    assign {arr_wgt_valid[i], arr_wgt_row[i], arr_wgt_bank[i], arr_wgt[i]} = wgt_skewed[i];
+    assign {arr_wgt_row[i], arr_wgt_bank[i], arr_wgt[i]} = wgt_skewed[i];
+    assign arr_wgt_valid[i] = wgt_valid_skewed[i];
   end
 
   mxu_array #(
@@ -186,6 +215,7 @@ module mxu #(
     .clk_i,
     .rst_ni,
     .en_i       (en),
+    .clear_i,
     .act_i      (arr_act),
     .act_bank_i (arr_act_bank),
     .wgt_valid_i(arr_wgt_valid),
@@ -205,6 +235,7 @@ module mxu #(
     .clk_i,
     .rst_ni,
     .en_i  (en),
+    .clear_i(1'b0),
     .data_i(arr_psum),
     .data_o(out_cols)
   );
@@ -216,8 +247,9 @@ module mxu #(
   logic [Latency-1:0] row_valid_q, row_last_q;
   logic               slot_ready;
 
-  `FFL(row_valid_q, {row_valid_q[Latency-2:0], in_fire}, en, '0)
-  `FFL(row_last_q, {row_last_q[Latency-2:0], in_fire && in_last_i}, en, '0)
+  `FFL(row_valid_q, clear_i ? '0 : {row_valid_q[Latency-2:0], in_fire}, en || clear_i, '0)
+  `FFL(row_last_q, clear_i ? '0 : {row_last_q[Latency-2:0], in_fire && in_last_i},
+       en || clear_i, '0)
 
   // The array moves unless a finished row is waiting for a full output slot.
   assign en = slot_ready || !row_valid_q[Latency-1];
@@ -227,6 +259,7 @@ module mxu #(
   ) u_out_slot (
     .clk_i,
     .rst_ni,
+    .clear_i,
     .valid_i(row_valid_q[Latency-1]),
     .ready_o(slot_ready),
     .data_i ({row_last_q[Latency-1], out_cols}),
@@ -238,10 +271,14 @@ module mxu #(
   // ---------------------------------------------------------------------------
   // Interface rules
   // ---------------------------------------------------------------------------
-  `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o) |-> in_valid_i)
-  `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o) |->
+  // A clear (the core's flush) releases the senders from their offers.
+  logic in_waiting, wgt_waiting;
+  assign in_waiting  = in_valid_i && !in_ready_o && !clear_i;
+  assign wgt_waiting = wgt_valid_i && !wgt_ready_o && !clear_i;
+  `ASSERT(InValidHeld, $past(in_waiting) && !clear_i |-> in_valid_i)
+  `ASSERT(InDataHeld, $past(in_waiting) && !clear_i |->
                       (in_row_i == $past(in_row_i)) && (in_last_i == $past(in_last_i)))
-  `ASSERT(WgtValidHeld, $past(wgt_valid_i && !wgt_ready_o) |-> wgt_valid_i)
-  `ASSERT(WgtDataHeld, $past(wgt_valid_i && !wgt_ready_o) |-> wgt_row_i == $past(wgt_row_i))
+  `ASSERT(WgtValidHeld, $past(wgt_waiting) && !clear_i |-> wgt_valid_i)
+  `ASSERT(WgtDataHeld, $past(wgt_waiting) && !clear_i |-> wgt_row_i == $past(wgt_row_i))
 
 endmodule

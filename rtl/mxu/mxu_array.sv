@@ -14,6 +14,7 @@ module mxu_array #(
   input  logic                        clk_i,
   input  logic                        rst_ni,
   input  logic                        en_i,
+  input  logic                        clear_i,
   // ---- activations, one element per row ----
   input  logic [N-1:0][DataW-1:0]     act_i,
   input  logic [N-1:0]                act_bank_i,
@@ -62,6 +63,7 @@ module mxu_array #(
         .clk_i,
         .rst_ni,
         .en_i,
+        .clear_i,
         .act_i      (act[r][c]),
         .act_bank_i (bank[r][c]),
         .act_o      (act[r][c+1]),

@@ -21,6 +21,7 @@ module mxu_pe #(
   input  logic             clk_i,
   input  logic             rst_ni,
   input  logic             en_i,
+  input  logic             clear_i,   // drops weight beats in flight
   // ---- activations (left -> right) ----
   input  logic [DataW-1:0] act_i,
   input  logic             act_bank_i,
@@ -64,7 +65,7 @@ module mxu_pe #(
   `FFLNR(act_o, act_i, en_i)
   `FFLNR(act_bank_o, act_bank_i, en_i)
   `FFLNR(psum_o, psum_d, en_i)
-  `FFL(wgt_valid_o, wgt_valid_i, en_i, 1'b0)
+  `FFL(wgt_valid_o, wgt_valid_i && !clear_i, en_i || clear_i, 1'b0)
   `FFLNR(wgt_row_o, wgt_row_i, en_i)
   `FFLNR(wgt_bank_o, wgt_bank_i, en_i)
   `FFLNR(wgt_o, wgt_i, en_i)

@@ -1,6 +1,7 @@
 // Triangular delay line: lane i is delayed by i cycles (Ascending) or by
 // Lanes-1-i cycles (descending). Skews rows into the systolic array and
-// de-skews columns out of it. Advances only when en_i is high.
+// de-skews columns out of it. Advances only when en_i is high; clear_i zeroes
+// the registers of a skew built with Reset = 1.
 `include "tpu_macros.svh"
 
 module mxu_skew #(
@@ -12,13 +13,14 @@ module mxu_skew #(
   input  logic                        clk_i,
   input  logic                        rst_ni,
   input  logic                        en_i,
+  input  logic                        clear_i,
   input  logic [Lanes-1:0][Width-1:0] data_i,
   output logic [Lanes-1:0][Width-1:0] data_o
 );
 
   if (!Reset) begin : gen_no_reset
     logic unused_rst_n;
-    assign unused_rst_n = rst_ni;
+    assign unused_rst_n = rst_ni ^ clear_i;
   end
 
   for (genvar i = 0; i < Lanes; i++) begin : gen_lane
@@ -31,7 +33,7 @@ module mxu_skew #(
         logic [Width-1:0] stage_d;
         assign stage_d = (s == 0) ? data_i[i] : stage_q[s-1];
         if (Reset) begin : gen_rst
-          `FFL(stage_q[s], stage_d, en_i, '0)
+          `FFL(stage_q[s], clear_i ? '0 : stage_d, en_i || clear_i, '0)
         end else begin : gen_nrst
           `FFLNR(stage_q[s], stage_d, en_i)
         end

@@ -15,6 +15,7 @@ class StreamTest : public tb::VerilatedFixture<Model> {
   // and checks order, loss and duplication against a queue.
   void check_stream(int words, double p_valid, double p_ready, uint64_t max_cycles) {
     auto& dut = this->dut();
+    dut.clear_i = 0;
     std::deque<uint16_t> in_flight;
     uint16_t next = uint16_t(this->rand_int(0, 0xffff));
     int sent = 0, received = 0;
@@ -80,6 +81,42 @@ TEST_F(FifoTest, CountsAndStopsAtDepth) {
   }
   EXPECT_EQ(accepted, 5);
   EXPECT_EQ(dut.count_o, 5);
+}
+
+TEST_F(FifoTest, ClearEmpties) {
+  auto& dut = this->dut();
+  dut.ready_i = 0;
+  dut.valid_i = 1;
+  dut.data_i = 0x1234;
+  for (int i = 0; i < 3; ++i) tick();
+  settle();
+  EXPECT_EQ(dut.count_o, 3);
+  dut.valid_i = 0;
+  dut.clear_i = 1;
+  tick();
+  dut.clear_i = 0;
+  settle();
+  EXPECT_EQ(dut.count_o, 0);
+  EXPECT_FALSE(dut.valid_o);
+  check_stream(200, 0.5, 0.5, 5000);  // still works afterwards
+}
+
+TEST_F(SpillTest, ClearEmpties) {
+  auto& dut = this->dut();
+  dut.ready_i = 0;
+  dut.valid_i = 1;
+  for (int i = 0; i < 3; ++i) tick();
+  settle();
+  EXPECT_TRUE(dut.valid_o);
+  EXPECT_FALSE(dut.ready_o);
+  dut.valid_i = 0;
+  dut.clear_i = 1;
+  tick();
+  dut.clear_i = 0;
+  settle();
+  EXPECT_FALSE(dut.valid_o);
+  EXPECT_TRUE(dut.ready_o);
+  check_stream(200, 0.5, 0.5, 5000);
 }
 
 TEST_F(SpillTest, RandomTrafficKeepsOrder) { check_stream(2000, 0.5, 0.5, 20000); }

@@ -45,7 +45,7 @@ struct MxuRecord {
 template <class Model, int N>
 class MxuDriver {
  public:
-  explicit MxuDriver(Sim<Model>& sim) : sim_(sim), dut_(sim.dut()) {}
+  explicit MxuDriver(Sim<Model>& sim) : sim_(sim), dut_(sim.dut()) { dut_.clear_i = 0; }
 
   MxuRecord run(const std::vector<MxuJob>& jobs, const MxuPacing& pace,
                 uint64_t timeout_cycles = 0) {

@@ -137,6 +137,30 @@ TYPED_TEST(MxuTest, WeightsWaitForFreeBank) {
   dut.wgt_valid_i = 0;
 }
 
+// clear_i in the middle of a stream drops tiles, beats and rows in flight;
+// the next stream computes as after reset.
+TYPED_TEST(MxuTest, ClearDropsEverythingInFlight) {
+  constexpr int N = TestFixture::N;
+  auto& dut = this->dut();
+  dut.clear_i = 0;
+  dut.out_ready_i = 0;  // keep rows inside the array
+  dut.wgt_valid_i = 1;
+  dut.in_valid_i = 1;
+  dut.in_last_i = 0;
+  for (int c = 0; c < 3 * N; ++c) this->tick();  // 1.5 tiles loaded, rows accepted
+  dut.clear_i = 1;
+  dut.wgt_valid_i = 0;
+  dut.in_valid_i = 0;
+  this->tick();
+  dut.clear_i = 0;
+  this->settle();
+  EXPECT_FALSE(dut.out_valid_o) << "a row survived clear_i";
+  EXPECT_FALSE(dut.in_ready_o) << "a tile survived clear_i";
+  EXPECT_TRUE(dut.wgt_ready_o);
+  std::vector<tb::MxuJob> jobs{this->random_job(N + 1), this->random_job(2)};
+  this->run_and_check(jobs, {.out_stall = 0.3});
+}
+
 // Steady state: tiles each used for N rows (and for 2N rows) stream through
 // with no idle output cycle between them.
 TYPED_TEST(MxuTest, ThroughputNoBubbleBetweenTiles) {

@@ -10,7 +10,7 @@ SEED    ?=
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPU_CONFIG=$(CONFIG)
 
 .DEFAULT_GOAL := build
-.PHONY: help setup build test sim regress lint wave synth bench demo docs clean
+.PHONY: help setup build test sim regress lint wave synth bench demo clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'

@@ -1,0 +1,92 @@
+// Instructions as C++ values: encoding, builders, assembler and disassembler.
+// The encodings come from isa_table.h (generated from scripts/isa_table.py);
+// docs/isa.md is the contract and describes the assembly syntax.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "isa_table.h"
+
+namespace tpu::isa {
+
+// One 128-bit instruction, field by field. Every bit pattern is representable,
+// including reserved bits, so decode(encode(x)) == x always.
+struct Instr {
+  uint8_t op = 0;
+  uint8_t flags = 0;
+  uint16_t count = 0;
+  uint16_t a = 0;
+  uint16_t b = 0;
+  uint64_t c = 0;
+
+  // {w0, w1}: w0 = bits 63:0, w1 = bits 127:64.
+  std::array<uint64_t, 2> encode() const;
+  bool operator==(const Instr&) const = default;
+};
+
+Instr decode(uint64_t w0, uint64_t w1);
+inline Instr decode(const std::array<uint64_t, 2>& w) { return decode(w[0], w[1]); }
+
+// ---- Table lookups ------------------------------------------------------------
+
+const OpInfo* find_op(uint8_t op);        // nullptr for an illegal opcode
+const VopInfo* find_vop(uint8_t vop_op);  // nullptr for an unnamed VOP value
+std::string_view err_name(ErrCode code);  // "NO_WEIGHTS"; "ERR_<n>" if unknown
+std::string_view op_name(uint8_t op);     // "MMC"; "ILLEGAL" if unknown
+
+// Field helpers.
+inline uint8_t flag_field(uint8_t flags, int lsb, int width) {
+  return uint8_t((flags >> lsb) & ((1u << width) - 1));
+}
+inline constexpr uint8_t unit_bit(Unit u) { return uint8_t(1u << uint8_t(u)); }
+
+// True when the opcode is legal, every reserved bit is zero, count is 0 where
+// it must be, and every named flag field holds a named value: the instructions
+// the assembler writes by name. Others disassemble to `.word`.
+bool is_canonical(const Instr& in);
+
+// ---- Builders -------------------------------------------------------------------
+// Each throws std::invalid_argument when a value does not fit its field. They
+// do not check the ISA's rules (count >= 1, ranges): tests build faulty
+// instructions with them.
+
+Instr rhm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride);
+Instr whm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride);
+Instr rw(uint64_t host_addr, uint32_t tiles, uint32_t stride);
+Instr mmc(uint32_t ub_row, uint32_t acc_row, uint32_t rows, bool accumulate, bool pop);
+Instr act(uint32_t acc_row, uint32_t ub_row, uint32_t rows, Act func, bool bias, bool raw = false);
+// src_b must be 0 for the pools; shift is SHIFT (pools: log2 of the window).
+Instr vop(VopOp op, uint32_t src_a, uint32_t src_b, uint32_t dst, uint32_t rows, int shift = 0);
+Instr cfg(uint32_t index, uint32_t value);
+Instr sync(uint8_t unit_mask);  // 0 = all units; see unit_bit()
+Instr loop(uint32_t iterations, uint32_t body_len, int32_t ub_inc = 0, int32_t acc_inc = 0,
+           int64_t host_inc = 0);
+Instr irq();
+Instr halt();
+
+// ---- Assembler and disassembler --------------------------------------------------
+
+// Thrown by assemble(); what() is "line <n>: <message>".
+class AsmError : public std::runtime_error {
+ public:
+  AsmError(int line, const std::string& message);
+  int line() const { return line_; }
+
+ private:
+  int line_;
+};
+
+// One instruction per line; syntax in docs/isa.md, "Assembly syntax".
+std::vector<Instr> assemble(const std::string& source);
+
+// One line without a newline; assemble(disassemble(x)) == {x} for every x.
+std::string disassemble(const Instr& in);
+// One instruction per line, each followed by '\n'.
+std::string disassemble(const std::vector<Instr>& program);
+
+}  // namespace tpu::isa

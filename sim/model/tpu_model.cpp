@@ -1,0 +1,501 @@
+#include "tpu_model.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace tpu::model {
+
+using isa::ErrCode;
+using isa::Instr;
+using isa::Op;
+
+// ---- HostMemory ------------------------------------------------------------------
+
+HostMemory& HostMemory::operator=(const HostMemory& other) {
+  if (this == &other) return *this;
+  pages_.clear();
+  for (const auto& [index, page] : other.pages_) pages_.emplace(index, std::make_unique<Page>(*page));
+  faults_ = other.faults_;
+  return *this;
+}
+
+const HostMemory::Page* HostMemory::find_page(uint64_t addr) const {
+  const auto it = pages_.find(addr / kPageBytes);
+  return it == pages_.end() ? nullptr : it->second.get();
+}
+
+HostMemory::Page& HostMemory::page(uint64_t addr) {
+  auto& p = pages_[addr / kPageBytes];
+  if (!p) p = std::make_unique<Page>(Page{});
+  return *p;
+}
+
+void HostMemory::read(uint64_t addr, std::span<uint8_t> out) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    const uint64_t offset = addr % kPageBytes;
+    const size_t chunk = std::min<size_t>(out.size() - done, kPageBytes - offset);
+    if (const Page* p = find_page(addr))
+      std::copy_n(p->begin() + offset, chunk, out.begin() + done);
+    else
+      std::fill_n(out.begin() + done, chunk, uint8_t{0});
+    done += chunk;
+    addr += chunk;  // wraps at 2^64
+  }
+}
+
+std::vector<uint8_t> HostMemory::read(uint64_t addr, size_t len) const {
+  std::vector<uint8_t> out(len);
+  read(addr, out);
+  return out;
+}
+
+void HostMemory::write(uint64_t addr, std::span<const uint8_t> data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const uint64_t offset = addr % kPageBytes;
+    const size_t chunk = std::min<size_t>(data.size() - done, kPageBytes - offset);
+    std::copy_n(data.begin() + done, chunk, page(addr).begin() + offset);
+    done += chunk;
+    addr += chunk;
+  }
+}
+
+void HostMemory::write(uint64_t addr, std::span<const int8_t> data) {
+  write(addr, std::span(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
+}
+
+uint64_t HostMemory::read_le(uint64_t addr, int bytes) const {
+  uint8_t buf[8];
+  read(addr, std::span(buf, size_t(bytes)));
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | buf[i];
+  return v;
+}
+
+void HostMemory::write_le(uint64_t addr, uint64_t v, int bytes) {
+  uint8_t buf[8];
+  for (int i = 0; i < bytes; ++i) buf[i] = uint8_t(v >> (8 * i));
+  write(addr, std::span<const uint8_t>(buf, size_t(bytes)));
+}
+
+void HostMemory::add_fault(uint64_t addr, uint64_t len) {
+  if (len == 0) throw std::invalid_argument("HostMemory::add_fault: empty range");
+  faults_.push_back({addr, len});
+}
+
+bool HostMemory::faults(uint64_t addr, uint64_t len) const {
+  // Intervals on the 2^64 circle overlap when either start lies in the other.
+  return std::any_of(faults_.begin(), faults_.end(),
+                     [&](const Range& f) { return addr - f.addr < f.len || f.addr - addr < len; });
+}
+
+// ---- TpuModel: state -----------------------------------------------------------------
+
+TpuModel::TpuModel(CoreConfig config) : cfg_(config) {
+  if (cfg_.n < 1 || cfg_.ub_rows < 1 || cfg_.acc_rows < 1 || cfg_.imem_depth < 1 ||
+      cfg_.wgt_fifo_tiles < 0 || cfg_.n > 256)
+    throw std::invalid_argument("TpuModel: bad CoreConfig");
+  reset();
+}
+
+void TpuModel::reset() {
+  imem_.assign(size_t(cfg_.imem_depth), Instr{});
+  ub_.assign(size_t(cfg_.ub_rows) * cfg_.n, 0);
+  acc_.assign(size_t(cfg_.acc_rows) * cfg_.n, 0);
+  tiles_.clear();
+  bias_.assign(size_t(cfg_.n), 0);
+  for (const isa::CfgInfo& r : isa::kCfgRegs) {
+    const int entries = r.count == isa::kCfgPerLane ? cfg_.n : r.count;
+    for (int i = 0; i < entries; ++i) write_cfg(uint16_t(r.index + i), uint32_t(r.reset));
+  }
+}
+
+void TpuModel::write_imem(uint32_t index, const Instr& in) { imem_.at(index) = in; }
+
+void TpuModel::load_program(uint32_t start, const std::vector<Instr>& program) {
+  if (uint64_t{start} + program.size() > imem_.size())
+    throw std::out_of_range("TpuModel::load_program: program of " + std::to_string(program.size()) +
+                            " instructions at " + std::to_string(start) +
+                            " does not fit the instruction memory");
+  std::copy(program.begin(), program.end(), imem_.begin() + start);
+}
+
+std::vector<int8_t> TpuModel::ub_row(uint32_t row) const {
+  if (row >= uint32_t(cfg_.ub_rows)) throw std::out_of_range("TpuModel::ub_row");
+  const auto first = ub_.begin() + ptrdiff_t(row) * cfg_.n;
+  return {first, first + cfg_.n};
+}
+
+std::vector<int32_t> TpuModel::acc_row(uint32_t row) const {
+  if (row >= uint32_t(cfg_.acc_rows)) throw std::out_of_range("TpuModel::acc_row");
+  const auto first = acc_.begin() + ptrdiff_t(row) * cfg_.n;
+  return {first, first + cfg_.n};
+}
+
+namespace {
+
+// The register (or array) an index names, given N bias lanes; nullptr if none.
+const isa::CfgInfo* find_cfg(uint16_t index, int n) {
+  for (const isa::CfgInfo& r : isa::kCfgRegs) {
+    const int entries = r.count == isa::kCfgPerLane ? n : r.count;
+    if (index >= r.index && index < r.index + entries) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+uint32_t TpuModel::cfg(uint16_t index) const {
+  switch (index) {
+    case isa::kCfgQmult:
+      return uint32_t(params_.multiplier);
+    case isa::kCfgQshift:
+      return uint32_t(params_.shift);
+    case isa::kCfgQzp:
+      return uint32_t(params_.zero_point);
+    case isa::kCfgQmin:
+      return uint32_t(params_.qmin);
+    case isa::kCfgQmax:
+      return uint32_t(params_.qmax);
+    case isa::kCfgRelu6Max:
+      return uint32_t(params_.relu6_max);
+    default:
+      break;
+  }
+  const isa::CfgInfo* r = find_cfg(index, cfg_.n);
+  if (r && r->index == isa::kCfgBiasBase) return uint32_t(bias_[index - r->index]);
+  if (r && r->index == isa::kCfgLutBase) return uint8_t(lut_[index - r->index]);
+  throw std::out_of_range("TpuModel::cfg: no register " + std::to_string(index));
+}
+
+void TpuModel::write_cfg(uint16_t index, uint32_t value) {
+  const int32_t v = int32_t(value);
+  switch (index) {
+    case isa::kCfgQmult:
+      params_.multiplier = v;
+      return;
+    case isa::kCfgQshift:
+      params_.shift = v;
+      return;
+    case isa::kCfgQzp:
+      params_.zero_point = v;
+      return;
+    case isa::kCfgQmin:
+      params_.qmin = v;
+      return;
+    case isa::kCfgQmax:
+      params_.qmax = v;
+      return;
+    case isa::kCfgRelu6Max:
+      params_.relu6_max = v;
+      return;
+    default:
+      break;
+  }
+  if (index >= isa::kCfgLutBase)
+    lut_[index - isa::kCfgLutBase] = int8_t(value);
+  else
+    bias_[index - isa::kCfgBiasBase] = v;
+}
+
+// ---- TpuModel: running ------------------------------------------------------------------
+
+RunResult TpuModel::run(uint32_t start_pc, HostMemory& mem, uint64_t max_steps) {
+  RunResult result;
+  LoopState loop;
+  for (uint32_t pc = start_pc;;) {
+    const ErrCode err =
+        pc >= imem_.size() ? ErrCode::kPcRange : issue(imem_[pc], pc, loop, mem, result);
+    if (err != ErrCode::kOk) {
+      clear_weights();  // an error discards the tiles
+      result.err = err;
+      result.err_pc = pc;
+      return result;
+    }
+    if (++result.instructions > max_steps)
+      throw std::runtime_error("TpuModel::run: more than " + std::to_string(max_steps) +
+                               " instructions");
+    if (imem_[pc].op == uint8_t(Op::kHalt)) return result;
+    pc = next_pc(imem_[pc], pc, loop);
+  }
+}
+
+uint32_t TpuModel::next_pc(const Instr& in, uint32_t pc, LoopState& loop) const {
+  if (in.op == uint8_t(Op::kLoop)) {
+    loop.active = true;
+    loop.start = pc + 1;
+    loop.end = pc + 1 + in.a;
+    loop.left = in.count - 1u;
+    loop.ub_inc = int16_t(in.b);
+    loop.acc_inc = int16_t(uint16_t(in.c));
+    loop.host_inc = uint64_t(int64_t(int32_t(uint32_t(in.c >> 32))));
+    loop.offsets = {};
+    return loop.start;
+  }
+  if (loop.active && pc + 1 == loop.end) {
+    if (loop.left == 0) {
+      loop = {};  // instructions after the body are not offset
+      return pc + 1;
+    }
+    --loop.left;
+    loop.offsets.ub += loop.ub_inc;
+    loop.offsets.acc += loop.acc_inc;
+    loop.offsets.host += loop.host_inc;
+    return loop.start;
+  }
+  return pc + 1;
+}
+
+// Checks in the order docs/isa.md gives for an instruction with several
+// faults, then executes it.
+ErrCode TpuModel::issue(const Instr& in, uint32_t pc, const LoopState& loop, HostMemory& mem,
+                        RunResult& result) {
+  if (!isa::find_op(in.op)) return ErrCode::kIllegalOpcode;
+  for (ErrCode err : {check_flags(in), check_count(in, pc)})
+    if (err != ErrCode::kOk) return err;
+  if (in.op == uint8_t(Op::kLoop) && loop.active) return ErrCode::kNestedLoop;
+  for (ErrCode err : {check_cfg(in), check_ranges(in, loop.offsets), check_weights(in)})
+    if (err != ErrCode::kOk) return err;
+
+  const Offsets& off = loop.offsets;
+  switch (Op(in.op)) {
+    case Op::kRhm:
+      return exec_rhm(in, off, mem);
+    case Op::kWhm:
+      return exec_whm(in, off, mem);
+    case Op::kRw:
+      return exec_rw(in, off, mem);
+    case Op::kMmc:
+      exec_mmc(in, off);
+      break;
+    case Op::kAct:
+      exec_act(in, off);
+      break;
+    case Op::kVop:
+      exec_vop(in, off);
+      break;
+    case Op::kCfg:
+      exec_cfg(in);
+      break;
+    case Op::kIrq:
+      ++result.irqs;
+      break;
+    case Op::kSync:  // the model completes every instruction before the next
+    case Op::kLoop:  // run() keeps the loop state
+    case Op::kHalt:
+      break;
+  }
+  return ErrCode::kOk;
+}
+
+// ---- Checks ----------------------------------------------------------------------------
+
+namespace {
+
+// [start, start + rows) inside a memory of `limit` rows; no wrapping.
+bool rows_fit(int64_t start, int64_t rows, int limit) {
+  return start >= 0 && start + rows <= limit;
+}
+
+bool vop_is_pool(const Instr& in) {
+  const isa::VopInfo* v =
+      isa::find_vop(isa::flag_field(in.flags, isa::kFlagVopOpLsb, isa::kFlagVopOpWidth));
+  return v && !v->binary;
+}
+
+}  // namespace
+
+ErrCode TpuModel::check_flags(const Instr& in) const {
+  const isa::OpInfo& info = *isa::find_op(in.op);
+  if ((in.flags & ~info.flags_mask) || (in.a & ~info.a_mask) || (in.b & ~info.b_mask) ||
+      (in.c & ~info.c_mask))
+    return ErrCode::kBadFlags;
+  if (in.op == uint8_t(Op::kAct) && (in.flags & isa::kFlagActRawMask) &&
+      (in.flags & ~isa::kFlagActRawMask))
+    return ErrCode::kBadFlags;  // RAW takes no other flag
+  if (in.op == uint8_t(Op::kVop)) {
+    const isa::VopInfo* v =
+        isa::find_vop(isa::flag_field(in.flags, isa::kFlagVopOpLsb, isa::kFlagVopOpWidth));
+    const int shift = isa::flag_field(in.flags, isa::kFlagVopShiftLsb, isa::kFlagVopShiftWidth);
+    if (!v || shift > v->max_shift || (!v->binary && in.b != 0)) return ErrCode::kBadFlags;
+  }
+  return ErrCode::kOk;
+}
+
+ErrCode TpuModel::check_count(const Instr& in, uint32_t pc) const {
+  const isa::OpInfo& info = *isa::find_op(in.op);
+  if ((info.count == isa::CountRule::kZero) != (in.count == 0)) return ErrCode::kBadCount;
+  if (in.op == uint8_t(Op::kLoop) &&
+      (in.a == 0 || in.a > isa::kLoopMaxBody || uint64_t{pc} + 1 + in.a > imem_.size()))
+    return ErrCode::kBadCount;
+  return ErrCode::kOk;
+}
+
+ErrCode TpuModel::check_cfg(const Instr& in) const {
+  if (in.op != uint8_t(Op::kCfg)) return ErrCode::kOk;
+  const isa::CfgInfo* r = find_cfg(in.a, cfg_.n);
+  const int32_t v = int32_t(uint32_t(in.c));
+  return r && v >= r->lo && v <= r->hi ? ErrCode::kOk : ErrCode::kBadCfg;
+}
+
+ErrCode TpuModel::check_ranges(const Instr& in, const Offsets& off) const {
+  const int64_t rows = in.count;
+  bool ub_ok = true, acc_ok = true;
+  switch (Op(in.op)) {
+    case Op::kRhm:
+    case Op::kWhm:
+      ub_ok = rows_fit(in.a + off.ub, rows, cfg_.ub_rows);
+      break;
+    case Op::kMmc:
+      ub_ok = rows_fit(in.a + off.ub, rows, cfg_.ub_rows);
+      acc_ok = rows_fit(in.b + off.acc, rows, cfg_.acc_rows);
+      break;
+    case Op::kAct: {
+      const bool raw = in.flags & isa::kFlagActRawMask;
+      ub_ok = rows_fit(in.b + off.ub, raw ? 4 * rows : rows, cfg_.ub_rows);
+      acc_ok = rows_fit(in.a + off.acc, rows, cfg_.acc_rows);
+      break;
+    }
+    case Op::kVop: {
+      const bool pool = vop_is_pool(in);
+      const int shift = isa::flag_field(in.flags, isa::kFlagVopShiftLsb, isa::kFlagVopShiftWidth);
+      ub_ok = rows_fit(in.a + off.ub, pool ? rows << shift : rows, cfg_.ub_rows) &&
+              (pool || rows_fit(in.b + off.ub, rows, cfg_.ub_rows)) &&
+              rows_fit(int64_t(in.c) + off.ub, rows, cfg_.ub_rows);
+      break;
+    }
+    default:
+      break;
+  }
+  if (!ub_ok) return ErrCode::kUbRange;
+  return acc_ok ? ErrCode::kOk : ErrCode::kAccRange;
+}
+
+ErrCode TpuModel::check_weights(const Instr& in) const {
+  if (in.op == uint8_t(Op::kMmc) && tiles_.empty()) return ErrCode::kNoWeights;
+  const size_t capacity = size_t(cfg_.wgt_fifo_tiles) + isa::kWgtBanks;
+  if (in.op == uint8_t(Op::kRw) && tiles_.size() + in.count > capacity)
+    return ErrCode::kWgtOverflow;
+  return ErrCode::kOk;
+}
+
+// ---- Execution ----------------------------------------------------------------------------
+
+ErrCode TpuModel::exec_rhm(const Instr& in, const Offsets& off, HostMemory& mem) {
+  for (int64_t i = 0; i < in.count; ++i) {
+    const uint64_t addr = in.c + off.host + uint64_t(i) * in.b;
+    if (mem.faults(addr, uint64_t(cfg_.n))) return ErrCode::kMemFault;
+    mem.read(addr, std::span(reinterpret_cast<uint8_t*>(ub(in.a + off.ub + i)), size_t(cfg_.n)));
+  }
+  return ErrCode::kOk;
+}
+
+ErrCode TpuModel::exec_whm(const Instr& in, const Offsets& off, HostMemory& mem) {
+  for (int64_t i = 0; i < in.count; ++i) {
+    const uint64_t addr = in.c + off.host + uint64_t(i) * in.b;
+    if (mem.faults(addr, uint64_t(cfg_.n))) return ErrCode::kMemFault;
+    mem.write(addr, std::span<const int8_t>(ub(in.a + off.ub + i), size_t(cfg_.n)));
+  }
+  return ErrCode::kOk;
+}
+
+ErrCode TpuModel::exec_rw(const Instr& in, const Offsets& off, HostMemory& mem) {
+  const int n = cfg_.n;
+  for (int t = 0; t < in.count; ++t) {
+    Tile tile(size_t(n) * n);
+    for (int r = 0; r < n; ++r) {
+      const uint64_t addr = in.c + off.host + (uint64_t(t) * n + r) * in.b;
+      if (mem.faults(addr, uint64_t(n))) return ErrCode::kMemFault;
+      mem.read(addr, std::span(reinterpret_cast<uint8_t*>(&tile[size_t(r) * n]), size_t(n)));
+    }
+    tiles_.push_back(std::move(tile));
+  }
+  return ErrCode::kOk;
+}
+
+void TpuModel::exec_mmc(const Instr& in, const Offsets& off) {
+  const int n = cfg_.n;
+  const Tile& w = tiles_.front();
+  const bool accumulate = in.flags & isa::kFlagMmcAccMask;
+  for (int64_t i = 0; i < in.count; ++i) {
+    const int8_t* a = ub(in.a + off.ub + i);
+    int32_t* out = acc(in.b + off.acc + i);
+    for (int j = 0; j < n; ++j) {
+      int64_t p = 0;
+      for (int k = 0; k < n; ++k) p += int64_t{a[k]} * w[size_t(k) * n + j];
+      // int32 accumulation wraps.
+      out[j] = int32_t(uint32_t(p) + (accumulate ? uint32_t(out[j]) : 0u));
+    }
+  }
+  if (in.flags & isa::kFlagMmcPopMask) tiles_.pop_front();
+}
+
+void TpuModel::exec_act(const Instr& in, const Offsets& off) {
+  const int n = cfg_.n;
+  if (in.flags & isa::kFlagActRawMask) {
+    // ACC row i becomes 4N little-endian bytes in UB rows b+4i .. b+4i+3.
+    for (int64_t i = 0; i < in.count; ++i) {
+      const int32_t* x = acc(in.a + off.acc + i);
+      int8_t* dst = ub(in.b + off.ub + 4 * i);  // 4 consecutive rows
+      for (int j = 0; j < n; ++j)
+        for (int byte = 0; byte < 4; ++byte)
+          dst[4 * j + byte] = int8_t(uint32_t(x[j]) >> (8 * byte));
+    }
+    return;
+  }
+  const auto func =
+      quant::Act(isa::flag_field(in.flags, isa::kFlagActFuncLsb, isa::kFlagActFuncWidth));
+  const bool use_bias = in.flags & isa::kFlagActBiasMask;
+  for (int64_t i = 0; i < in.count; ++i) {
+    const int32_t* x = acc(in.a + off.acc + i);
+    int8_t* dst = ub(in.b + off.ub + i);
+    for (int j = 0; j < n; ++j)
+      dst[j] = quant::act_lane(x[j], use_bias ? bias_[size_t(j)] : 0, params_, func, lut_.data());
+  }
+}
+
+void TpuModel::exec_vop(const Instr& in, const Offsets& off) {
+  const int n = cfg_.n;
+  const auto op = isa::VopOp(isa::flag_field(in.flags, isa::kFlagVopOpLsb, isa::kFlagVopOpWidth));
+  const int shift = isa::flag_field(in.flags, isa::kFlagVopShiftLsb, isa::kFlagVopShiftWidth);
+  const bool binary = isa::find_vop(uint8_t(op))->binary;
+  const int64_t window = int64_t{1} << shift;  // pools: rows reduced into one
+  std::vector<int8_t> result(static_cast<size_t>(n));
+  // Row by row: a result row is written before the next row's sources are read.
+  for (int64_t i = 0; i < in.count; ++i) {
+    const int8_t* a = ub(in.a + off.ub + (binary ? i : i * window));
+    const int8_t* b = binary ? ub(in.b + off.ub + i) : nullptr;
+    for (int j = 0; j < n; ++j) {
+      switch (op) {
+        case isa::VopOp::kAdd:
+          result[j] = quant::vop_add(a[j], b[j]);
+          break;
+        case isa::VopOp::kMul:
+          result[j] = quant::vop_mul(a[j], b[j], shift);
+          break;
+        case isa::VopOp::kMax:
+          result[j] = quant::vop_max(a[j], b[j]);
+          break;
+        case isa::VopOp::kPoolMax: {
+          int8_t m = a[j];
+          for (int64_t r = 1; r < window; ++r) m = std::max(m, a[r * n + j]);
+          result[j] = m;
+          break;
+        }
+        case isa::VopOp::kPoolAvg: {
+          int32_t sum = 0;
+          for (int64_t r = 0; r < window; ++r) sum += a[r * n + j];
+          result[j] = quant::pool_avg(sum, shift);
+          break;
+        }
+      }
+    }
+    std::copy(result.begin(), result.end(), ub(int64_t(in.c) + off.ub + i));
+  }
+}
+
+void TpuModel::exec_cfg(const Instr& in) { write_cfg(in.a, uint32_t(in.c)); }
+
+}  // namespace tpu::model

@@ -1,0 +1,193 @@
+// VPU activation row: one row of N int32 accumulators to one row of N int8
+// values (the non-RAW ACT instruction, see docs/isa.md and docs/vpu.md).
+//
+// Per lane j, exactly tpu::quant::act_lane of sim/model/quant.h:
+//   q[j] = clamp(zp + RDBP(SRDHM(sat32(acc[j] + bias[j]), M0), s), lo, hi)
+//   lo = QMIN, hi = QMAX                       func = none or LUT
+//   lo = max(QMIN, zp)                         func = ReLU, ReLU6
+//   hi = min(QMAX, RELU6_MAX)                  func = ReLU6
+//   out[j] = func == LUT ? lut_i[q[j] + 128] : q[j]
+// bias[j] is in_bias_i[j] when in_bias_en_i is set, else 0. Every parameter
+// travels with its row, so rows with different parameters may follow each
+// other back to back.
+//
+// Pipeline: an input register (stage 1), then the requantization, activation
+// bounds and LUT in one combinational stage, then the output register (a
+// stream_spill, whose first slot is the output register).
+// Latency: 2 cycles from an input handshake to out_valid_o.
+// Throughput: one row per cycle.
+// Handshake: valid/ready; out_valid_o and out_row_o come from flops and are
+// held while out_ready_i is low. in_ready_o depends on flops and clear_i only
+// (the global enable `en`): a full output slot stops the whole pipeline.
+// LUT: lut_i is held by the caller and must not change while a LUT row is
+// in flight (from its handshake until it leaves stage 1); asserted below.
+// clear_i drops every row in flight (the core's flush after a fault); the
+// block is then as after reset.
+`include "tpu_macros.svh"
+
+module vpu_act_row #(
+  parameter int unsigned N     = tpu_pkg::ArrayN,  // lanes per row
+  parameter int unsigned UserW = 1                 // sideband bits carried with each row
+) (
+  input  logic                                clk_i,
+  input  logic                                rst_ni,
+  input  logic                                clear_i,          // flush: drops every row in flight
+  // ---- lookup table (entry i maps q = i - 128), stable while rows are in flight ----
+  input  logic [255:0][tpu_pkg::Int8W-1:0]    lut_i,
+  // ---- input rows ----
+  input  logic                                in_valid_i,
+  output logic                                in_ready_o,
+  input  logic [N-1:0][tpu_pkg::AccW-1:0]     in_acc_i,         // accumulators, int32
+  input  logic [N-1:0][tpu_pkg::AccW-1:0]     in_bias_i,        // biases, int32
+  input  logic                                in_bias_en_i,     // 0: bias is 0
+  input  logic [31:0]                         in_multiplier_i,  // M0, Q31
+  input  logic [4:0]                          in_shift_i,       // s, 0..31
+  input  logic [31:0]                         in_zero_point_i,  // zp, int32
+  input  logic [7:0]                          in_qmin_i,        // int8
+  input  logic [7:0]                          in_qmax_i,        // int8
+  input  logic [7:0]                          in_relu6_max_i,   // int8
+  input  tpu_isa_pkg::act_func_e              in_func_i,
+  input  logic [UserW-1:0]                    in_user_i,        // carried to out_user_o
+  // ---- output rows ----
+  output logic                                out_valid_o,
+  input  logic                                out_ready_i,
+  output logic [N-1:0][tpu_pkg::Int8W-1:0]    out_row_o,        // int8
+  output logic [UserW-1:0]                    out_user_o
+);
+
+  if (N < 1 || UserW < 1) begin : gen_bad_param
+    $error("vpu_act_row: N and UserW must be at least 1");
+  end
+  if (tpu_pkg::AccW != 32 || tpu_pkg::Int8W != 8) begin : gen_bad_width
+    $error("vpu_act_row: requantization is defined for int32 in, int8 out");
+  end
+
+  // ---------------------------------------------------------------------------
+  // Stage 1: input register. The pipeline advances when en is high.
+  // ---------------------------------------------------------------------------
+  logic                        en, in_fire, slot_ready;
+  logic                        s1_valid_q;
+  logic [N-1:0][31:0]          s1_acc_q, s1_bias_q;
+  logic                        s1_bias_en_q;
+  logic [31:0]                 s1_mult_q, s1_zp_q;
+  logic [4:0]                  s1_shift_q;
+  logic [7:0]                  s1_qmin_q, s1_qmax_q, s1_relu6_max_q;
+  tpu_isa_pkg::act_func_e      s1_func_q;
+  logic [UserW-1:0]            s1_user_q;
+
+  assign in_ready_o = en && !clear_i;
+  assign in_fire    = in_valid_i && in_ready_o;
+
+  `FFL(s1_valid_q, in_fire, en || clear_i, 1'b0)
+  `FFLNR(s1_acc_q, in_acc_i, in_fire)
+  `FFLNR(s1_bias_q, in_bias_i, in_fire)
+  `FFLNR(s1_bias_en_q, in_bias_en_i, in_fire)
+  `FFLNR(s1_mult_q, in_multiplier_i, in_fire)
+  `FFLNR(s1_shift_q, in_shift_i, in_fire)
+  `FFLNR(s1_zp_q, in_zero_point_i, in_fire)
+  `FFLNR(s1_qmin_q, in_qmin_i, in_fire)
+  `FFLNR(s1_qmax_q, in_qmax_i, in_fire)
+  `FFLNR(s1_relu6_max_q, in_relu6_max_i, in_fire)
+  `FFLNR(s1_func_q, in_func_i, in_fire)
+  `FFLNR(s1_user_q, in_user_i, in_fire)
+
+  // ---------------------------------------------------------------------------
+  // Stage 2: clamp bounds of the activation. quant.h computes lo = max(QMIN, zp)
+  // in 64 bits; here zp is first saturated to int8. That gives the same final
+  // result: zp < -128 leaves lo = QMIN either way, and zp > 127 gives lo = 127
+  // instead of zp, where both make the clamp return hi (hi <= 127, and
+  // max(v, 127) >= 127 >= hi).
+  // ---------------------------------------------------------------------------
+  logic signed [7:0] zp_sat8, lo, hi;
+  logic              relu, relu6, use_lut;
+
+  assign relu    = s1_func_q == tpu_isa_pkg::ActRelu || s1_func_q == tpu_isa_pkg::ActRelu6;
+  assign relu6   = s1_func_q == tpu_isa_pkg::ActRelu6;
+  assign use_lut = s1_func_q == tpu_isa_pkg::ActLut;
+
+  always_comb begin
+    zp_sat8 = $signed(s1_zp_q[7:0]);
+    if ($signed(s1_zp_q) > 32'sd127) zp_sat8 = 8'sd127;
+    else if ($signed(s1_zp_q) < -32'sd128) zp_sat8 = -8'sd128;
+
+    lo = $signed(s1_qmin_q);
+    hi = $signed(s1_qmax_q);
+    if (relu && zp_sat8 > lo) lo = zp_sat8;
+    if (relu6 && $signed(s1_relu6_max_q) < hi) hi = $signed(s1_relu6_max_q);
+  end
+
+  // ---------------------------------------------------------------------------
+  // Stage 2: lanes. Requantize, then (func = LUT) look up entry q + 128.
+  // ---------------------------------------------------------------------------
+  logic [N-1:0][7:0] row_d;
+
+  for (genvar j = 0; j < N; j++) begin : gen_lane
+    logic [31:0] bias;
+    logic [7:0]  q;
+
+    assign bias = s1_bias_en_q ? s1_bias_q[j] : 32'd0;
+
+    vpu_requant u_requant (
+      .acc_i       (s1_acc_q[j]),
+      .bias_i      (bias),
+      .multiplier_i(s1_mult_q),
+      .shift_i     (s1_shift_q),
+      .zero_point_i(s1_zp_q),
+      .lo_i        (lo),
+      .hi_i        (hi),
+      .q_o         (q)
+    );
+
+    // q + 128 as an unsigned index is q with its sign bit inverted.
+    assign row_d[j] = use_lut ? lut_i[{~q[7], q[6:0]}] : q;
+  end
+
+  // ---------------------------------------------------------------------------
+  // Output register. The pipeline moves unless stage 1 holds a row and the
+  // slot cannot take it; slot_ready comes from a flop.
+  // ---------------------------------------------------------------------------
+  assign en = slot_ready || !s1_valid_q;
+
+  stream_spill #(
+    .Width(N * 8 + UserW)
+  ) u_out_slot (
+    .clk_i,
+    .rst_ni,
+    .clear_i,
+    .valid_i(s1_valid_q),
+    .ready_o(slot_ready),
+    .data_i ({s1_user_q, row_d}),
+    .valid_o(out_valid_o),
+    .ready_i(out_ready_i),
+    .data_o ({out_user_o, out_row_o})
+  );
+
+  // ---------------------------------------------------------------------------
+  // Interface rules
+  // ---------------------------------------------------------------------------
+  `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o && !clear_i) |-> in_valid_i)
+  `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i) |->
+      in_acc_i == $past(in_acc_i) && in_bias_i == $past(in_bias_i) &&
+      in_bias_en_i == $past(in_bias_en_i) && in_multiplier_i == $past(in_multiplier_i) &&
+      in_shift_i == $past(in_shift_i) && in_zero_point_i == $past(in_zero_point_i) &&
+      in_qmin_i == $past(in_qmin_i) && in_qmax_i == $past(in_qmax_i) &&
+      in_relu6_max_i == $past(in_relu6_max_i) && in_func_i == $past(in_func_i) &&
+      in_user_i == $past(in_user_i))
+
+`ifndef SYNTHESIS
+  // The table must not change while a LUT row is in stage 1. This is an
+  // immediate assertion against a copy register rather than `ASSERT with
+  // $past(lut_i), because the C++ that Verilator 5.006 emits for the sampled
+  // value of a 2048-bit signal in a concurrent assertion does not compile.
+  logic [255:0][7:0] lut_q;
+
+  `FFNR(lut_q, lut_i)
+
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && s1_valid_q && use_lut) begin
+      LutStable: assert (lut_i == lut_q) else $error("assertion LutStable failed");
+    end
+  end
+`endif
+
+endmodule

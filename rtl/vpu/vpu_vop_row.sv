@@ -1,0 +1,203 @@
+// VPU element-wise row operations and pooling on int8 rows (the VOP
+// instruction, see docs/isa.md and docs/vpu.md).
+//
+// Per lane j, exactly as in sim/model/quant.h:
+//   ADD      out = sat8(a + b)                       one output row per input row
+//   MUL      out = sat8(RDBP(a * b, shift))          one output row per input row
+//   MAX      out = max(a, b)                         one output row per input row
+//   POOLMAX  out = max of a over the group           one output row per group
+//   POOLAVG  out = sat8(RDBP(sum of a, shift))       one output row per group
+// A pooling group is the beats from one with in_first_i = 1 to the next one
+// with in_last_i = 1 (one beat may be both); the output row appears for the
+// group's last beat and carries that beat's in_user_i (and its shift, for
+// POOLAVG). The caller makes groups of 2^shift rows; the sum is kept in 16
+// bits, exact for groups of up to 256 rows. in_b_i is ignored by the pools.
+// ADD, MUL and MAX ignore in_first_i and in_last_i, but must not appear
+// inside a pooling group (asserted). Undefined op codes give a row of zeros.
+//
+// Pipeline: an input register (stage 1), the lane arithmetic and the pooling
+// accumulator update in one combinational stage, then the output register (a
+// stream_spill).
+// Latency: 2 cycles from the handshake of an ADD/MUL/MAX row, or of a group's
+// last row, to out_valid_o.
+// Throughput: one input row per cycle.
+// Handshake: valid/ready; out_valid_o and out_row_o come from flops and are
+// held while out_ready_i is low. in_ready_o depends on flops and clear_i: a
+// full output slot stops the pipeline when stage 1 holds a row that produces
+// an output (rows inside a pooling group keep flowing into the accumulator).
+// clear_i drops every row in flight (the core's flush after a fault); the
+// block is then as after reset.
+`include "tpu_macros.svh"
+
+module vpu_vop_row #(
+  parameter int unsigned N     = tpu_pkg::ArrayN,  // lanes per row
+  parameter int unsigned UserW = 1                 // sideband bits carried with each row
+) (
+  input  logic                              clk_i,
+  input  logic                              rst_ni,
+  input  logic                              clear_i,     // flush: drops every row in flight
+  // ---- input rows ----
+  input  logic                              in_valid_i,
+  output logic                              in_ready_o,
+  input  logic [N-1:0][tpu_pkg::Int8W-1:0]  in_a_i,      // row A, int8
+  input  logic [N-1:0][tpu_pkg::Int8W-1:0]  in_b_i,      // row B, int8 (not used by pools)
+  input  tpu_isa_pkg::vop_e                 in_op_i,
+  input  logic [3:0]                        in_shift_i,  // MUL: 0..15, POOLAVG: log2(group)
+  input  logic                              in_first_i,  // pools: first row of a group
+  input  logic                              in_last_i,   // pools: last row of a group
+  input  logic [UserW-1:0]                  in_user_i,   // carried to out_user_o
+  // ---- output rows ----
+  output logic                              out_valid_o,
+  input  logic                              out_ready_i,
+  output logic [N-1:0][tpu_pkg::Int8W-1:0]  out_row_o,   // int8
+  output logic [UserW-1:0]                  out_user_o
+);
+
+  if (N < 1 || UserW < 1) begin : gen_bad_param
+    $error("vpu_vop_row: N and UserW must be at least 1");
+  end
+  if (tpu_pkg::Int8W != 8) begin : gen_bad_width
+    $error("vpu_vop_row: the operations are defined for int8 rows");
+  end
+
+  // Width of the lane arithmetic: the int8 x int8 product (-16256..16384) and
+  // a pooling sum of up to 256 int8 values both fit in 16 bits, signed.
+  localparam int unsigned SumW = 16;
+
+  // Rounding divide by 2^s, half away from zero: quant.h's rdbp on a value that
+  // fits in SumW bits (identical to rdbp on its int32 sign extension).
+  function automatic logic [SumW-1:0] rdbp(logic [SumW-1:0] x, logic [3:0] s);
+    logic [SumW-1:0] mask, remainder, threshold;
+    mask      = (SumW'(1) << s) - SumW'(1);
+    remainder = x & mask;
+    threshold = (mask >> 1) + SumW'(x[SumW-1]);
+    return $unsigned($signed(x) >>> s) + SumW'(remainder > threshold);
+  endfunction
+
+  localparam logic signed [SumW-1:0] Int8Max = 127;
+  localparam logic signed [SumW-1:0] Int8Min = -128;
+
+  // Saturates a signed SumW-bit value to int8.
+  function automatic logic [7:0] sat8(logic [SumW-1:0] x);
+    if ($signed(x) > Int8Max) return 8'h7f;
+    if ($signed(x) < Int8Min) return 8'h80;
+    return x[7:0];
+  endfunction
+
+  function automatic logic is_pool(tpu_isa_pkg::vop_e op);
+    return op == tpu_isa_pkg::VopPoolMax || op == tpu_isa_pkg::VopPoolAvg;
+  endfunction
+
+  // ---------------------------------------------------------------------------
+  // Stage 1: input register. The pipeline advances when en is high.
+  // ---------------------------------------------------------------------------
+  logic                 en, in_fire, slot_ready;
+  logic                 s1_valid_q;
+  logic [N-1:0][7:0]    s1_a_q, s1_b_q;
+  tpu_isa_pkg::vop_e    s1_op_q;
+  logic [3:0]           s1_shift_q;
+  logic                 s1_first_q, s1_last_q;
+  logic [UserW-1:0]     s1_user_q;
+
+  assign in_ready_o = en && !clear_i;
+  assign in_fire    = in_valid_i && in_ready_o;
+
+  `FFL(s1_valid_q, in_fire, en || clear_i, 1'b0)
+  `FFLNR(s1_a_q, in_a_i, in_fire)
+  `FFLNR(s1_b_q, in_b_i, in_fire)
+  `FFLNR(s1_op_q, in_op_i, in_fire)
+  `FFLNR(s1_shift_q, in_shift_i, in_fire)
+  `FFLNR(s1_first_q, in_first_i, in_fire)
+  `FFLNR(s1_last_q, in_last_i, in_fire)
+  `FFLNR(s1_user_q, in_user_i, in_fire)
+
+  // ---------------------------------------------------------------------------
+  // Stage 2: lanes. pool_q holds the running sum (POOLAVG) or maximum
+  // (POOLMAX) of the open group; the group's first row restarts it.
+  // ---------------------------------------------------------------------------
+  logic              s1_pool, s1_emit, pool_load;
+  logic [N-1:0][7:0] row_d;
+
+  assign s1_pool   = is_pool(s1_op_q);
+  assign s1_emit   = !s1_pool || s1_last_q;  // stage 1's row produces an output row
+  assign pool_load = en && s1_valid_q && s1_pool;
+
+  for (genvar j = 0; j < N; j++) begin : gen_lane
+    logic [SumW-1:0] a, b, product, pool_q, pool_d, rdbp_in, rdbp_out;
+
+    assign a       = {{(SumW - 8){s1_a_q[j][7]}}, s1_a_q[j]};
+    assign b       = {{(SumW - 8){s1_b_q[j][7]}}, s1_b_q[j]};
+    assign product = $unsigned($signed(a) * $signed(b));
+
+    always_comb begin
+      pool_d = a;
+      if (!s1_first_q) begin
+        if (s1_op_q == tpu_isa_pkg::VopPoolMax) pool_d = ($signed(a) > $signed(pool_q)) ? a : pool_q;
+        else                                   pool_d = pool_q + a;
+      end
+    end
+
+    `FFLNR(pool_q, pool_d, pool_load)
+
+    // One rounding divider, shared by MUL and POOLAVG.
+    assign rdbp_in  = (s1_op_q == tpu_isa_pkg::VopMul) ? product : pool_d;
+    assign rdbp_out = rdbp(rdbp_in, s1_shift_q);
+
+    always_comb begin
+      unique case (s1_op_q)
+        tpu_isa_pkg::VopAdd:     row_d[j] = sat8(a + b);
+        tpu_isa_pkg::VopMul:     row_d[j] = sat8(rdbp_out);
+        tpu_isa_pkg::VopMax:     row_d[j] = ($signed(s1_a_q[j]) > $signed(s1_b_q[j])) ? s1_a_q[j]
+                                                                                   : s1_b_q[j];
+        tpu_isa_pkg::VopPoolMax: row_d[j] = pool_d[7:0];
+        tpu_isa_pkg::VopPoolAvg: row_d[j] = sat8(rdbp_out);
+        default:                 row_d[j] = '0;
+      endcase
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Output register. The pipeline moves unless stage 1 holds a row that
+  // produces an output and the slot cannot take it; both come from flops.
+  // ---------------------------------------------------------------------------
+  assign en = slot_ready || !(s1_valid_q && s1_emit);
+
+  stream_spill #(
+    .Width(N * 8 + UserW)
+  ) u_out_slot (
+    .clk_i,
+    .rst_ni,
+    .clear_i,
+    .valid_i(s1_valid_q && s1_emit),
+    .ready_o(slot_ready),
+    .data_i ({s1_user_q, row_d}),
+    .valid_o(out_valid_o),
+    .ready_i(out_ready_i),
+    .data_o ({out_user_o, out_row_o})
+  );
+
+  // ---------------------------------------------------------------------------
+  // Interface rules. Pooling groups are well formed: a group starts with
+  // first, continues with the same pooling op and ends with last, and no
+  // other row comes in between.
+  // ---------------------------------------------------------------------------
+  `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o && !clear_i) |-> in_valid_i)
+  `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i) |->
+      in_a_i == $past(in_a_i) && in_b_i == $past(in_b_i) && in_op_i == $past(in_op_i) &&
+      in_shift_i == $past(in_shift_i) && in_first_i == $past(in_first_i) &&
+      in_last_i == $past(in_last_i) && in_user_i == $past(in_user_i))
+  `ASSERT(InOpDefined, in_valid_i |-> in_op_i <= tpu_isa_pkg::VopPoolAvg)
+
+`ifndef SYNTHESIS
+  logic              group_open_q;
+  tpu_isa_pkg::vop_e group_op_q;
+
+  `FFL(group_open_q, !in_last_i && !clear_i, (in_fire && is_pool(in_op_i)) || clear_i, 1'b0)
+  `FFLNR(group_op_q, in_op_i, in_fire && is_pool(in_op_i) && in_first_i)
+
+  `ASSERT(InGroupOrder, in_valid_i && is_pool(in_op_i) |->
+      (in_first_i != group_open_q) && (in_first_i || in_op_i == group_op_q))
+  `ASSERT(InGroupClosed, in_valid_i && !is_pool(in_op_i) |-> !group_open_q)
+`endif
+
+endmodule

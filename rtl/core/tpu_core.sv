@@ -1,0 +1,379 @@
+// TPU compute core: instruction memory, controller, the four execution units
+// (memory, weight, matrix, vector), the unified buffer and the accumulators.
+//
+// Host side (replaced by the host interface's DMA later):
+//   imem_wr_*   writes the program into instruction memory
+//   start_i     runs it from start_pc_i; done_o pulses at the end with
+//               err_code_o / err_pc_o (index of the faulting instruction)
+//   mem_*       one memory port for RHM, WHM and RW: one row (N bytes) per
+//               request, every request answered once, in order, with an
+//               error bit (a read returns data, a write an acknowledge)
+`include "tpu_macros.svh"
+
+module tpu_core #(
+  // ---- geometry ----
+  parameter int unsigned N            = tpu_pkg::ArrayN,  // MXU is N x N, rows are N lanes
+  // ---- memories ----
+  parameter int unsigned ImemDepth    = 1024,  // instructions
+  parameter int unsigned UbRows       = 4096,  // unified buffer rows of N int8
+  parameter int unsigned AccRows      = 1024,  // accumulator rows of N int32
+  parameter int unsigned WgtFifoTiles = 4,     // weight FIFO depth in N x N tiles
+  // ---- memory port ----
+  parameter int unsigned MemOutstanding = 64,  // requests in flight on the memory port
+  localparam int unsigned PcW = $clog2(ImemDepth)
+) (
+  input  logic                        clk_i,
+  input  logic                        rst_ni,
+  // ---- program loading and control ----
+  input  logic                        imem_wr_en_i,
+  input  logic [PcW-1:0]              imem_wr_addr_i,
+  input  logic [127:0]                imem_wr_data_i,
+  input  logic                        start_i,
+  input  logic [31:0]                 start_pc_i,
+  output logic                        busy_o,
+  output logic                        done_o,
+  output logic [3:0]                  err_code_o,
+  output logic [31:0]                 err_pc_o,
+  output logic                        irq_o,
+  // ---- memory port ----
+  output logic                        mem_req_valid_o,
+  input  logic                        mem_req_ready_i,
+  output logic                        mem_req_write_o,
+  output logic [63:0]                 mem_req_addr_o,
+  output logic [N-1:0][7:0]           mem_req_wdata_o,
+  input  logic                        mem_rsp_valid_i,
+  output logic                        mem_rsp_ready_o,
+  input  logic [N-1:0][7:0]           mem_rsp_rdata_i,
+  input  logic                        mem_rsp_err_i,
+  // ---- performance counters ----
+  output logic [63:0]                 perf_cycles_o,
+  output logic [63:0]                 perf_mxu_busy_o,
+  output logic [63:0]                 perf_useful_macs_o,
+  output logic [63:0]                 perf_wgt_stall_o,
+  output logic [63:0]                 perf_wgt_shift_o,
+  output logic [63:0]                 perf_dep_stall_o,
+  output logic [63:0]                 perf_mem_stall_o
+);
+
+  import tpu_isa_pkg::*;
+
+  localparam int unsigned NU       = NumUnits;
+  localparam int unsigned UbAddrW  = $clog2(UbRows);
+  localparam int unsigned AccAddrW = $clog2(AccRows);
+  localparam int unsigned QueueDepth = 4;
+
+  // ---------------------------------------------------------------------------
+  // Instruction memory
+  // ---------------------------------------------------------------------------
+  instr_t            imem_q [ImemDepth];
+  logic [PcW-1:0]    imem_rd_addr;
+
+  always_ff @(posedge clk_i) begin
+    if (imem_wr_en_i) imem_q[imem_wr_addr_i] <= imem_wr_data_i;
+  end
+
+  // ---------------------------------------------------------------------------
+  // Controller and unit queues
+  // ---------------------------------------------------------------------------
+  logic [NU-1:0]     cmd_valid, cmd_ready, unit_done, unit_start, unit_hold;
+  instr_t            cmd;
+  logic [PcW-1:0]    cmd_pc;
+  logic              flush, mem_block, mem_fault, dep_stall;
+  logic [PcW-1:0]    mem_fault_pc;
+  logic [$clog2(MemOutstanding+1)-1:0] mem_outstanding;
+  err_e              err_code;
+
+  tpu_ctrl #(
+    .ImemDepth  (ImemDepth),
+    .UbRows     (UbRows),
+    .AccRows    (AccRows),
+    .N          (N),
+    .WgtCapacity(WgtFifoTiles + 2)
+  ) u_ctrl (
+    .clk_i,
+    .rst_ni,
+    .start_i,
+    .start_pc_i,
+    .busy_o,
+    .done_o,
+    .err_code_o    (err_code),
+    .err_pc_o,
+    .irq_o,
+    .imem_addr_o   (imem_rd_addr),
+    .imem_data_i   (imem_q[imem_rd_addr]),
+    .cmd_valid_o   (cmd_valid),
+    .cmd_ready_i   (cmd_ready),
+    .cmd_o         (cmd),
+    .cmd_pc_o      (cmd_pc),
+    .unit_start_i  (unit_start),
+    .unit_hold_o   (unit_hold),
+    .unit_done_i   (unit_done),
+    .mem_fault_i   (mem_fault),
+    .mem_fault_pc_i(mem_fault_pc),
+    .mem_block_o   (mem_block),
+    .mem_quiet_i   (mem_outstanding == '0),
+    .flush_o       (flush),
+    .dep_stall_o   (dep_stall)
+  );
+  assign err_code_o = err_code;
+
+  // A queue's head reaches its unit only when the controller does not hold it.
+  logic [NU-1:0]     q_valid, q_ready, fifo_valid;
+  instr_t [NU-1:0]   q_cmd;
+  logic [NU-1:0][PcW-1:0] q_pc;
+
+  for (genvar u = 0; u < NU; u++) begin : gen_queue
+    logic [$clog2(QueueDepth+1)-1:0] unused_count;
+    stream_fifo #(
+      .Width(PcW + InstrW),
+      .Depth(QueueDepth)
+    ) u_queue (
+      .clk_i,
+      .rst_ni,
+      .clear_i(flush),
+      .valid_i(cmd_valid[u]),
+      .ready_o(cmd_ready[u]),
+      .data_i ({cmd_pc, cmd}),
+      .valid_o(fifo_valid[u]),
+      .ready_i(q_ready[u] && !unit_hold[u]),
+      .data_o ({q_pc[u], q_cmd[u]}),
+      .count_o(unused_count)
+    );
+    assign q_valid[u]    = fifo_valid[u] && !unit_hold[u];
+    assign unit_start[u] = q_valid[u] && q_ready[u];
+  end
+
+  // ---------------------------------------------------------------------------
+  // Memories
+  // ---------------------------------------------------------------------------
+  localparam int unsigned UbRdMem = 0, UbRdMmc = 1, UbRdVpuA = 2, UbRdVpuB = 3;
+  localparam int unsigned UbWrMem = 0, UbWrVpu = 1;
+
+  logic [3:0][UbAddrW-1:0]  ub_rd_addr;
+  logic [3:0][N-1:0][7:0]   ub_rd_data;
+  logic [1:0]               ub_wr_en;
+  logic [1:0][UbAddrW-1:0]  ub_wr_addr;
+  logic [1:0][N-1:0][7:0]   ub_wr_data;
+
+  tpu_ub #(
+    .N      (N),
+    .Rows   (UbRows),
+    .RdPorts(4),
+    .WrPorts(2)
+  ) u_ub (
+    .clk_i,
+    .rd_addr_i(ub_rd_addr),
+    .rd_data_o(ub_rd_data),
+    .wr_en_i  (ub_wr_en),
+    .wr_addr_i(ub_wr_addr),
+    .wr_data_i(ub_wr_data)
+  );
+
+  logic                     acc_wr_en, acc_wr_accumulate;
+  logic [AccAddrW-1:0]      acc_wr_addr, acc_rd_addr;
+  logic [N-1:0][31:0]       acc_wr_data, acc_rd_data;
+
+  tpu_acc #(
+    .N   (N),
+    .Rows(AccRows)
+  ) u_acc (
+    .clk_i,
+    .wr_en_i        (acc_wr_en),
+    .wr_accumulate_i(acc_wr_accumulate),
+    .wr_addr_i      (acc_wr_addr),
+    .wr_data_i      (acc_wr_data),
+    .rd_addr_i      (acc_rd_addr),
+    .rd_data_o      (acc_rd_data)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Memory port, shared by the memory unit (0) and the weight unit (1)
+  // ---------------------------------------------------------------------------
+  logic [1:0]               mreq_valid, mreq_ready, mreq_write, mrsp_valid, mrsp_ready;
+  logic [1:0][63:0]         mreq_addr;
+  logic [1:0][N-1:0][7:0]   mreq_wdata;
+  logic [N-1:0][7:0]        mrsp_rdata;
+  logic                     mrsp_err;
+
+  mem_arbiter #(
+    .DataW      (N * 8),
+    .Outstanding(MemOutstanding)
+  ) u_mem_arb (
+    .clk_i,
+    .rst_ni,
+    .block_i        (mem_block),
+    .outstanding_o  (mem_outstanding),
+    .req_valid_i    (mreq_valid),
+    .req_ready_o    (mreq_ready),
+    .req_write_i    (mreq_write),
+    .req_addr_i     (mreq_addr),
+    .req_wdata_i    (mreq_wdata),
+    .rsp_valid_o    (mrsp_valid),
+    .rsp_ready_i    (mrsp_ready),
+    .rsp_rdata_o    (mrsp_rdata),
+    .rsp_err_o      (mrsp_err),
+    .mem_req_valid_o,
+    .mem_req_ready_i,
+    .mem_req_write_o,
+    .mem_req_addr_o,
+    .mem_req_wdata_o,
+    .mem_rsp_valid_i,
+    .mem_rsp_ready_o,
+    .mem_rsp_rdata_i,
+    .mem_rsp_err_i
+  );
+
+  // ---------------------------------------------------------------------------
+  // Units
+  // ---------------------------------------------------------------------------
+  logic             mem_unit_fault, wgt_unit_fault, mem_waiting, wgt_waiting;
+  logic [PcW-1:0]   mem_unit_fault_pc, wgt_unit_fault_pc;
+
+  unit_mem #(
+    .N     (N),
+    .UbRows(UbRows),
+    .PcW   (PcW)
+  ) u_unit_mem (
+    .clk_i,
+    .rst_ni,
+    .flush_i     (flush),
+    .cmd_valid_i (q_valid[UnitMem]),
+    .cmd_ready_o (q_ready[UnitMem]),
+    .cmd_i       (q_cmd[UnitMem]),
+    .cmd_pc_i    (q_pc[UnitMem]),
+    .done_o      (unit_done[UnitMem]),
+    .fault_o     (mem_unit_fault),
+    .fault_pc_o  (mem_unit_fault_pc),
+    .waiting_o   (mem_waiting),
+    .req_valid_o (mreq_valid[0]),
+    .req_ready_i (mreq_ready[0]),
+    .req_write_o (mreq_write[0]),
+    .req_addr_o  (mreq_addr[0]),
+    .req_wdata_o (mreq_wdata[0]),
+    .rsp_valid_i (mrsp_valid[0]),
+    .rsp_ready_o (mrsp_ready[0]),
+    .rsp_rdata_i (mrsp_rdata),
+    .rsp_err_i   (mrsp_err),
+    .ub_rd_addr_o(ub_rd_addr[UbRdMem]),
+    .ub_rd_data_i(ub_rd_data[UbRdMem]),
+    .ub_wr_en_o  (ub_wr_en[UbWrMem]),
+    .ub_wr_addr_o(ub_wr_addr[UbWrMem]),
+    .ub_wr_data_o(ub_wr_data[UbWrMem])
+  );
+
+  logic             wgt_valid, wgt_ready;
+  logic [N-1:0][7:0] wgt_row;
+
+  unit_wgt #(
+    .N        (N),
+    .FifoTiles(WgtFifoTiles),
+    .PcW      (PcW)
+  ) u_unit_wgt (
+    .clk_i,
+    .rst_ni,
+    .flush_i    (flush),
+    .cmd_valid_i(q_valid[UnitWgt]),
+    .cmd_ready_o(q_ready[UnitWgt]),
+    .cmd_i      (q_cmd[UnitWgt]),
+    .cmd_pc_i   (q_pc[UnitWgt]),
+    .done_o     (unit_done[UnitWgt]),
+    .fault_o    (wgt_unit_fault),
+    .fault_pc_o (wgt_unit_fault_pc),
+    .waiting_o  (wgt_waiting),
+    .req_valid_o(mreq_valid[1]),
+    .req_ready_i(mreq_ready[1]),
+    .req_addr_o (mreq_addr[1]),
+    .rsp_valid_i(mrsp_valid[1]),
+    .rsp_ready_o(mrsp_ready[1]),
+    .rsp_rdata_i(mrsp_rdata),
+    .rsp_err_i  (mrsp_err),
+    .wgt_valid_o(wgt_valid),
+    .wgt_ready_i(wgt_ready),
+    .wgt_row_o  (wgt_row)
+  );
+  assign mreq_write[1] = 1'b0;
+  assign mreq_wdata[1] = '0;
+
+  // Both units can fault in the same cycle only on different responses; the
+  // memory unit's is reported (responses are answered one per cycle).
+  assign mem_fault    = mem_unit_fault || wgt_unit_fault;
+  assign mem_fault_pc = mem_unit_fault ? mem_unit_fault_pc : wgt_unit_fault_pc;
+
+  logic row_fire, wgt_stall, wgt_shift;
+
+  unit_mmc #(
+    .N      (N),
+    .UbRows (UbRows),
+    .AccRows(AccRows),
+    .PcW    (PcW)
+  ) u_unit_mmc (
+    .clk_i,
+    .rst_ni,
+    .flush_i            (flush),
+    .cmd_valid_i        (q_valid[UnitMmc]),
+    .cmd_ready_o        (q_ready[UnitMmc]),
+    .cmd_i              (q_cmd[UnitMmc]),
+    .cmd_pc_i           (q_pc[UnitMmc]),
+    .done_o             (unit_done[UnitMmc]),
+    .ub_rd_addr_o       (ub_rd_addr[UbRdMmc]),
+    .ub_rd_data_i       (ub_rd_data[UbRdMmc]),
+    .wgt_valid_i        (wgt_valid),
+    .wgt_ready_o        (wgt_ready),
+    .wgt_row_i          (wgt_row),
+    .acc_wr_en_o        (acc_wr_en),
+    .acc_wr_accumulate_o(acc_wr_accumulate),
+    .acc_wr_addr_o      (acc_wr_addr),
+    .acc_wr_data_o      (acc_wr_data),
+    .row_fire_o         (row_fire),
+    .wgt_stall_o        (wgt_stall),
+    .wgt_shift_o        (wgt_shift)
+  );
+
+  unit_vpu #(
+    .N      (N),
+    .UbRows (UbRows),
+    .AccRows(AccRows),
+    .PcW    (PcW)
+  ) u_unit_vpu (
+    .clk_i,
+    .rst_ni,
+    .flush_i      (flush),
+    .cmd_valid_i  (q_valid[UnitVpu]),
+    .cmd_ready_o  (q_ready[UnitVpu]),
+    .cmd_i        (q_cmd[UnitVpu]),
+    .cmd_pc_i     (q_pc[UnitVpu]),
+    .done_o       (unit_done[UnitVpu]),
+    .acc_rd_addr_o(acc_rd_addr),
+    .acc_rd_data_i(acc_rd_data),
+    .ub_rd_addr_o ({ub_rd_addr[UbRdVpuB], ub_rd_addr[UbRdVpuA]}),
+    .ub_rd_data_i ({ub_rd_data[UbRdVpuB], ub_rd_data[UbRdVpuA]}),
+    .ub_wr_en_o   (ub_wr_en[UbWrVpu]),
+    .ub_wr_addr_o (ub_wr_addr[UbWrVpu]),
+    .ub_wr_data_o (ub_wr_data[UbWrVpu])
+  );
+
+  // ---------------------------------------------------------------------------
+  // Performance counters
+  // ---------------------------------------------------------------------------
+  tpu_perf #(
+    .N(N)
+  ) u_perf (
+    .clk_i,
+    .rst_ni,
+    .start_i      (start_i && !busy_o),
+    .busy_i       (busy_o),
+    .row_fire_i   (row_fire),
+    .wgt_stall_i  (wgt_stall),
+    .wgt_shift_i  (wgt_shift),
+    .dep_stall_i  (dep_stall),
+    .mem_stall_i  ((mem_waiting && !mrsp_valid[0]) || (wgt_waiting && !mrsp_valid[1])),
+    .cycles_o     (perf_cycles_o),
+    .mxu_busy_o   (perf_mxu_busy_o),
+    .useful_macs_o(perf_useful_macs_o),
+    .wgt_stall_o  (perf_wgt_stall_o),
+    .wgt_shift_o  (perf_wgt_shift_o),
+    .dep_stall_o  (perf_dep_stall_o),
+    .mem_stall_o  (perf_mem_stall_o)
+  );
+
+endmodule

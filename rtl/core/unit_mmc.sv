@@ -1,0 +1,148 @@
+// Matrix unit: executes MMC. Streams UB rows a .. a+count-1 into the MXU and
+// writes (or adds) the result rows into accumulator rows b .. b+count-1.
+//
+// Rows of the next command enter the MXU right behind the previous command's
+// rows, so back-to-back MMCs keep the array full. A small FIFO beside the MXU
+// carries each row's accumulator address and mode to the MXU's output, where
+// the accumulator write happens. done_o pulses as the last row of a command
+// is written. The weight port comes from the weight unit's FIFO; rows wait in
+// the MXU until their tile is complete.
+`include "tpu_macros.svh"
+
+module unit_mmc #(
+  parameter int unsigned N       = tpu_pkg::ArrayN,
+  parameter int unsigned UbRows  = 4096,
+  parameter int unsigned AccRows = 1024,
+  parameter int unsigned PcW     = 10,
+  localparam int unsigned UbAddrW  = $clog2(UbRows),
+  localparam int unsigned AccAddrW = $clog2(AccRows)
+) (
+  input  logic                      clk_i,
+  input  logic                      rst_ni,
+  input  logic                      flush_i,
+  // ---- commands ----
+  input  logic                      cmd_valid_i,
+  output logic                      cmd_ready_o,
+  input  tpu_isa_pkg::instr_t       cmd_i,
+  input  logic [PcW-1:0]            cmd_pc_i,
+  output logic                      done_o,
+  // ---- unified buffer ----
+  output logic [UbAddrW-1:0]        ub_rd_addr_o,
+  input  logic [N-1:0][7:0]         ub_rd_data_i,
+  // ---- weights from the weight unit ----
+  input  logic                      wgt_valid_i,
+  output logic                      wgt_ready_o,
+  input  logic [N-1:0][7:0]         wgt_row_i,
+  // ---- accumulators ----
+  output logic                      acc_wr_en_o,
+  output logic                      acc_wr_accumulate_o,
+  output logic [AccAddrW-1:0]       acc_wr_addr_o,
+  output logic [N-1:0][31:0]        acc_wr_data_o,
+  // ---- status for the performance counters ----
+  output logic                      row_fire_o,     // a row entered the array
+  output logic                      wgt_stall_o,    // a row waits for its tile
+  output logic                      wgt_shift_o     // a weight row entered the array
+);
+
+  // Row metadata rides beside the MXU: {command done, accumulate, acc address}.
+  localparam int unsigned MetaW     = 2 + AccAddrW;
+  localparam int unsigned MetaDepth = 2 * N + 4;  // >= rows the MXU can hold
+
+  logic                active_q, active_d, acc_mode_q, pop_q;
+  logic [15:0]         count_q, row_q, row_d;
+  logic [UbAddrW-1:0]  ub_base_q;
+  logic [AccAddrW-1:0] acc_base_q;
+  logic                start, last_row, in_valid, in_ready, in_fire;
+  logic                meta_ready, meta_valid;
+  logic [MetaW-1:0]    meta_in, meta_out;
+  logic                out_valid, out_last;
+  logic [N-1:0][31:0]  out_row;
+  logic [$clog2(MetaDepth+1)-1:0] unused_meta_count;
+  logic                unused_pc, unused_meta_valid, unused_out_last;
+
+  // The next command starts in the cycle the current one sends its last row.
+  assign last_row    = row_q == count_q - 16'd1;
+  assign cmd_ready_o = !active_q || (in_fire && last_row);
+  assign start       = cmd_valid_i && cmd_ready_o;
+
+  assign ub_rd_addr_o = ub_base_q + UbAddrW'(row_q);
+  assign in_valid     = active_q && meta_ready;
+  assign in_fire      = in_valid && in_ready;
+
+  always_comb begin
+    active_d = active_q;
+    row_d    = row_q;
+    if (in_fire) begin
+      row_d = row_q + 16'd1;
+      if (last_row) active_d = 1'b0;
+    end
+    if (start) begin
+      active_d = 1'b1;
+      row_d    = '0;
+    end
+    if (flush_i) active_d = 1'b0;
+  end
+
+  `FF(active_q, active_d, 1'b0)
+  `FF(row_q, row_d, '0)
+  `FFLNR(count_q, cmd_i.count, start)
+  `FFLNR(ub_base_q, cmd_i.a[UbAddrW-1:0], start)
+  `FFLNR(acc_base_q, cmd_i.b[AccAddrW-1:0], start)
+  `FFLNR(acc_mode_q, cmd_i.flags[tpu_isa_pkg::FlagMmcAcc], start)
+  `FFLNR(pop_q, cmd_i.flags[tpu_isa_pkg::FlagMmcPop], start)
+
+  mxu #(
+    .N(N)
+  ) u_mxu (
+    .clk_i,
+    .rst_ni,
+    .clear_i    (flush_i),
+    .wgt_valid_i,
+    .wgt_ready_o,
+    .wgt_row_i,
+    .in_valid_i (in_valid),
+    .in_ready_o (in_ready),
+    .in_row_i   (ub_rd_data_i),
+    .in_last_i  (pop_q && last_row),
+    .out_valid_o(out_valid),
+    .out_ready_i(1'b1),           // the accumulators take a row every cycle
+    .out_row_o  (out_row),
+    .out_last_o (out_last),
+    .wgt_stall_o
+  );
+
+  assign meta_in = {last_row, acc_mode_q, acc_base_q + AccAddrW'(row_q)};
+
+  stream_fifo #(
+    .Width(MetaW),
+    .Depth(MetaDepth)
+  ) u_meta (
+    .clk_i,
+    .rst_ni,
+    .clear_i(flush_i),
+    .valid_i(in_fire),
+    .ready_o(meta_ready),
+    .data_i (meta_in),
+    .valid_o(meta_valid),
+    .ready_i(out_valid),
+    .data_o (meta_out),
+    .count_o(unused_meta_count)
+  );
+
+  assign acc_wr_en_o         = out_valid;
+  assign acc_wr_accumulate_o = meta_out[AccAddrW];
+  assign acc_wr_addr_o       = meta_out[AccAddrW-1:0];
+  assign acc_wr_data_o       = out_row;
+  assign done_o              = out_valid && meta_out[AccAddrW+1];
+
+  assign row_fire_o  = in_fire;
+  assign wgt_shift_o = wgt_valid_i && wgt_ready_o;
+
+  assign unused_pc         = ^{cmd_pc_i, cmd_i.c};
+  assign unused_meta_valid = meta_valid;
+  assign unused_out_last   = out_last;
+
+  `ASSERT(MetaBesideEveryRow, out_valid |-> meta_valid)
+  `ASSERT(MmcCmdIsMmc, cmd_valid_i |-> cmd_i.op == tpu_isa_pkg::OpMmc)
+
+endmodule

@@ -1,0 +1,271 @@
+// Vector unit: executes ACT, VOP and CFG, one command at a time and in
+// program order, so a CFG never changes parameters under a row in flight and
+// a VOP never reads a row the previous command is still writing.
+//
+//   ACT      ACC rows -> vpu_act_row (bias, requantize, activation) -> UB
+//   ACT RAW  ACC row i -> UB rows b+4i .. b+4i+3, unconverted (4N bytes)
+//   VOP      UB rows -> vpu_vop_row (element-wise, pooling) -> UB
+//   CFG      writes a quantization parameter, a bias or a LUT entry
+// done_o pulses in the cycle the command's last UB row is written (for CFG,
+// the cycle the register is written). Streams one row per cycle.
+// A VOP is defined row by row (a result row is written before the next row's
+// sources are read). When its destination overlaps a source other than row
+// for row, the unit therefore waits for each result to land before it reads
+// the next group ("serial" mode); otherwise rows stream.
+`include "tpu_macros.svh"
+
+module unit_vpu #(
+  parameter int unsigned N       = tpu_pkg::ArrayN,
+  parameter int unsigned UbRows  = 4096,
+  parameter int unsigned AccRows = 1024,
+  parameter int unsigned PcW     = 10,
+  localparam int unsigned UbAddrW  = $clog2(UbRows),
+  localparam int unsigned AccAddrW = $clog2(AccRows)
+) (
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  input  logic                          flush_i,
+  // ---- commands ----
+  input  logic                          cmd_valid_i,
+  output logic                          cmd_ready_o,
+  input  tpu_isa_pkg::instr_t           cmd_i,
+  input  logic [PcW-1:0]                cmd_pc_i,
+  output logic                          done_o,
+  // ---- accumulators ----
+  output logic [AccAddrW-1:0]           acc_rd_addr_o,
+  input  logic [N-1:0][31:0]            acc_rd_data_i,
+  // ---- unified buffer: two read ports (A, B), one write port ----
+  output logic [1:0][UbAddrW-1:0]       ub_rd_addr_o,
+  input  logic [1:0][N-1:0][7:0]        ub_rd_data_i,
+  output logic                          ub_wr_en_o,
+  output logic [UbAddrW-1:0]            ub_wr_addr_o,
+  output logic [N-1:0][7:0]             ub_wr_data_o
+);
+
+  import tpu_isa_pkg::*;
+
+  if (N % 4 != 0) begin : gen_bad_n
+    $error("unit_vpu: RAW rows need N to be a multiple of 4");
+  end
+
+  typedef enum logic [1:0] {StIdle, StAct, StRaw, StVop} state_e;
+
+  // ---------------------------------------------------------------------------
+  // Configuration registers (docs/isa.md, CFG)
+  // ---------------------------------------------------------------------------
+  logic [31:0]          qmult_q, qzp_q;
+  logic [4:0]           qshift_q;
+  logic [7:0]           qmin_q, qmax_q, relu6_q;
+  logic [N-1:0][31:0]   bias_q;
+  logic [255:0][7:0]    lut_q;
+  logic                 cfg_wr;
+  logic [15:0]          cfg_idx;
+  logic [31:0]          cfg_val;
+
+  assign cfg_idx = cmd_i.a;
+  assign cfg_val = cmd_i.c[31:0];
+
+  `FFL(qmult_q, cfg_val, cfg_wr && cfg_idx == CfgQmult, 32'h4000_0000)
+  `FFL(qshift_q, cfg_val[4:0], cfg_wr && cfg_idx == CfgQshift, '0)
+  `FFL(qzp_q, cfg_val, cfg_wr && cfg_idx == CfgQzp, '0)
+  `FFL(qmin_q, cfg_val[7:0], cfg_wr && cfg_idx == CfgQmin, 8'h80)
+  `FFL(qmax_q, cfg_val[7:0], cfg_wr && cfg_idx == CfgQmax, 8'h7f)
+  `FFL(relu6_q, cfg_val[7:0], cfg_wr && cfg_idx == CfgRelu6Max, 8'h7f)
+
+  for (genvar j = 0; j < N; j++) begin : gen_bias
+    `FFL(bias_q[j], cfg_val, cfg_wr && cfg_idx == CfgBiasBase + 16'(j), '0)
+  end
+  for (genvar i = 0; i < 256; i++) begin : gen_lut
+    `FFL(lut_q[i], cfg_val[7:0], cfg_wr && cfg_idx == CfgLutBase + 16'(i), '0)
+  end
+
+  // ---------------------------------------------------------------------------
+  // Command sequencing: `sent` rows go in, `written` rows come out.
+  // ---------------------------------------------------------------------------
+  state_e             state_q, state_d;
+  logic [19:0]        sent_q, sent_d, written_q, written_d, in_total_q, out_total_q;
+  logic [15:0]        src_a_q, src_b_q, dst_q;  // full fields; upper bits are 0 after checks
+  logic               bias_en_q, pool_q, serial_q;
+  logic [19:0]        groups_q, groups_d;   // VOP groups whose last row went in
+  logic               serial_wait;
+  act_func_e          func_q;
+  vop_e               vop_q;
+  logic [3:0]         shift_q;
+  logic               start, feeding, in_fire, out_write, last_write;
+
+  logic               act_in_ready, act_out_valid, vop_in_ready, vop_out_valid;
+  logic [N-1:0][7:0]  act_out_row, vop_out_row;
+  logic               unused_act_user, unused_vop_user;
+
+  logic [15:0] vop_group_mask;
+  assign vop_group_mask = (16'd1 << shift_q) - 16'd1;
+
+  assign cmd_ready_o = state_q == StIdle;
+  assign start       = cmd_valid_i && cmd_ready_o;
+  assign cfg_wr      = start && cmd_i.op == OpCfg;
+  assign feeding     = sent_q != in_total_q;
+
+  always_comb begin
+    in_fire = 1'b0;
+    unique case (state_q)
+      StAct:   in_fire = feeding && act_in_ready;
+      StVop:   in_fire = feeding && !serial_wait && vop_in_ready;
+      StRaw:   in_fire = feeding;   // RAW writes its UB row directly
+      default: in_fire = 1'b0;
+    endcase
+  end
+
+  // Row addresses: ACT reads ACC[a + i]; RAW reads ACC[a + i/4]; VOP reads
+  // UB[a + i] and UB[b + i].
+  assign acc_rd_addr_o   = AccAddrW'(src_a_q) + AccAddrW'(state_q == StRaw ? sent_q >> 2 : sent_q);
+  assign ub_rd_addr_o[0] = UbAddrW'(src_a_q) + UbAddrW'(sent_q);
+  assign ub_rd_addr_o[1] = UbAddrW'(src_b_q) + UbAddrW'(sent_q);
+
+  // One UB write per cycle, from whichever path the command uses.
+  always_comb begin
+    out_write    = 1'b0;
+    ub_wr_data_o = '0;
+    unique case (state_q)
+      StAct: begin
+        out_write    = act_out_valid;
+        ub_wr_data_o = act_out_row;
+      end
+      StVop: begin
+        out_write    = vop_out_valid;
+        ub_wr_data_o = vop_out_row;
+      end
+      StRaw: begin
+        // Byte q*N + l of the little-endian int32 row is lane l of UB row q.
+        out_write    = in_fire;
+        ub_wr_data_o = acc_rd_data_i[(sent_q[1:0] * N / 4) +: N / 4];
+      end
+      default: ;
+    endcase
+  end
+  assign ub_wr_en_o   = out_write;
+  assign ub_wr_addr_o = UbAddrW'(dst_q) + UbAddrW'(written_q);
+  assign last_write   = out_write && (written_q + 20'd1 == out_total_q);
+  assign done_o       = last_write || cfg_wr;
+
+  always_comb begin
+    state_d   = state_q;
+    groups_d  = groups_q + 20'(in_fire && group_last);
+    sent_d    = sent_q + 20'(in_fire);
+    written_d = written_q + 20'(out_write);
+    if (last_write) state_d = StIdle;
+    if (start) begin
+      sent_d    = '0;
+      written_d = '0;
+      groups_d  = '0;
+      unique case (cmd_i.op)
+        OpAct:   state_d = cmd_i.flags[FlagActRaw] ? StRaw : StAct;
+        OpVop:   state_d = StVop;
+        default: state_d = StIdle;  // CFG completes at once
+      endcase
+    end
+    if (flush_i) state_d = StIdle;
+  end
+
+  logic        start_raw, start_pool;
+  logic [2:0]  start_vop;
+  logic [3:0]  start_shift;
+  assign start_raw   = cmd_i.flags[FlagActRaw];
+  assign start_vop   = cmd_i.flags[FlagVopOpLsb +: 3];
+  assign start_shift = cmd_i.flags[FlagVopShiftLsb +: 4];
+  assign start_pool  = cmd_i.op == OpVop && (start_vop == VopPoolMax || start_vop == VopPoolAvg);
+
+  // Serial mode: the destination overlaps a source range, other than starting
+  // on the same row (then every row is read before it is overwritten).
+  function automatic logic overlaps(logic [19:0] x, logic [19:0] x_len,
+                                    logic [19:0] y, logic [19:0] y_len);
+    return (x < y + y_len) && (y < x + x_len);
+  endfunction
+
+  logic        start_serial;
+  logic [19:0] rows_a;
+  assign rows_a       = start_pool ? 20'(cmd_i.count) << start_shift : 20'(cmd_i.count);
+  assign start_serial = cmd_i.op == OpVop && (
+      (cmd_i.c[15:0] != cmd_i.a &&
+       overlaps(20'(cmd_i.c[15:0]), 20'(cmd_i.count), 20'(cmd_i.a), rows_a)) ||
+      (!start_pool && cmd_i.c[15:0] != cmd_i.b &&
+       overlaps(20'(cmd_i.c[15:0]), 20'(cmd_i.count), 20'(cmd_i.b), 20'(cmd_i.count))));
+
+  `FF(state_q, state_d, StIdle)
+  `FF(sent_q, sent_d, '0)
+  `FF(groups_q, groups_d, '0)
+  `FF(written_q, written_d, '0)
+  `FFLNR(src_a_q, cmd_i.a, start)
+  `FFLNR(src_b_q, cmd_i.b, start)
+  `FFLNR(dst_q, cmd_i.op == OpVop ? cmd_i.c[15:0] : cmd_i.b, start)
+  `FFLNR(bias_en_q, cmd_i.flags[FlagActBias], start)
+  `FFLNR(func_q, act_func_e'(cmd_i.flags[FlagActFuncLsb +: 2]), start)
+  `FFLNR(vop_q, vop_e'(start_vop), start)
+  `FFLNR(shift_q, start_shift, start)
+  `FFLNR(pool_q, start_pool, start)
+  `FFLNR(serial_q, start_serial, start)
+  `FFLNR(out_total_q, start_raw && cmd_i.op == OpAct ? 20'(cmd_i.count) << 2 : 20'(cmd_i.count), start)
+  `FFLNR(in_total_q, cmd_i.op == OpAct ? (start_raw ? 20'(cmd_i.count) << 2 : 20'(cmd_i.count))
+                                       : (start_pool ? 20'(cmd_i.count) << start_shift
+                                                     : 20'(cmd_i.count)), start)
+
+  // ---------------------------------------------------------------------------
+  // Datapaths
+  // ---------------------------------------------------------------------------
+  vpu_act_row #(
+    .N(N)
+  ) u_act (
+    .clk_i,
+    .rst_ni,
+    .clear_i        (flush_i),
+    .lut_i          (lut_q),
+    .in_valid_i     (state_q == StAct && feeding),
+    .in_ready_o     (act_in_ready),
+    .in_acc_i       (acc_rd_data_i),
+    .in_bias_i      (bias_q),
+    .in_bias_en_i   (bias_en_q),
+    .in_multiplier_i(qmult_q),
+    .in_shift_i     (qshift_q),
+    .in_zero_point_i(qzp_q),
+    .in_qmin_i      (qmin_q),
+    .in_qmax_i      (qmax_q),
+    .in_relu6_max_i (relu6_q),
+    .in_func_i      (func_q),
+    .in_user_i      (1'b0),
+    .out_valid_o    (act_out_valid),
+    .out_ready_i    (1'b1),
+    .out_row_o      (act_out_row),
+    .out_user_o     (unused_act_user)
+  );
+
+  logic group_first, group_last;
+  assign group_first = !pool_q || ((16'(sent_q) & vop_group_mask) == 16'd0);
+  assign group_last  = !pool_q || ((16'(sent_q) & vop_group_mask) == vop_group_mask);
+  assign serial_wait = serial_q && group_first && (written_q != groups_q);
+
+  vpu_vop_row #(
+    .N(N)
+  ) u_vop (
+    .clk_i,
+    .rst_ni,
+    .clear_i    (flush_i),
+    .in_valid_i (state_q == StVop && feeding && !serial_wait),
+    .in_ready_o (vop_in_ready),
+    .in_a_i     (ub_rd_data_i[0]),
+    .in_b_i     (ub_rd_data_i[1]),
+    .in_op_i    (vop_q),
+    .in_shift_i (shift_q),
+    .in_first_i (group_first),
+    .in_last_i  (group_last),
+    .in_user_i  (1'b0),
+    .out_valid_o(vop_out_valid),
+    .out_ready_i(1'b1),
+    .out_row_o  (vop_out_row),
+    .out_user_o (unused_vop_user)
+  );
+
+  logic unused_cmd;
+  assign unused_cmd = ^{cmd_pc_i, cmd_i.c[63:32], src_a_q, src_b_q, dst_q};
+
+  `ASSERT(VpuCmdIsVpu, cmd_valid_i |-> cmd_i.op inside {OpAct, OpVop, OpCfg})
+
+endmodule

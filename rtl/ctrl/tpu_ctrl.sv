@@ -1,0 +1,553 @@
+// Controller: fetch, decode, check, dependency tracking and dispatch.
+//
+// One instruction per cycle is read from instruction memory, offset by the
+// enclosing LOOP, checked (docs/isa.md, "Errors") and issued to the queue of
+// the unit that executes it. Units run decoupled; the scoreboard keeps, per
+// unit, the UB and ACC row ranges and the issue order of every issued command
+// that has not completed. The command at the head of a unit's queue may start
+// only when no older command of another unit still has to write rows it
+// reads, or read or write rows it writes (docs/controller.md); until then the
+// unit waits and the other units go on. A unit runs its own commands in order.
+//
+// Program end: HALT waits for every unit and ends with OK. An error stops
+// issue; the core waits for the units to drain (a memory fault aborts them
+// instead, once the memory port is quiet), flushes every unit, queue and
+// weight tile, and ends with the error code and the instruction's index.
+`include "tpu_macros.svh"
+
+module tpu_ctrl #(
+  parameter int unsigned ImemDepth = 1024,
+  parameter int unsigned UbRows    = 4096,
+  parameter int unsigned AccRows   = 1024,
+  parameter int unsigned N         = tpu_pkg::ArrayN,
+  parameter int unsigned SbDepth   = 8,   // commands in flight per unit
+  parameter int unsigned WgtCapacity = 6, // tiles the weight FIFO and MXU hold
+  localparam int unsigned PcW      = $clog2(ImemDepth),
+  localparam int unsigned NU       = tpu_isa_pkg::NumUnits
+) (
+  input  logic                         clk_i,
+  input  logic                         rst_ni,
+  // ---- host control ----
+  input  logic                         start_i,
+  input  logic [31:0]                  start_pc_i,
+  output logic                         busy_o,
+  output logic                         done_o,       // one cycle at program end
+  output tpu_isa_pkg::err_e            err_code_o,   // valid from done_o until the next start
+  output logic [31:0]                  err_pc_o,
+  output logic                         irq_o,        // one cycle per IRQ instruction
+  // ---- instruction memory ----
+  output logic [PcW-1:0]               imem_addr_o,
+  input  tpu_isa_pkg::instr_t          imem_data_i,
+  // ---- unit command queues ----
+  output logic [NU-1:0]                cmd_valid_o,
+  input  logic [NU-1:0]                cmd_ready_i,
+  output tpu_isa_pkg::instr_t          cmd_o,        // common to all queues
+  output logic [PcW-1:0]               cmd_pc_o,
+  input  logic [NU-1:0]                unit_start_i, // a unit took the command at its queue head
+  output logic [NU-1:0]                unit_hold_o,  // the queue head must wait (dependency)
+  input  logic [NU-1:0]                unit_done_i,  // oldest command of a unit completed
+  // ---- faults and abort ----
+  input  logic                         mem_fault_i,
+  input  logic [PcW-1:0]               mem_fault_pc_i,
+  output logic                         mem_block_o,  // stop new memory requests
+  input  logic                         mem_quiet_i,  // no memory request in flight
+  output logic                         flush_o,
+  // ---- status for the performance counters ----
+  output logic                         dep_stall_o
+);
+
+  import tpu_isa_pkg::*;
+
+  typedef enum logic [2:0] {
+    StIdle,
+    StRun,
+    StDrain,   // error: let units finish
+    StAbort,   // memory fault: wait for the memory port to go quiet
+    StFlush    // one cycle: clear units, queues and weights
+  } state_e;
+
+  // [lo, hi) row range; lo/hi never exceed the memory's row count.
+  typedef struct packed {
+    logic        v;
+    logic [16:0] lo;
+    logic [16:0] hi;
+  } range_t;
+
+  typedef struct packed {
+    range_t ub_rd0;
+    range_t ub_rd1;
+    range_t ub_wr;
+    range_t acc_rd;
+    range_t acc_wr;
+  } footprint_t;
+
+  function automatic logic overlap(range_t x, range_t y);
+    return x.v && y.v && (x.lo < y.hi) && (y.lo < x.hi);
+  endfunction
+
+  // a was issued before b (at most 2^15 commands apart, far more than fit in flight).
+  function automatic logic older(logic [15:0] a, logic [15:0] b);
+    logic [15:0] diff;
+    diff = b - a;
+    return (diff != 0) && !diff[15];
+  endfunction
+
+  function automatic logic conflicts(footprint_t n, footprint_t o);
+    return overlap(n.ub_rd0, o.ub_wr) || overlap(n.ub_rd1, o.ub_wr) ||
+           overlap(n.ub_wr, o.ub_rd0) || overlap(n.ub_wr, o.ub_rd1) ||
+           overlap(n.ub_wr, o.ub_wr)  ||
+           overlap(n.acc_rd, o.acc_wr) || overlap(n.acc_wr, o.acc_rd) ||
+           overlap(n.acc_wr, o.acc_wr);
+  endfunction
+
+  // A range [start, start+len) checked against a memory of `rows` rows.
+  function automatic logic in_range(logic signed [33:0] start, logic [33:0] len, int unsigned rows);
+    return (start >= 0) && (start + $signed(len) <= $signed(34'(rows)));
+  endfunction
+
+  function automatic range_t mk_range(logic signed [33:0] start, logic [33:0] len);
+    range_t r;
+    r.v  = 1'b1;
+    r.lo = start[16:0];
+    r.hi = 17'(start + $signed(len));
+    return r;
+  endfunction
+
+  // ---------------------------------------------------------------------------
+  // Program state
+  // ---------------------------------------------------------------------------
+  state_e                state_q, state_d;
+  logic [31:0]           pc_q, pc_d;
+  err_e                  err_q, err_d;
+  logic [31:0]           err_pc_q, err_pc_d;
+  logic signed [31:0]    tiles_q, tiles_d;   // RW tiles issued minus POPs
+
+  // LOOP state: body is [loop_start_q, loop_end_q); iterations left after this one.
+  logic                  loop_q, loop_d;
+  logic [31:0]           loop_start_q, loop_start_d, loop_end_q, loop_end_d;
+  logic [15:0]           loop_left_q, loop_left_d;
+  logic signed [31:0]    ub_inc_q, ub_inc_d, acc_inc_q, acc_inc_d;
+  logic signed [63:0]    host_inc_q, host_inc_d;
+  logic signed [31:0]    ub_off_q, ub_off_d, acc_off_q, acc_off_d;
+  logic signed [63:0]    host_off_q, host_off_d;
+  logic signed [31:0]    ub_off, acc_off;
+  logic signed [63:0]    host_off;
+
+  assign ub_off   = loop_q ? ub_off_q : '0;
+  assign acc_off  = loop_q ? acc_off_q : '0;
+  assign host_off = loop_q ? host_off_q : '0;
+
+  // ---------------------------------------------------------------------------
+  // Scoreboard: per unit a ring of footprints of commands in flight.
+  // ---------------------------------------------------------------------------
+  localparam int unsigned SbPtrW = $clog2(SbDepth);
+  // Ring per unit: [head, start) started and not complete, [start, tail) waiting
+  // in the unit's queue.
+  footprint_t            sb_q [NU][SbDepth];
+  logic [15:0]           sb_seq_q [NU][SbDepth];  // issue order, compared modulo 2^16
+  logic [SbDepth-1:0]    sb_valid_q [NU];
+  logic [SbPtrW-1:0]     sb_head_q [NU], sb_start_q [NU], sb_tail_q [NU];
+  logic [NU-1:0]         unit_idle, unit_full;
+  logic [15:0]           seq_q, seq_d;
+
+  for (genvar u = 0; u < NU; u++) begin : gen_unit_status
+    assign unit_idle[u] = sb_valid_q[u] == '0;
+    assign unit_full[u] = sb_valid_q[u][sb_tail_q[u]];
+  end
+
+  // ---------------------------------------------------------------------------
+  // Decode and check
+  // ---------------------------------------------------------------------------
+  instr_t                ins, issued;
+  logic                  fetch_ok;        // pc inside instruction memory
+  err_e                  dec_err;
+  footprint_t            fp;
+  logic [1:0]            unit;            // unit that executes ins
+  logic                  to_unit;         // ins goes to a unit queue
+  logic                  is_loop, is_sync, is_irq, is_halt;
+  logic signed [33:0]    ub_a, ub_b, ub_c, acc_a, acc_b;
+  logic [33:0]           cnt;
+  logic [3:0]            vop_shift;
+  logic [2:0]            vop_op;
+  logic                  vop_pool;
+  logic [33:0]           pool_rows;
+
+  assign fetch_ok    = pc_q < ImemDepth;
+  assign imem_addr_o = pc_q[PcW-1:0];
+  assign ins         = imem_data_i;
+
+  always_comb begin
+    cnt       = 34'(ins.count);
+    // Unsigned 16-bit fields plus signed loop offsets, without wrapping.
+    // Offsets apply only inside a loop body.
+    ub_a      = $signed({18'd0, ins.a}) + 34'(ub_off);
+    ub_b      = $signed({18'd0, ins.b}) + 34'(ub_off);
+    ub_c      = $signed({18'd0, ins.c[15:0]}) + 34'(ub_off);
+    acc_a     = $signed({18'd0, ins.a}) + 34'(acc_off);
+    acc_b     = $signed({18'd0, ins.b}) + 34'(acc_off);
+    vop_op    = ins.flags[FlagVopOpLsb +: 3];
+    vop_shift = ins.flags[FlagVopShiftLsb +: 4];
+    vop_pool  = (vop_op == VopPoolMax) || (vop_op == VopPoolAvg);
+    pool_rows = cnt << vop_shift;
+  end
+
+  always_comb begin
+    dec_err = ErrOk;
+    fp      = '0;
+    unit    = 2'(UnitVpu);
+    to_unit = 1'b0;
+    is_loop = 1'b0;
+    is_sync = 1'b0;
+    is_irq  = 1'b0;
+    is_halt = 1'b0;
+    issued  = ins;
+
+    unique case (ins.op)
+      OpRhm, OpWhm: begin
+        unit    = 2'(UnitMem);
+        to_unit = 1'b1;
+        if (ins.flags != 0) dec_err = ErrBadFlags;
+        else if (ins.count == 0) dec_err = ErrBadCount;
+        else if (!in_range(ub_a, cnt, UbRows)) dec_err = ErrUbRange;
+        if (ins.op == OpRhm) fp.ub_wr  = mk_range(ub_a, cnt);
+        else                 fp.ub_rd0 = mk_range(ub_a, cnt);
+        issued.a = ub_a[15:0];
+        issued.c = ins.c + host_off;
+      end
+      OpRw: begin
+        unit    = 2'(UnitWgt);
+        to_unit = 1'b1;
+        if (ins.flags != 0 || ins.a != 0) dec_err = ErrBadFlags;
+        else if (ins.count == 0) dec_err = ErrBadCount;
+        else if (tiles_q + 32'(ins.count) > 32'(WgtCapacity)) dec_err = ErrWgtOverflow;
+        issued.c = ins.c + host_off;
+      end
+      OpMmc: begin
+        unit    = 2'(UnitMmc);
+        to_unit = 1'b1;
+        if (ins.flags[7:2] != 0 || ins.c != 0) dec_err = ErrBadFlags;
+        else if (ins.count == 0) dec_err = ErrBadCount;
+        else if (!in_range(ub_a, cnt, UbRows)) dec_err = ErrUbRange;
+        else if (!in_range(acc_b, cnt, AccRows)) dec_err = ErrAccRange;
+        else if (tiles_q <= 0) dec_err = ErrNoWeights;
+        fp.ub_rd0 = mk_range(ub_a, cnt);
+        fp.acc_wr = mk_range(acc_b, cnt);
+        if (ins.flags[FlagMmcAcc]) fp.acc_rd = mk_range(acc_b, cnt);
+        issued.a = ub_a[15:0];
+        issued.b = acc_b[15:0];
+      end
+      OpAct: begin
+        unit    = 2'(UnitVpu);
+        to_unit = 1'b1;
+        if (ins.flags[7:4] != 0 || ins.c != 0 ||
+            (ins.flags[FlagActRaw] && ins.flags[3:1] != 0)) dec_err = ErrBadFlags;
+        else if (ins.count == 0) dec_err = ErrBadCount;
+        else if (!in_range(ub_b, ins.flags[FlagActRaw] ? cnt << 2 : cnt, UbRows))
+          dec_err = ErrUbRange;
+        else if (!in_range(acc_a, cnt, AccRows)) dec_err = ErrAccRange;
+        fp.acc_rd = mk_range(acc_a, cnt);
+        fp.ub_wr  = mk_range(ub_b, ins.flags[FlagActRaw] ? cnt << 2 : cnt);
+        issued.a = acc_a[15:0];
+        issued.b = ub_b[15:0];
+      end
+      OpVop: begin
+        unit    = 2'(UnitVpu);
+        to_unit = 1'b1;
+        if (ins.flags[3] != 0 || vop_op > VopPoolAvg || ins.c[63:16] != 0 ||
+            ((vop_op == VopAdd || vop_op == VopMax) && vop_shift != 0) ||
+            (vop_pool && (vop_shift > 4 || ins.b != 0))) dec_err = ErrBadFlags;
+        else if (ins.count == 0) dec_err = ErrBadCount;
+        else if (!in_range(ub_a, vop_pool ? pool_rows : cnt, UbRows) ||
+                 (!vop_pool && !in_range(ub_b, cnt, UbRows)) ||
+                 !in_range(ub_c, cnt, UbRows)) dec_err = ErrUbRange;
+        fp.ub_rd0 = mk_range(ub_a, vop_pool ? pool_rows : cnt);
+        if (!vop_pool) fp.ub_rd1 = mk_range(ub_b, cnt);
+        fp.ub_wr = mk_range(ub_c, cnt);
+        issued.a = ub_a[15:0];
+        issued.b = vop_pool ? 16'd0 : ub_b[15:0];
+        issued.c = {48'd0, ub_c[15:0]};
+      end
+      OpCfg: begin
+        unit    = 2'(UnitVpu);
+        to_unit = 1'b1;
+        if (ins.flags != 0 || ins.b != 0 || ins.c[63:32] != 0) dec_err = ErrBadFlags;
+        else if (ins.count != 0) dec_err = ErrBadCount;
+        else if (!cfg_ok(ins.a, ins.c[31:0])) dec_err = ErrBadCfg;
+      end
+      OpSync: begin
+        is_sync = 1'b1;
+        if (ins.flags[7:4] != 0 || ins.a != 0 || ins.b != 0 || ins.c != 0) dec_err = ErrBadFlags;
+        else if (ins.count != 0) dec_err = ErrBadCount;
+      end
+      OpLoop: begin
+        is_loop = 1'b1;
+        if (ins.flags != 0 || ins.c[31:16] != 0) dec_err = ErrBadFlags;
+        else if (ins.count == 0 || ins.a == 0 || ins.a > 255 ||
+                 pc_q + 32'd1 + 32'(ins.a) > ImemDepth) dec_err = ErrBadCount;
+        else if (loop_q) dec_err = ErrNestedLoop;
+      end
+      OpIrq, OpHalt: begin
+        is_irq  = ins.op == OpIrq;
+        is_halt = ins.op == OpHalt;
+        if (ins.flags != 0 || ins.a != 0 || ins.b != 0 || ins.c != 0) dec_err = ErrBadFlags;
+        else if (ins.count != 0) dec_err = ErrBadCount;
+      end
+      default: dec_err = ErrIllegalOpcode;
+    endcase
+    if (!fetch_ok) dec_err = ErrPcRange;
+  end
+
+  // CFG register index and value checks (docs/isa.md, CFG).
+  function automatic logic cfg_ok(logic [15:0] index, logic [31:0] value);
+    logic signed [31:0] v;
+    v = $signed(value);
+    if (index == CfgQmult || index == CfgQzp) return 1'b1;
+    if (index == CfgQshift) return value <= 32'd31;
+    if (index == CfgQmin || index == CfgQmax || index == CfgRelu6Max)
+      return (v >= -128) && (v <= 127);
+    if (index >= CfgBiasBase && index < CfgBiasBase + 16'(N)) return 1'b1;
+    if (index >= CfgLutBase && index < CfgLutBase + 16'd256) return value[31:8] == 0;
+    return 1'b0;
+  endfunction
+
+  // ---------------------------------------------------------------------------
+  // Hazards: each unit's queue head against older commands of other units
+  // ---------------------------------------------------------------------------
+  always_comb begin
+    for (int u = 0; u < NU; u++) begin
+      footprint_t  head;
+      logic [15:0] head_seq;
+      head     = sb_q[u][sb_start_q[u]];
+      head_seq = sb_seq_q[u][sb_start_q[u]];
+      unit_hold_o[u] = 1'b0;
+      for (int v = 0; v < NU; v++) begin
+        for (int e = 0; e < SbDepth; e++) begin
+          if (v != u && sb_valid_q[v][e] && older(sb_seq_q[v][e], head_seq) &&
+              conflicts(head, sb_q[v][e])) unit_hold_o[u] = 1'b1;
+        end
+      end
+      // Only a command waiting in the queue can be held. The slot at start is
+      // valid exactly when one waits (start == tail with a valid slot means
+      // the ring is full of waiting commands).
+      if (!sb_valid_q[u][sb_start_q[u]]) unit_hold_o[u] = 1'b0;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Issue
+  // ---------------------------------------------------------------------------
+  logic waits, issue, sync_ready;
+  logic [NU-1:0] sync_mask;
+
+  assign sync_mask  = (ins.flags[3:0] == 0) ? '1 : ins.flags[3:0];
+  assign sync_ready = ((~unit_idle & sync_mask) == '0);
+
+  always_comb begin
+    waits = 1'b0;
+    if (to_unit)
+      waits = !cmd_ready_i[unit] || unit_full[unit];
+    else if (is_sync)
+      waits = !sync_ready;
+    else if (is_irq || is_halt)
+      waits = unit_idle != '1;
+  end
+
+  assign issue = (state_q == StRun) && (dec_err == ErrOk) && !waits;
+  // Input/RAW stall: the matrix unit has an MMC but must wait for its data.
+  assign dep_stall_o = unit_hold_o[UnitMmc];
+
+  always_comb begin
+    cmd_valid_o = '0;
+    if (issue && to_unit) cmd_valid_o[unit] = 1'b1;
+  end
+  assign cmd_o    = issued;
+  assign cmd_pc_o = pc_q[PcW-1:0];
+
+  // ---------------------------------------------------------------------------
+  // Next state
+  // ---------------------------------------------------------------------------
+  logic [31:0] next_pc;
+  logic        fault_now;
+
+  assign fault_now = mem_fault_i && (state_q inside {StRun, StDrain});
+
+  always_comb begin
+    state_d      = state_q;
+    pc_d         = pc_q;
+    err_d        = err_q;
+    err_pc_d     = err_pc_q;
+    tiles_d      = tiles_q;
+    loop_d       = loop_q;
+    loop_start_d = loop_start_q;
+    loop_end_d   = loop_end_q;
+    loop_left_d  = loop_left_q;
+    ub_inc_d     = ub_inc_q;
+    acc_inc_d    = acc_inc_q;
+    host_inc_d   = host_inc_q;
+    ub_off_d     = ub_off_q;
+    acc_off_d    = acc_off_q;
+    host_off_d   = host_off_q;
+    done_o       = 1'b0;
+    irq_o        = 1'b0;
+    flush_o      = 1'b0;
+    mem_block_o  = 1'b0;
+
+    // The instruction after pc, taking the loop back-edge into account.
+    next_pc = pc_q + 32'd1;
+
+    unique case (state_q)
+      StIdle: begin
+        if (start_i) begin
+          state_d  = StRun;
+          pc_d     = start_pc_i;
+          err_d    = ErrOk;
+          err_pc_d = '0;
+          loop_d   = 1'b0;
+        end
+      end
+      StRun: begin
+        if (dec_err != ErrOk) begin
+          err_d    = dec_err;
+          err_pc_d = pc_q;
+          state_d  = StDrain;
+        end else if (issue) begin
+          if (is_halt) begin
+            state_d = StIdle;
+            done_o  = 1'b1;
+          end
+          irq_o = is_irq;
+          if (ins.op == OpRw) tiles_d = tiles_q + 32'(ins.count);
+          if (ins.op == OpMmc && ins.flags[FlagMmcPop]) tiles_d = tiles_q - 32'sd1;
+          if (is_loop) begin
+            loop_d       = 1'b1;
+            loop_start_d = next_pc;
+            loop_end_d   = next_pc + 32'(ins.a);
+            loop_left_d  = ins.count - 16'd1;
+            ub_inc_d     = 32'($signed(ins.b));
+            acc_inc_d    = 32'($signed(ins.c[15:0]));
+            host_inc_d   = 64'($signed(ins.c[63:32]));
+            ub_off_d     = '0;
+            acc_off_d    = '0;
+            host_off_d   = '0;
+            pc_d         = next_pc;
+          end else if (loop_q && next_pc == loop_end_q) begin
+            if (loop_left_q != 0) begin
+              pc_d        = loop_start_q;
+              loop_left_d = loop_left_q - 16'd1;
+              ub_off_d    = ub_off_q + ub_inc_q;
+              acc_off_d   = acc_off_q + acc_inc_q;
+              host_off_d  = host_off_q + host_inc_q;
+            end else begin
+              loop_d = 1'b0;
+              pc_d   = next_pc;
+            end
+          end else begin
+            pc_d = next_pc;
+          end
+        end
+      end
+      StDrain: begin
+        if (unit_idle == '1) state_d = StFlush;
+      end
+      StAbort: begin
+        mem_block_o = 1'b1;
+        if (mem_quiet_i) state_d = StFlush;
+      end
+      StFlush: begin
+        flush_o = 1'b1;
+        tiles_d = '0;
+        loop_d  = 1'b0;
+        state_d = StIdle;
+        done_o  = 1'b1;
+      end
+      default: state_d = StIdle;
+    endcase
+
+    // A memory fault belongs to an instruction issued before any instruction
+    // that failed its checks, so it is the error reported (as in program
+    // order). The units are aborted rather than drained.
+    if (fault_now) begin
+      err_d    = ErrMemFault;
+      err_pc_d = 32'(mem_fault_pc_i);
+      state_d  = StAbort;
+      done_o  = 1'b0;
+      irq_o   = 1'b0;
+    end
+  end
+
+  `FF(state_q, state_d, StIdle)
+  `FF(pc_q, pc_d, '0)
+  `FF(err_q, err_d, ErrOk)
+  `FF(err_pc_q, err_pc_d, '0)
+  `FF(tiles_q, tiles_d, '0)
+  `FF(loop_q, loop_d, 1'b0)
+  `FF(loop_start_q, loop_start_d, '0)
+  `FF(loop_end_q, loop_end_d, '0)
+  `FF(loop_left_q, loop_left_d, '0)
+  `FF(ub_inc_q, ub_inc_d, '0)
+  `FF(acc_inc_q, acc_inc_d, '0)
+  `FF(host_inc_q, host_inc_d, '0)
+  `FF(ub_off_q, ub_off_d, '0)
+  `FF(acc_off_q, acc_off_d, '0)
+  `FF(host_off_q, host_off_d, '0)
+
+  assign seq_d = seq_q + 16'(issue && to_unit);
+  `FF(seq_q, seq_d, '0)
+
+  assign busy_o     = state_q != StIdle;
+  assign err_code_o = err_q;
+  assign err_pc_o   = err_pc_q;
+
+  // ---------------------------------------------------------------------------
+  // Scoreboard update: allocate on issue, free the oldest on a unit's done.
+  // ---------------------------------------------------------------------------
+  for (genvar u = 0; u < NU; u++) begin : gen_sb
+    logic alloc, free, started;
+    assign alloc   = issue && to_unit && (int'(unit) == u);
+    assign free    = unit_done_i[u] && !flush_o;
+    assign started = unit_start_i[u] && !flush_o;
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        sb_valid_q[u] <= '0;
+        sb_head_q[u]  <= '0;
+        sb_start_q[u] <= '0;
+        sb_tail_q[u]  <= '0;
+      end else if (flush_o) begin
+        sb_valid_q[u] <= '0;
+        sb_head_q[u]  <= '0;
+        sb_start_q[u] <= '0;
+        sb_tail_q[u]  <= '0;
+      end else begin
+        if (started) sb_start_q[u] <= sb_start_q[u] + 1'b1;
+        if (alloc) begin
+          sb_valid_q[u][sb_tail_q[u]] <= 1'b1;
+          sb_tail_q[u] <= sb_tail_q[u] + 1'b1;
+        end
+        if (free) begin
+          sb_valid_q[u][sb_head_q[u]] <= 1'b0;
+          sb_head_q[u] <= sb_head_q[u] + 1'b1;
+        end
+      end
+    end
+
+    always_ff @(posedge clk_i) begin
+      if (alloc) begin
+        sb_q[u][sb_tail_q[u]]     <= fp;
+        sb_seq_q[u][sb_tail_q[u]] <= seq_q;
+      end
+    end
+
+    logic head_valid, start_valid;
+    assign head_valid  = sb_valid_q[u][sb_head_q[u]];
+    assign start_valid = sb_valid_q[u][sb_start_q[u]];
+    `ASSERT(DoneHasCommand, unit_done_i[u] && !flush_o |-> head_valid)
+    `ASSERT(StartHasCommand, unit_start_i[u] && !flush_o |-> start_valid)
+    `ASSERT(HeldNotStarted, unit_hold_o[u] |-> !unit_start_i[u])
+  end
+
+  if (SbDepth != (1 << SbPtrW)) begin : gen_bad_sb
+    $error("tpu_ctrl: SbDepth must be a power of two");
+  end
+
+endmodule

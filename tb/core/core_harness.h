@@ -1,0 +1,159 @@
+// Drives the Verilated TPU core like a host would: loads a program into
+// instruction memory, starts it, serves the memory port from a HostMemory
+// (with latency, random stalls and injected faults) and collects the result,
+// the counters and the final UB / ACC contents for comparison with the
+// reference model.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "bits.h"
+#include "isa.h"
+#include "sim.h"
+#include "tpu_model.h"
+
+namespace tb {
+
+struct CorePerf {
+  uint64_t cycles = 0, mxu_busy = 0, useful_macs = 0, wgt_stall = 0, wgt_shift = 0,
+           dep_stall = 0, mem_stall = 0;
+};
+
+struct CoreRun {
+  tpu::isa::ErrCode err = tpu::isa::ErrCode::kOk;
+  uint32_t err_pc = 0;
+  uint64_t irqs = 0;
+  uint64_t cycles = 0;  // start to done
+  uint64_t first_mxu_cycle = 0;  // first cycle the MXU took a row (0: never)
+  bool timed_out = false;
+  CorePerf perf;
+};
+
+// How the memory port behaves.
+struct MemoryTiming {
+  int latency = 8;           // cycles from request to response
+  double req_stall = 0.0;    // probability the port refuses a request
+  double rsp_gap = 0.0;      // probability a due response is held back a cycle
+};
+
+template <class Model, int N, int UbRows, int AccRows>
+class CoreHarness {
+ public:
+  explicit CoreHarness(Sim<Model>& sim) : sim_(sim), dut_(sim.dut()) { idle_inputs(); }
+
+  void load_program(uint32_t start, const std::vector<tpu::isa::Instr>& prog) {
+    for (size_t i = 0; i < prog.size(); ++i) {
+      const auto w = prog[i].encode();
+      dut_.imem_wr_en_i = 1;
+      dut_.imem_wr_addr_i = start + uint32_t(i);
+      set_field(dut_.imem_wr_data_i, 0, 64, w[0]);
+      set_field(dut_.imem_wr_data_i, 64, 64, w[1]);
+      sim_.tick();
+    }
+    dut_.imem_wr_en_i = 0;
+  }
+
+  CoreRun run(uint32_t start_pc, tpu::model::HostMemory& mem, const MemoryTiming& timing,
+              uint64_t max_cycles = 2'000'000) {
+    CoreRun res;
+    dut_.start_i = 1;
+    dut_.start_pc_i = start_pc;
+    sim_.tick();
+    dut_.start_i = 0;
+    const uint64_t t0 = sim_.cycle();
+    while (true) {
+      if (sim_.cycle() - t0 > max_cycles) {
+        res.timed_out = true;
+        break;
+      }
+      serve_memory(mem, timing);
+      sim_.settle();
+      if (res.first_mxu_cycle == 0 && dut_.perf_mxu_busy_o != 0) res.first_mxu_cycle = sim_.cycle() - t0;
+      if (dut_.irq_o) ++res.irqs;
+      if (dut_.done_o) {
+        res.err = tpu::isa::ErrCode(dut_.err_code_o);
+        res.err_pc = dut_.err_pc_o;
+        sim_.tick();
+        break;
+      }
+      sim_.tick();
+    }
+    res.cycles = sim_.cycle() - t0;
+    res.perf = {dut_.perf_cycles_o, dut_.perf_mxu_busy_o, dut_.perf_useful_macs_o,
+                dut_.perf_wgt_stall_o, dut_.perf_wgt_shift_o, dut_.perf_dep_stall_o,
+                dut_.perf_mem_stall_o};
+    // Requests still in flight (after an abort there are none) are dropped.
+    pending_.clear();
+    return res;
+  }
+
+  std::vector<int8_t> ub_row(int r) const {
+    std::vector<int8_t> out(N);
+    const auto& row = dut_.rootp->tpu_core__DOT__u_ub__DOT__mem_q[r];
+    for (int j = 0; j < N; ++j) out[j] = int8_t(get_field(row, unsigned(j) * 8, 8));
+    return out;
+  }
+  std::vector<int32_t> acc_row(int r) const {
+    std::vector<int32_t> out(N);
+    const auto& row = dut_.rootp->tpu_core__DOT__u_acc__DOT__mem_q[r];
+    for (int j = 0; j < N; ++j) out[j] = int32_t(get_field(row, unsigned(j) * 32, 32));
+    return out;
+  }
+
+ private:
+  struct Pending {
+    uint64_t due;
+    bool write;
+    uint64_t addr;
+    std::vector<uint8_t> data;
+  };
+
+  void idle_inputs() {
+    dut_.imem_wr_en_i = 0;
+    dut_.start_i = 0;
+    dut_.mem_req_ready_i = 0;
+    dut_.mem_rsp_valid_i = 0;
+    dut_.mem_rsp_err_i = 0;
+  }
+
+  // One cycle of the memory port: offer the oldest due response, accept a
+  // request, and apply a write when its acknowledge is taken.
+  void serve_memory(tpu::model::HostMemory& mem, const MemoryTiming& t) {
+    const uint64_t now = sim_.cycle();
+    const bool offer = !pending_.empty() && pending_.front().due <= now && !sim_.chance(t.rsp_gap);
+    dut_.mem_rsp_valid_i = offer;
+    if (offer) {
+      const Pending& p = pending_.front();
+      const bool fault = mem.faults(p.addr, N);
+      dut_.mem_rsp_err_i = fault;
+      if (!p.write) {
+        const auto bytes = mem.read(p.addr, N);
+        for (int j = 0; j < N; ++j) set_field(dut_.mem_rsp_rdata_i, unsigned(j) * 8, 8, bytes[j]);
+      }
+    }
+    dut_.mem_req_ready_i = !sim_.chance(t.req_stall);
+    sim_.settle();
+    if (offer && dut_.mem_rsp_ready_o) {
+      const Pending& p = pending_.front();
+      if (p.write && !mem.faults(p.addr, N)) mem.write(p.addr, p.data);
+      pending_.pop_front();
+    }
+    if (dut_.mem_req_valid_o && dut_.mem_req_ready_i) {
+      Pending p{now + uint64_t(t.latency), bool(dut_.mem_req_write_o), dut_.mem_req_addr_o, {}};
+      if (p.write) {
+        p.data.resize(N);
+        for (int j = 0; j < N; ++j) p.data[j] = uint8_t(get_field(dut_.mem_req_wdata_o, unsigned(j) * 8, 8));
+      }
+      pending_.push_back(std::move(p));
+    }
+  }
+
+  Sim<Model>& sim_;
+  Model& dut_;
+  std::deque<Pending> pending_;
+};
+
+}  // namespace tb

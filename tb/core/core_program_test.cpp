@@ -1,0 +1,267 @@
+// Compute-core program tests: seeded random programs compared with the
+// reference model, every error code with its faulting instruction, and the
+// overlap of the units in a compute-bound GEMM.
+#include <cstdio>
+
+#include "core_fixture.h"
+
+namespace {
+
+using namespace core_tb;
+
+// ---------------------------------------------------------------------------
+// Random valid programs
+// ---------------------------------------------------------------------------
+
+// Generates programs that are valid by construction for the common cases; a
+// trial run on a copy of the model rejects the rare invalid one (a LOOP whose
+// later iterations leave memory, say), so every program run is valid.
+template <class Fixture, int N, int UbRows, int AccRows>
+class ProgramGenerator {
+ public:
+  static constexpr uint64_t kInSize = 0x4000, kOutSize = 0x4000;
+
+  ProgramGenerator(Fixture& fx, int pending_tiles) : fx_(fx), tiles_(pending_tiles) {}
+
+  std::vector<isa::Instr> make(int length) {
+    std::vector<isa::Instr> prog;
+    while (int(prog.size()) < length) {
+      if (fx_.chance(0.08) && int(prog.size()) + 4 < length) {
+        const int body = int(fx_.rand_int(1, 3));
+        prog.push_back(isa::loop(uint32_t(fx_.rand_int(2, 3)), uint32_t(body),
+                                 int32_t(fx_.rand_int(0, 8)), int32_t(fx_.rand_int(0, 8)),
+                                 int64_t(N * fx_.rand_int(0, 4))));
+        for (int i = 0; i < body; ++i) prog.push_back(one());
+      } else {
+        prog.push_back(one());
+      }
+    }
+    prog.push_back(isa::halt());
+    return prog;
+  }
+
+ private:
+  int64_t r(int64_t lo, int64_t hi) { return fx_.rand_int(lo, hi); }
+  uint32_t rows() { return uint32_t(r(1, 20)); }
+  uint32_t ub(uint32_t len) { return uint32_t(r(0, UbRows - int64_t(len))); }
+  uint32_t acc(uint32_t len) { return uint32_t(r(0, AccRows - int64_t(len))); }
+
+  isa::Instr one() {
+    for (;;) {
+      switch (r(0, 9)) {
+        case 0: {  // RHM from the input region
+          const uint32_t n = rows(), stride = uint32_t(N * r(1, 3));
+          return isa::rhm(ub(n), n, kInput + uint64_t(r(0, kInSize - int64_t(n) * stride)), stride);
+        }
+        case 1: {  // WHM to the output region
+          const uint32_t n = rows(), stride = uint32_t(N * r(1, 2));
+          return isa::whm(ub(n), n, kOutput + uint64_t(r(0, kOutSize - int64_t(n) * stride)), stride);
+        }
+        case 2: {  // RW, within the tile capacity
+          if (tiles_ >= 6) continue;
+          const uint32_t t = uint32_t(r(1, std::min(2, 6 - tiles_)));
+          tiles_ += int(t);
+          return isa::rw(kInput + uint64_t(r(0, kInSize - int64_t(t) * N * N)), t, N);
+        }
+        case 3:
+        case 4: {  // MMC, when a tile is there
+          if (tiles_ == 0) continue;
+          const uint32_t n = rows();
+          const bool pop = fx_.chance(0.5);
+          tiles_ -= pop;
+          return isa::mmc(ub(n), acc(n), n, fx_.chance(0.5), pop);
+        }
+        case 5: {  // ACT
+          const uint32_t n = rows();
+          if (fx_.chance(0.2)) return isa::act(acc(n), ub(4 * n), n, isa::Act::kNone, false, true);
+          return isa::act(acc(n), ub(n), n, isa::Act(r(0, 3)), fx_.chance(0.5));
+        }
+        case 6: {  // VOP
+          const auto op = isa::VopOp(r(0, 4));
+          const uint32_t n = rows();
+          if (op == isa::VopOp::kPoolMax || op == isa::VopOp::kPoolAvg) {
+            const int shift = int(r(0, 3));
+            return isa::vop(op, ub(n << shift), 0, ub(n), n, shift);
+          }
+          return isa::vop(op, ub(n), ub(n), ub(n), n, op == isa::VopOp::kMul ? int(r(0, 15)) : 0);
+        }
+        case 7: {  // CFG
+          switch (r(0, 6)) {
+            case 0: return isa::cfg(0x000, uint32_t(r(1 << 29, 0x7fffffff)));
+            case 1: return isa::cfg(0x001, uint32_t(r(0, 24)));
+            case 2: return isa::cfg(0x002, uint32_t(int32_t(r(-30, 30))));
+            case 3: return isa::cfg(0x003, uint32_t(int32_t(r(-128, -20))));
+            case 4: return isa::cfg(0x004, uint32_t(int32_t(r(20, 127))));
+            case 5: return isa::cfg(uint32_t(0x100 + r(0, N - 1)), uint32_t(int32_t(r(-100000, 100000))));
+            default: return isa::cfg(uint32_t(0x200 + r(0, 255)), uint32_t(r(0, 255)));
+          }
+        }
+        case 8:
+          return fx_.chance(0.5) ? isa::sync(uint8_t(r(0, 15))) : isa::irq();
+        default: {  // RELU6 bound or the other clamp settings
+          return isa::cfg(0x005, uint32_t(int32_t(r(0, 127))));
+        }
+      }
+    }
+  }
+
+  Fixture& fx_;
+  int tiles_;
+};
+
+TEST_F(Core4Test, RandomProgramsMatchModel) {
+  tpu::model::TpuModel model(config());
+  HostMemory mem;
+  std::vector<uint8_t> bytes(ProgramGenerator<Core4Test, N, 256, 128>::kInSize);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  mem.write(kInput, bytes);
+  int rejected = 0;
+  constexpr int kPrograms = 25;
+  for (int p = 0; p < kPrograms; ++p) {
+    std::vector<isa::Instr> prog;
+    for (int attempt = 0;; ++attempt) {
+      ProgramGenerator<Core4Test, N, 256, 128> gen(*this, int(model.pending_tiles()));
+      prog = gen.make(int(rand_int(5, 40)));
+      tpu::model::TpuModel trial = model;
+      HostMemory trial_mem = mem;
+      trial.load_program(0, prog);
+      if (trial.run(0, trial_mem).err == ErrCode::kOk) break;
+      ++rejected;
+      ASSERT_LT(attempt, 100) << "the generator keeps making invalid programs";
+    }
+    const tb::MemoryTiming timing{int(rand_int(1, 30)), double(rand_int(0, 3)) / 10,
+                                  double(rand_int(0, 3)) / 10};
+    run_both(model, prog, mem, timing, kOutput, 0x4000,
+             "program " + std::to_string(p) + ":\n" + isa::disassemble(prog));
+    if (HasFailure()) return;
+  }
+  RecordProperty("rejected", rejected);
+}
+
+// ---------------------------------------------------------------------------
+// Errors: every code, its faulting instruction, and a working next program
+// ---------------------------------------------------------------------------
+
+struct ErrorCase {
+  const char* name;
+  std::vector<isa::Instr> prog;
+  ErrCode code;
+  uint32_t pc;
+  std::vector<std::pair<uint64_t, uint64_t>> faults = {};
+  uint32_t start = 0;
+};
+
+std::vector<ErrorCase> error_cases(int n) {
+  using namespace isa;
+  const uint32_t nn = uint32_t(n);
+  Instr illegal{};
+  illegal.op = 0x7f;
+  Instr zero{};
+  Instr bad_flags = rhm(0, 4, kInput, nn);
+  bad_flags.flags = 0x80;
+  Instr loop_long = loop(2, 200);
+  std::vector<Instr> pc_range(6, sync(0));
+  return {
+      {"illegal opcode", {rw(kInput, 1, nn), illegal, halt()}, ErrCode::kIllegalOpcode, 1},
+      {"zeroed instruction", {zero}, ErrCode::kIllegalOpcode, 0},
+      {"reserved flag", {sync(0), bad_flags, halt()}, ErrCode::kBadFlags, 1},
+      {"UB range", {rhm(250, 8, kInput, nn), halt()}, ErrCode::kUbRange, 0},
+      {"UB range in a loop", {loop(3, 1, 100), rhm(50, 60, kInput, nn), halt()}, ErrCode::kUbRange, 1},
+      {"ACC range", {rw(kInput, 1, nn), mmc(0, 127, 2, false, true), halt()}, ErrCode::kAccRange, 1},
+      {"bad count", {rw(kInput, 1, nn), mmc(0, 0, 0, false, true), halt()}, ErrCode::kBadCount, 1},
+      {"loop body past the end", {loop_long}, ErrCode::kBadCount, 250, {}, 250},
+      {"nested loop", {loop(2, 2), loop(2, 1), sync(0), halt()}, ErrCode::kNestedLoop, 1},
+      {"bad CFG value", {cfg(0x001, 40), halt()}, ErrCode::kBadCfg, 0},
+      {"bad CFG index", {cfg(0x100 + nn, 1), halt()}, ErrCode::kBadCfg, 0},
+      {"RHM fault", {rhm(0, 16, kInput, nn), halt()}, ErrCode::kMemFault, 0, {{kInput + 5 * nn, 1}}},
+      {"WHM fault", {rhm(0, 8, kInput, nn), whm(0, 8, kOutput, nn), halt()}, ErrCode::kMemFault, 1,
+       {{kOutput + 7 * nn, 1}}},
+      {"RW fault under a waiting MMC",
+       {rw(kInput, 2, nn), rhm(0, 8, kInput + 0x1000, nn), mmc(0, 0, 8, false, true),
+        mmc(0, 8, 8, false, true), halt()},
+       ErrCode::kMemFault, 0, {{kInput + uint64_t(n) * n + 2 * nn, 1}}},
+      {"PC range", pc_range, ErrCode::kPcRange, 256, {}, 250},
+      {"no weights", {rhm(0, 4, kInput, nn), mmc(0, 0, 4, false, false), halt()}, ErrCode::kNoWeights, 1},
+      {"weight overflow", {rw(kInput, 4, nn), rw(kInput, 3, nn), halt()}, ErrCode::kWgtOverflow, 1},
+  };
+}
+
+TEST_F(Core4Test, EveryErrorCodeStopsAndRecovers) {
+  std::vector<uint8_t> bytes(0x2000);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  for (const ErrorCase& c : error_cases(N)) {
+    SCOPED_TRACE(c.name);
+    HostMemory mem;
+    mem.write(kInput, bytes);
+    for (auto [addr, len] : c.faults) mem.add_fault(addr, len);
+    tpu::model::TpuModel model(config());
+    model.load_program(c.start, c.prog);
+    HostMemory model_mem = mem;
+    const auto expect = model.run(c.start, model_mem);
+    EXPECT_EQ(expect.err, c.code) << "model: " << isa::err_name(expect.err);
+    EXPECT_EQ(expect.err_pc, c.pc) << "model";
+
+    const tb::CoreRun got = run_rtl(c.prog, mem, {.latency = 6}, c.start);
+    EXPECT_EQ(got.err, c.code) << "RTL: " << isa::err_name(got.err);
+    EXPECT_EQ(got.err_pc, c.pc) << "RTL";
+    // The next program runs normally on the same core.
+    mem.clear_faults();
+    check_gemm(9, 7, 6, {.latency = 4});
+    if (HasFailure()) return;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Overlap: a compute-bound GEMM keeps the MXU busy between the first MMC and
+// the last ACT.
+// ---------------------------------------------------------------------------
+
+TEST_F(Core16Test, ComputeBoundGemmOverlap) {
+  constexpr int M = 128, Kb = 8, Nb = 8;  // 128 x 128 x 128
+  HostMemory mem;
+  const MatrixI8 a = random_matrix(M, Kb * N), w = random_matrix(Kb * N, Nb * N);
+  // A as Kb column blocks of M rows; tile (j, k) stored contiguously.
+  for (int k = 0; k < Kb; ++k)
+    for (int i = 0; i < M; ++i)
+      mem.write(kInput + uint64_t(k * M + i) * N, std::span<const int8_t>(&a.at(i, k * N), N));
+  const uint64_t tiles = kScratch;
+  for (int j = 0; j < Nb; ++j)
+    for (int k = 0; k < Kb; ++k)
+      for (int r = 0; r < N; ++r)
+        mem.write(tiles + uint64_t((j * Kb + k) * N + r) * N, std::span<const int8_t>(&w.at(k * N + r, j * N), N));
+
+  tpu::model::TpuModel model(config());
+  const std::vector<isa::Instr> load{isa::rhm(0, Kb * M, kInput, N), isa::halt()};
+  run_both(model, load, mem, {}, kOutput, 16, "load A");
+
+  // Weights run two tiles ahead of the MMCs; ACC regions alternate per column
+  // tile so the ACT of tile j overlaps the MMCs of tile j+1.
+  std::vector<isa::Instr> prog{isa::cfg(0x000, 0x4c000000), isa::cfg(0x001, 12),
+                               isa::rw(tiles, 2, N)};
+  const int total = Nb * Kb;
+  for (int t = 0; t < total; ++t) {
+    const int j = t / Kb, k = t % Kb;
+    if (t + 2 < total) prog.push_back(isa::rw(tiles + uint64_t(t + 2) * N * N, 1, N));
+    prog.push_back(isa::mmc(uint32_t(k * M), uint32_t((j % 2) * M), M, k > 0, true));
+    if (k == Kb - 1)
+      prog.push_back(isa::act(uint32_t((j % 2) * M), uint32_t(Kb * M + j * M), M, isa::Act::kRelu, false));
+  }
+  prog.push_back(isa::halt());
+  const tb::CoreRun r = run_both(model, prog, mem, {}, kOutput, 16, "GEMM");
+  ASSERT_EQ(r.err, ErrCode::kOk);
+
+  const uint64_t window = r.cycles - r.first_mxu_cycle;
+  const double util = double(r.perf.mxu_busy) / double(window);
+  std::printf("[ core N=16 ] GEMM %dx%dx%d: cycles %llu, MXU busy %llu of %llu cycles between the "
+              "first MMC row and the end (%.2f%%), useful MACs %llu, weight stall %llu, weight shift "
+              "%llu, dependency stall %llu, memory stall %llu\n",
+              M, Kb * N, Nb * N, (unsigned long long)r.perf.cycles, (unsigned long long)r.perf.mxu_busy,
+              (unsigned long long)window, 100.0 * util, (unsigned long long)r.perf.useful_macs,
+              (unsigned long long)r.perf.wgt_stall, (unsigned long long)r.perf.wgt_shift,
+              (unsigned long long)r.perf.dep_stall, (unsigned long long)r.perf.mem_stall);
+  RecordProperty("mxu_utilization_percent", std::to_string(100.0 * util));
+  EXPECT_EQ(r.perf.useful_macs, uint64_t(M) * Kb * Nb * N * N);
+  EXPECT_GE(util, 0.95) << "the units do not overlap enough";
+}
+
+}  // namespace

@@ -1,0 +1,128 @@
+// Compute-core tests: programs run on the Verilated core and on the C++
+// reference model; results are compared with each other and, for directed
+// programs, with a plain C++ computation of what the program means.
+#include <cstdio>
+
+#include "core_fixture.h"
+
+namespace {
+
+using namespace core_tb;
+
+// ---------------------------------------------------------------------------
+// Directed programs
+// ---------------------------------------------------------------------------
+
+TEST_F(Core16Test, Gemm64x64x64) { check_gemm(64, 64, 64); }
+
+TEST_F(Core16Test, GemmNotMultipleOfN) { check_gemm(37, 50, 29, {.latency = 20, .req_stall = 0.2}); }
+
+TEST_F(Core4Test, GemmShapes) {
+  for (auto [m, k, n] : {std::tuple{1, 1, 1}, {7, 13, 5}, {16, 8, 12}, {33, 9, 3}})
+    check_gemm(m, k, n, {.latency = 3, .req_stall = 0.3, .rsp_gap = 0.3});
+}
+
+// Dense layer: int8 GEMM + bias + requantization + ReLU, compared with a loop
+// over quant.h's act_lane.
+TEST_F(Core16Test, DenseBiasRequantRelu) {
+  constexpr int M = 24;
+  HostMemory mem;
+  const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
+  tpu::model::write_matrix(mem, kInput, a);
+  tpu::model::write_matrix(mem, kInput + 0x1000, w);
+  tpu::quant::QuantParams p;
+  p.multiplier = 0x5a3c1b2d;
+  p.shift = 9;
+  p.zero_point = -7;
+  std::vector<int32_t> bias(N);
+  for (auto& b : bias) b = int32_t(rand_int(-20000, 20000));
+
+  std::vector<isa::Instr> prog{isa::rhm(0, M, kInput, N), isa::rw(kInput + 0x1000, 1, N),
+                               isa::mmc(0, 0, M, false, true),
+                               isa::cfg(0x000, uint32_t(p.multiplier)),
+                               isa::cfg(0x001, uint32_t(p.shift)), isa::cfg(0x002, uint32_t(p.zero_point))};
+  for (int j = 0; j < N; ++j) prog.push_back(isa::cfg(0x100 + j, uint32_t(bias[j])));
+  prog.push_back(isa::act(0, 100, M, isa::Act::kRelu, true));
+  prog.push_back(isa::whm(100, M, kOutput, N));
+  prog.push_back(isa::halt());
+  const tb::CoreRun r = run_rtl(prog, mem);
+  ASSERT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
+
+  const MatrixI32 acc = tpu::model::matmul_i8(a, w);
+  const MatrixI8 got = tpu::model::read_matrix_i8(mem, kOutput, M, N);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j)
+      ASSERT_EQ(got.at(i, j), tpu::quant::act_lane(acc.at(i, j), bias[j], p, tpu::quant::Act::kRelu, nullptr))
+          << "row " << i << " lane " << j;
+}
+
+// Pooling and element-wise operations, compared with plain loops.
+TEST_F(Core4Test, VectorOps) {
+  constexpr int R = 16;
+  HostMemory mem;
+  const MatrixI8 x = random_matrix(R, N), y = random_matrix(R, N);
+  tpu::model::write_matrix(mem, kInput, x);
+  tpu::model::write_matrix(mem, kInput + 0x1000, y);
+  const std::vector<isa::Instr> prog{
+      isa::rhm(0, R, kInput, N), isa::rhm(R, R, kInput + 0x1000, N),
+      isa::vop(isa::VopOp::kAdd, 0, R, 64, R), isa::vop(isa::VopOp::kMul, 0, R, 80, R, 5),
+      isa::vop(isa::VopOp::kMax, 0, R, 96, R), isa::vop(isa::VopOp::kPoolMax, 0, 0, 112, R / 4, 2),
+      isa::vop(isa::VopOp::kPoolAvg, 0, 0, 116, R / 2, 1), isa::whm(64, 60, kOutput, N),
+      isa::halt()};
+  const tb::CoreRun r = run_rtl(prog, mem, {.latency = 5, .req_stall = 0.2});
+  ASSERT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
+  const MatrixI8 out = tpu::model::read_matrix_i8(mem, kOutput, 60, N);
+  namespace q = tpu::quant;
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < N; ++j) {
+      ASSERT_EQ(out.at(i, j), q::vop_add(x.at(i, j), y.at(i, j)));
+      ASSERT_EQ(out.at(16 + i, j), q::vop_mul(x.at(i, j), y.at(i, j), 5));
+      ASSERT_EQ(out.at(32 + i, j), q::vop_max(x.at(i, j), y.at(i, j)));
+    }
+  for (int i = 0; i < R / 4; ++i)
+    for (int j = 0; j < N; ++j) {
+      int8_t m = -128;
+      for (int t = 0; t < 4; ++t) m = std::max(m, x.at(4 * i + t, j));
+      ASSERT_EQ(out.at(48 + i, j), m) << "pool max " << i;
+    }
+  for (int i = 0; i < R / 2; ++i)
+    for (int j = 0; j < N; ++j)
+      ASSERT_EQ(out.at(52 + i, j), q::pool_avg(x.at(2 * i, j) + x.at(2 * i + 1, j), 1)) << "pool avg " << i;
+}
+
+// A LOOP that multiplies four row blocks by one tile, with UB, ACC and host
+// increments, against the reference matmul per block.
+TEST_F(Core4Test, LoopWithIncrements) {
+  constexpr int Rows = 6, Blocks = 4;
+  const MatrixI8 a = random_matrix(Rows * Blocks, N), w = random_matrix(N, N);
+  // Block b reads UB rows b*Rows (ub_inc) and accumulates into ACC rows
+  // b*Rows (acc_inc); its RAW results land in UB rows 100 + b*Rows and go to
+  // host memory one block apart. The host increment is shared by RHM and WHM,
+  // so the input blocks are laid out that far apart too.
+  const std::vector<isa::Instr> prog{
+      isa::rw(kInput + 0x1000, 1, N),
+      isa::loop(Blocks, 4, Rows, Rows, Rows * N * 4),
+      isa::rhm(0, Rows, kInput, N),
+      isa::mmc(0, 0, Rows, false, false),
+      isa::act(0, 100, Rows, isa::Act::kNone, false, true),
+      isa::whm(100, Rows * 4, kOutput, N),
+      isa::sync(0),
+      isa::halt()};
+  HostMemory mem2;
+  for (int b = 0; b < Blocks; ++b)
+    for (int r = 0; r < Rows; ++r)
+      mem2.write(kInput + uint64_t(b) * Rows * N * 4 + uint64_t(r) * N,
+                 std::span<const int8_t>(&a.at(b * Rows + r, 0), N));
+  tpu::model::write_matrix(mem2, kInput + 0x1000, w);
+  const tb::CoreRun r = run_rtl(prog, mem2, {.latency = 4});
+  ASSERT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err) << " at " << r.err_pc;
+  const MatrixI32 expect = tpu::model::matmul_i8(a, w);
+  for (int b = 0; b < Blocks; ++b)
+    for (int i = 0; i < Rows; ++i)
+      for (int j = 0; j < N; ++j) {
+        const uint64_t addr = kOutput + uint64_t(b) * Rows * N * 4 + uint64_t(i) * N * 4 + uint64_t(j) * 4;
+        ASSERT_EQ(int32_t(mem2.read32(addr)), expect.at(b * Rows + i, j)) << "block " << b << " row " << i;
+      }
+}
+
+}  // namespace

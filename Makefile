@@ -10,7 +10,7 @@ SEED    ?=
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPU_CONFIG=$(CONFIG)
 
 .DEFAULT_GOAL := build
-.PHONY: help setup build test sim regress lint wave synth bench demo clean
+.PHONY: help setup build test sim regress lint regs wave synth bench demo clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ regress: build ## Run the simulation tests for every seed in SEEDS; table + JUni
 lint: ## Verilator -Wall over all RTL (zero warnings)
 	scripts/lint.sh
 
+regs: ## Regenerate BAR0 registers from rtl/host/tpu_regs.rdl
+	python3 scripts/gen_regs.py
+
 wave: build ## Rerun one test with FST waves and open GTKWave: make wave TEST=<name> [SEED=n]
 	scripts/wave.sh "$(TEST)" "$(SEED)"
 
@@ -56,9 +59,10 @@ bench: build ## Benchmarks: MXU streaming throughput and simulation speed
 	$(BUILD)/tb/mxu_bench --n 16 --tiles 20000
 	$(BUILD)/tb/mxu_bench --n 8 --tiles 40000
 	$(BUILD)/tb/mxu_bench --n 4 --tiles 80000
+	$(BUILD)/tb/core_demo --m 256 --k 256 --n 256 --latency 500
 
-demo: build ## Main job: int8 matmuls on the MXU, checked against the reference
-	$(BUILD)/tb/mxu_bench --demo
+demo: build ## Main job: an int8 GEMM program on the TPU core, checked against the reference
+	$(BUILD)/tb/core_demo
 
 clean: ## Remove all generated files
 	rm -rf $(BUILD)

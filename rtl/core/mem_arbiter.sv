@@ -1,57 +1,65 @@
 // Shares the core's memory port between the memory unit (RHM/WHM) and the
 // weight unit (RW).
 //
-// Requests are granted round-robin, one per cycle. The port answers every
-// request (read data or write acknowledge, with an error bit) exactly once
-// and in order, so a FIFO of requester ids routes each response home.
-// block_i stops new grants (used while the core aborts after a fault);
-// outstanding_o counts requests not yet answered.
+// The port moves bursts of rows: a request is {write, address, rows}; read
+// data comes back as one beat per row in request order (each with an error
+// bit); write data goes out as one beat per row in request order; every write
+// request gets one acknowledge (with an error bit). Requests are granted
+// round-robin, one per cycle; a FIFO of {requester, rows} routes read data
+// home. Only the memory unit writes, so write data and acknowledges pass
+// straight through. Both units always take their read data (the weight unit
+// only asks for rows it has room for), so one unit never blocks the other.
+// block_i stops new grants (while the core aborts after a fault); quiet_o says
+// no request is in flight.
 `include "tpu_macros.svh"
 
 module mem_arbiter #(
   parameter int unsigned DataW       = 128,  // bits per row
-  parameter int unsigned Outstanding = 64,   // requests in flight, at most
-  localparam int unsigned CntW = $clog2(Outstanding + 1)
+  parameter int unsigned RowsW       = 24,   // bits of a request's row count
+  parameter int unsigned Outstanding = 16    // read requests in flight, at most
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
   input  logic                  block_i,
-  output logic [CntW-1:0]       outstanding_o,
+  output logic                  quiet_o,
   // ---- requesters (0: memory unit, 1: weight unit) ----
   input  logic [1:0]            req_valid_i,
   output logic [1:0]            req_ready_o,
   input  logic [1:0]            req_write_i,
   input  logic [1:0][63:0]      req_addr_i,
-  input  logic [1:0][DataW-1:0] req_wdata_i,
-  output logic [1:0]            rsp_valid_o,
-  input  logic [1:0]            rsp_ready_i,
-  output logic [DataW-1:0]      rsp_rdata_o,
-  output logic                  rsp_err_o,
+  input  logic [1:0][RowsW-1:0] req_rows_i,
+  output logic [1:0]            rd_valid_o,
+  output logic [DataW-1:0]      rd_data_o,
+  output logic                  rd_err_o,
   // ---- memory port ----
   output logic                  mem_req_valid_o,
   input  logic                  mem_req_ready_i,
   output logic                  mem_req_write_o,
   output logic [63:0]           mem_req_addr_o,
-  output logic [DataW-1:0]      mem_req_wdata_o,
-  input  logic                  mem_rsp_valid_i,
-  output logic                  mem_rsp_ready_o,
-  input  logic [DataW-1:0]      mem_rsp_rdata_i,
-  input  logic                  mem_rsp_err_i
+  output logic [RowsW-1:0]      mem_req_rows_o,
+  input  logic                  mem_rd_valid_i,
+  output logic                  mem_rd_ready_o,
+  input  logic [DataW-1:0]      mem_rd_data_i,
+  input  logic                  mem_rd_err_i,
+  input  logic                  mem_wr_ack_valid_i
 );
 
-  logic       prio_q, prio_d;   // requester preferred this cycle
-  logic       sel;              // requester granted
-  logic       grant_ok, req_fire;
-  logic       id_ready, id_valid, id_head;
+  localparam int unsigned CntW = $clog2(Outstanding + 1);
+
+  logic              prio_q, prio_d, sel, grant_ok, req_fire, rd_fire;
+  logic              ids_ready, ids_valid, head_id;
+  logic [RowsW-1:0]  head_rows, head_done_q, head_done_d;
+  logic [CntW-1:0]   unused_ids_count;
+  logic [15:0]       writes_q, writes_d;  // write requests not yet acknowledged
 
   // Round robin: the preferred requester wins if it asks, else the other.
-  assign sel = req_valid_i[prio_q] ? prio_q : !prio_q;
-  assign grant_ok = !block_i && id_ready;
+  assign sel      = req_valid_i[prio_q] ? prio_q : !prio_q;
+  assign grant_ok = !block_i && ids_ready;
 
   assign mem_req_valid_o = grant_ok && |req_valid_i;
   assign mem_req_write_o = req_write_i[sel];
   assign mem_req_addr_o  = req_addr_i[sel];
-  assign mem_req_wdata_o = req_wdata_i[sel];
+  assign mem_req_rows_o  = req_rows_i[sel];
   assign req_fire        = mem_req_valid_o && mem_req_ready_i;
 
   always_comb begin
@@ -62,34 +70,44 @@ module mem_arbiter #(
 
   `FF(prio_q, prio_d, 1'b0)
 
-  // Ids of requests in flight, oldest first.
-  logic [$clog2(Outstanding+1)-1:0] id_count;
+  // Read requests in flight, oldest first: who asked and for how many rows.
   stream_fifo #(
-    .Width(1),
+    .Width(1 + RowsW),
     .Depth(Outstanding)
   ) u_ids (
     .clk_i,
     .rst_ni,
     .clear_i(1'b0),  // the core flushes only when nothing is in flight
-    .valid_i(req_fire),
-    .ready_o(id_ready),
-    .data_i (sel),
-    .valid_o(id_valid),
-    .ready_i(mem_rsp_valid_i && mem_rsp_ready_o),
-    .data_o (id_head),
-    .count_o(id_count)
+    .valid_i(req_fire && !mem_req_write_o),
+    .ready_o(ids_ready),
+    .data_i ({sel, mem_req_rows_o}),
+    .valid_o(ids_valid),
+    .ready_i(rd_fire && (head_done_q + 1'b1 == head_rows)),
+    .data_o ({head_id, head_rows}),
+    .count_o(unused_ids_count)
   );
-  assign outstanding_o = id_count;
+
+  assign mem_rd_ready_o = ids_valid;  // the owner always takes its row
+  assign rd_fire        = mem_rd_valid_i && mem_rd_ready_o;
+  assign rd_data_o      = mem_rd_data_i;
+  assign rd_err_o       = mem_rd_err_i;
 
   always_comb begin
-    rsp_valid_o          = '0;
-    rsp_valid_o[id_head] = mem_rsp_valid_i && id_valid;
+    rd_valid_o          = '0;
+    rd_valid_o[head_id] = rd_fire;
+    head_done_d         = head_done_q;
+    if (rd_fire) head_done_d = (head_done_q + 1'b1 == head_rows) ? '0 : head_done_q + 1'b1;
   end
-  assign mem_rsp_ready_o = id_valid && rsp_ready_i[id_head];
-  assign rsp_rdata_o     = mem_rsp_rdata_i;
-  assign rsp_err_o       = mem_rsp_err_i;
 
-  // A response with no request in flight is a broken memory port.
-  `ASSERT(RspHasRequest, mem_rsp_valid_i |-> id_valid)
+  `FF(head_done_q, head_done_d, '0)
+
+  assign writes_d = writes_q + 16'(req_fire && mem_req_write_o) - 16'(mem_wr_ack_valid_i);
+  `FF(writes_q, writes_d, '0)
+
+  assign quiet_o = !ids_valid && (writes_q == '0);
+
+  `ASSERT(ReadDataHasRequest, mem_rd_valid_i |-> ids_valid)
+  `ASSERT(AckHasWrite, mem_wr_ack_valid_i |-> writes_q != '0)
+  `ASSERT(NoEmptyRequest, mem_req_valid_o |-> mem_req_rows_o != '0)
 
 endmodule

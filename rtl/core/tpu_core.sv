@@ -5,9 +5,11 @@
 //   imem_wr_*   writes the program into instruction memory
 //   start_i     runs it from start_pc_i; done_o pulses at the end with
 //               err_code_o / err_pc_o (index of the faulting instruction)
-//   mem_*       one memory port for RHM, WHM and RW: one row (N bytes) per
-//               request, every request answered once, in order, with an
-//               error bit (a read returns data, a write an acknowledge)
+//   mem_*       one memory port for RHM, WHM and RW, in bursts of rows of N
+//               bytes: a request is {write, address, rows}; read data returns
+//               one beat per row in request order, each with an error bit;
+//               write data leaves one beat per row in request order; each
+//               write request gets one acknowledge with an error bit
 `include "tpu_macros.svh"
 
 module tpu_core #(
@@ -19,7 +21,8 @@ module tpu_core #(
   parameter int unsigned AccRows      = 1024,  // accumulator rows of N int32
   parameter int unsigned WgtFifoTiles = 4,     // weight FIFO depth in N x N tiles
   // ---- memory port ----
-  parameter int unsigned MemOutstanding = 64,  // requests in flight on the memory port
+  parameter int unsigned MemOutstanding = 16,  // read requests in flight on the memory port
+  parameter int unsigned RowsW          = 24,  // bits of a request's row count
   localparam int unsigned PcW = $clog2(ImemDepth)
 ) (
   input  logic                        clk_i,
@@ -40,11 +43,16 @@ module tpu_core #(
   input  logic                        mem_req_ready_i,
   output logic                        mem_req_write_o,
   output logic [63:0]                 mem_req_addr_o,
-  output logic [N-1:0][7:0]           mem_req_wdata_o,
-  input  logic                        mem_rsp_valid_i,
-  output logic                        mem_rsp_ready_o,
-  input  logic [N-1:0][7:0]           mem_rsp_rdata_i,
-  input  logic                        mem_rsp_err_i,
+  output logic [RowsW-1:0]            mem_req_rows_o,
+  input  logic                        mem_rd_valid_i,
+  output logic                        mem_rd_ready_o,
+  input  logic [N-1:0][7:0]           mem_rd_data_i,
+  input  logic                        mem_rd_err_i,
+  output logic                        mem_wr_valid_o,
+  input  logic                        mem_wr_ready_i,
+  output logic [N-1:0][7:0]           mem_wr_data_o,
+  input  logic                        mem_wr_ack_valid_i,
+  input  logic                        mem_wr_ack_err_i,
   // ---- performance counters ----
   output logic [63:0]                 perf_cycles_o,
   output logic [63:0]                 perf_mxu_busy_o,
@@ -80,7 +88,7 @@ module tpu_core #(
   logic [PcW-1:0]    cmd_pc;
   logic              flush, mem_block, mem_fault, dep_stall;
   logic [PcW-1:0]    mem_fault_pc;
-  logic [$clog2(MemOutstanding+1)-1:0] mem_outstanding;
+  logic              mem_quiet;
   err_e              err_code;
 
   tpu_ctrl #(
@@ -111,7 +119,7 @@ module tpu_core #(
     .mem_fault_i   (mem_fault),
     .mem_fault_pc_i(mem_fault_pc),
     .mem_block_o   (mem_block),
-    .mem_quiet_i   (mem_outstanding == '0),
+    .mem_quiet_i   (mem_quiet),
     .flush_o       (flush),
     .dep_stall_o   (dep_stall)
   );
@@ -189,38 +197,39 @@ module tpu_core #(
   // ---------------------------------------------------------------------------
   // Memory port, shared by the memory unit (0) and the weight unit (1)
   // ---------------------------------------------------------------------------
-  logic [1:0]               mreq_valid, mreq_ready, mreq_write, mrsp_valid, mrsp_ready;
+  logic [1:0]               mreq_valid, mreq_ready, mreq_write, mrd_valid;
   logic [1:0][63:0]         mreq_addr;
-  logic [1:0][N-1:0][7:0]   mreq_wdata;
-  logic [N-1:0][7:0]        mrsp_rdata;
-  logic                     mrsp_err;
+  logic [1:0][RowsW-1:0]    mreq_rows;
+  logic [N-1:0][7:0]        mrd_data;
+  logic                     mrd_err;
 
   mem_arbiter #(
     .DataW      (N * 8),
+    .RowsW      (RowsW),
     .Outstanding(MemOutstanding)
   ) u_mem_arb (
     .clk_i,
     .rst_ni,
-    .block_i        (mem_block),
-    .outstanding_o  (mem_outstanding),
-    .req_valid_i    (mreq_valid),
-    .req_ready_o    (mreq_ready),
-    .req_write_i    (mreq_write),
-    .req_addr_i     (mreq_addr),
-    .req_wdata_i    (mreq_wdata),
-    .rsp_valid_o    (mrsp_valid),
-    .rsp_ready_i    (mrsp_ready),
-    .rsp_rdata_o    (mrsp_rdata),
-    .rsp_err_o      (mrsp_err),
+    .block_i           (mem_block),
+    .quiet_o           (mem_quiet),
+    .req_valid_i       (mreq_valid),
+    .req_ready_o       (mreq_ready),
+    .req_write_i       (mreq_write),
+    .req_addr_i        (mreq_addr),
+    .req_rows_i        (mreq_rows),
+    .rd_valid_o        (mrd_valid),
+    .rd_data_o         (mrd_data),
+    .rd_err_o          (mrd_err),
     .mem_req_valid_o,
     .mem_req_ready_i,
     .mem_req_write_o,
     .mem_req_addr_o,
-    .mem_req_wdata_o,
-    .mem_rsp_valid_i,
-    .mem_rsp_ready_o,
-    .mem_rsp_rdata_i,
-    .mem_rsp_err_i
+    .mem_req_rows_o,
+    .mem_rd_valid_i,
+    .mem_rd_ready_o,
+    .mem_rd_data_i,
+    .mem_rd_err_i,
+    .mem_wr_ack_valid_i
   );
 
   // ---------------------------------------------------------------------------
@@ -232,7 +241,8 @@ module tpu_core #(
   unit_mem #(
     .N     (N),
     .UbRows(UbRows),
-    .PcW   (PcW)
+    .PcW   (PcW),
+    .RowsW (RowsW)
   ) u_unit_mem (
     .clk_i,
     .rst_ni,
@@ -249,11 +259,15 @@ module tpu_core #(
     .req_ready_i (mreq_ready[0]),
     .req_write_o (mreq_write[0]),
     .req_addr_o  (mreq_addr[0]),
-    .req_wdata_o (mreq_wdata[0]),
-    .rsp_valid_i (mrsp_valid[0]),
-    .rsp_ready_o (mrsp_ready[0]),
-    .rsp_rdata_i (mrsp_rdata),
-    .rsp_err_i   (mrsp_err),
+    .req_rows_o  (mreq_rows[0]),
+    .rd_valid_i  (mrd_valid[0]),
+    .rd_data_i   (mrd_data),
+    .rd_err_i    (mrd_err),
+    .wr_valid_o  (mem_wr_valid_o),
+    .wr_ready_i  (mem_wr_ready_i),
+    .wr_data_o   (mem_wr_data_o),
+    .wr_ack_valid_i(mem_wr_ack_valid_i),
+    .wr_ack_err_i(mem_wr_ack_err_i),
     .ub_rd_addr_o(ub_rd_addr[UbRdMem]),
     .ub_rd_data_i(ub_rd_data[UbRdMem]),
     .ub_wr_en_o  (ub_wr_en[UbWrMem]),
@@ -267,7 +281,8 @@ module tpu_core #(
   unit_wgt #(
     .N        (N),
     .FifoTiles(WgtFifoTiles),
-    .PcW      (PcW)
+    .PcW      (PcW),
+    .RowsW    (RowsW)
   ) u_unit_wgt (
     .clk_i,
     .rst_ni,
@@ -283,19 +298,18 @@ module tpu_core #(
     .req_valid_o(mreq_valid[1]),
     .req_ready_i(mreq_ready[1]),
     .req_addr_o (mreq_addr[1]),
-    .rsp_valid_i(mrsp_valid[1]),
-    .rsp_ready_o(mrsp_ready[1]),
-    .rsp_rdata_i(mrsp_rdata),
-    .rsp_err_i  (mrsp_err),
+    .req_rows_o (mreq_rows[1]),
+    .rd_valid_i (mrd_valid[1]),
+    .rd_data_i  (mrd_data),
+    .rd_err_i   (mrd_err),
     .wgt_valid_o(wgt_valid),
     .wgt_ready_i(wgt_ready),
     .wgt_row_o  (wgt_row)
   );
   assign mreq_write[1] = 1'b0;
-  assign mreq_wdata[1] = '0;
 
-  // Both units can fault in the same cycle only on different responses; the
-  // memory unit's is reported (responses are answered one per cycle).
+  // Both units can fault in the same cycle (a read row of one, a write
+  // acknowledge of the other); the memory unit's is reported.
   assign mem_fault    = mem_unit_fault || wgt_unit_fault;
   assign mem_fault_pc = mem_unit_fault ? mem_unit_fault_pc : wgt_unit_fault_pc;
 
@@ -366,7 +380,7 @@ module tpu_core #(
     .wgt_stall_i  (wgt_stall),
     .wgt_shift_i  (wgt_shift),
     .dep_stall_i  (dep_stall),
-    .mem_stall_i  ((mem_waiting && !mrsp_valid[0]) || (wgt_waiting && !mrsp_valid[1])),
+    .mem_stall_i  ((mem_waiting && !mrd_valid[0]) || (wgt_waiting && !mrd_valid[1])),
     .cycles_o     (perf_cycles_o),
     .mxu_busy_o   (perf_mxu_busy_o),
     .useful_macs_o(perf_useful_macs_o),

@@ -1,17 +1,24 @@
 // Memory unit: executes RHM (host -> UB) and WHM (UB -> host), one command at
-// a time, with as many row requests in flight as the memory port accepts.
+// a time.
 //
-// Row i of a command moves between UB row a+i and host address c + i*b.
+// Row i of a command moves between UB row a+i and host address c + i*b. With
+// b = N the rows are contiguous in host memory and the command is one burst
+// request of `count` rows; otherwise it is `count` one-row requests. Read
+// rows come back in order and go straight into the UB; write rows are read
+// from the UB and sent in order, only for requests already accepted.
 // done_o pulses when a command has completely finished: every RHM row is in
-// the UB, every WHM row is acknowledged. A response with the error bit set
-// pulses fault_o with the command's pc; the unit then issues nothing more,
-// writes nothing more, and waits for the core to flush it.
+// the UB, every WHM request is acknowledged. A row or acknowledge with the
+// error bit pulses fault_o with the command's pc; the unit then requests
+// nothing more and writes nothing more into the UB, finishes sending the rows
+// of write requests already accepted (the port expects them), and waits for
+// the core to flush it.
 `include "tpu_macros.svh"
 
 module unit_mem #(
   parameter int unsigned N      = tpu_pkg::ArrayN,
   parameter int unsigned UbRows = 4096,
   parameter int unsigned PcW    = 10,
+  parameter int unsigned RowsW  = 24,
   localparam int unsigned UbAddrW = $clog2(UbRows)
 ) (
   input  logic                       clk_i,
@@ -25,17 +32,21 @@ module unit_mem #(
   output logic                       done_o,
   output logic                       fault_o,
   output logic [PcW-1:0]             fault_pc_o,
-  output logic                       waiting_o,   // responses outstanding
+  output logic                       waiting_o,   // accepted rows not yet returned
   // ---- memory port ----
   output logic                       req_valid_o,
   input  logic                       req_ready_i,
   output logic                       req_write_o,
   output logic [63:0]                req_addr_o,
-  output logic [N-1:0][7:0]          req_wdata_o,
-  input  logic                       rsp_valid_i,
-  output logic                       rsp_ready_o,
-  input  logic [N-1:0][7:0]          rsp_rdata_i,
-  input  logic                       rsp_err_i,
+  output logic [RowsW-1:0]           req_rows_o,
+  input  logic                       rd_valid_i,
+  input  logic [N-1:0][7:0]          rd_data_i,
+  input  logic                       rd_err_i,
+  output logic                       wr_valid_o,
+  input  logic                       wr_ready_i,
+  output logic [N-1:0][7:0]          wr_data_o,
+  input  logic                       wr_ack_valid_i,
+  input  logic                       wr_ack_err_i,
   // ---- unified buffer ----
   output logic [UbAddrW-1:0]         ub_rd_addr_o,
   input  logic [N-1:0][7:0]          ub_rd_data_i,
@@ -44,49 +55,64 @@ module unit_mem #(
   output logic [N-1:0][7:0]          ub_wr_data_o
 );
 
-  logic                active_q, active_d;
-  logic                write_q;         // WHM
+  logic                active_q, active_d, write_q, burst_q;
   logic                faulted_q, faulted_d;
-  logic [15:0]         count_q, sent_q, sent_d, recv_q, recv_d;
+  logic [15:0]         count_q;
+  logic [15:0]         req_rows_q, req_rows_d;   // rows covered by accepted requests
+  logic [15:0]         reqs_q, reqs_d;           // requests accepted (writes: to count acks)
+  logic [15:0]         moved_q, moved_d;         // rows read into the UB / sent as write data
+  logic [15:0]         acks_q, acks_d;
   logic [UbAddrW-1:0]  ub_base_q;
   logic [63:0]         addr_q, addr_d, stride_q;
   logic [PcW-1:0]      pc_q;
-  logic                start, req_fire, rsp_fire, finished;
+  logic                start, req_fire, rd_fire, wr_fire, finished, last_ack;
 
   assign cmd_ready_o = !active_q;
   assign start       = cmd_valid_i && cmd_ready_o;
 
-  assign req_valid_o  = active_q && !faulted_q && (sent_q != count_q);
-  assign req_write_o  = write_q;
-  assign req_addr_o   = addr_q;
-  assign ub_rd_addr_o = ub_base_q + UbAddrW'(sent_q);
-  assign req_wdata_o  = ub_rd_data_i;
-  assign req_fire     = req_valid_o && req_ready_i;
+  // Requests: one burst, or one per row.
+  assign req_valid_o = active_q && !faulted_q && (req_rows_q != count_q);
+  assign req_write_o = write_q;
+  assign req_addr_o  = addr_q;
+  assign req_rows_o  = burst_q ? RowsW'(count_q) : RowsW'(1);
+  assign req_fire    = req_valid_o && req_ready_i;
 
-  assign rsp_ready_o  = 1'b1;  // a response always has somewhere to go
-  assign rsp_fire     = rsp_valid_i && rsp_ready_o;
-  assign ub_wr_en_o   = rsp_fire && !write_q && !rsp_err_i && !faulted_q;
-  assign ub_wr_addr_o = ub_base_q + UbAddrW'(recv_q);
-  assign ub_wr_data_o = rsp_rdata_i;
+  // Write data: UB row by row, only for rows already requested.
+  assign ub_rd_addr_o = ub_base_q + UbAddrW'(moved_q);
+  assign wr_valid_o   = active_q && write_q && (moved_q != req_rows_q);
+  assign wr_data_o    = ub_rd_data_i;
+  assign wr_fire      = wr_valid_o && wr_ready_i;
 
-  assign finished   = active_q && !faulted_q && (recv_d == count_q);
+  // Read data into the UB.
+  assign rd_fire      = rd_valid_i;  // always taken
+  assign ub_wr_en_o   = rd_fire && !rd_err_i && !faulted_q;
+  assign ub_wr_addr_o = ub_base_q + UbAddrW'(moved_q);
+  assign ub_wr_data_o = rd_data_i;
+
+  assign last_ack   = wr_ack_valid_i && (acks_q + 16'd1 == reqs_q) && (req_rows_q == count_q);
+  assign finished   = active_q && !faulted_q && !fault_o &&
+                      (write_q ? last_ack : rd_fire && (moved_q + 16'd1 == count_q));
   assign done_o     = finished;
-  assign fault_o    = rsp_fire && rsp_err_i && !faulted_q;
+  assign fault_o    = !faulted_q && ((rd_fire && rd_err_i) || (wr_ack_valid_i && wr_ack_err_i));
   assign fault_pc_o = pc_q;
-  assign waiting_o  = active_q && (sent_q != recv_q);
+  assign waiting_o  = active_q && (write_q ? acks_q != reqs_q : moved_q != req_rows_q);
 
   always_comb begin
-    sent_d    = sent_q + 16'(req_fire);
-    recv_d    = recv_q + 16'(rsp_fire);
-    addr_d    = req_fire ? addr_q + stride_q : addr_q;
-    faulted_d = faulted_q || fault_o;
-    active_d  = active_q && !finished;
+    req_rows_d = req_rows_q + (req_fire ? 16'(req_rows_o) : 16'd0);
+    reqs_d     = reqs_q + 16'(req_fire);
+    moved_d    = moved_q + (write_q ? 16'(wr_fire) : 16'(rd_fire));
+    acks_d     = acks_q + 16'(wr_ack_valid_i);
+    addr_d     = req_fire ? addr_q + stride_q : addr_q;
+    faulted_d  = faulted_q || fault_o;
+    active_d   = active_q && !finished;
     if (start) begin
-      active_d  = 1'b1;
-      sent_d    = '0;
-      recv_d    = '0;
-      addr_d    = cmd_i.c;
-      faulted_d = 1'b0;
+      active_d   = 1'b1;
+      req_rows_d = '0;
+      reqs_d     = '0;
+      moved_d    = '0;
+      acks_d     = '0;
+      addr_d     = cmd_i.c;
+      faulted_d  = 1'b0;
     end
     if (flush_i) begin
       active_d  = 1'b0;
@@ -96,10 +122,13 @@ module unit_mem #(
 
   `FF(active_q, active_d, 1'b0)
   `FF(faulted_q, faulted_d, 1'b0)
-  `FF(sent_q, sent_d, '0)
-  `FF(recv_q, recv_d, '0)
+  `FF(req_rows_q, req_rows_d, '0)
+  `FF(reqs_q, reqs_d, '0)
+  `FF(moved_q, moved_d, '0)
+  `FF(acks_q, acks_d, '0)
   `FFNR(addr_q, addr_d)
   `FFLNR(write_q, cmd_i.op == tpu_isa_pkg::OpWhm, start)
+  `FFLNR(burst_q, cmd_i.b == 16'(N), start)
   `FFLNR(count_q, cmd_i.count, start)
   `FFLNR(ub_base_q, cmd_i.a[UbAddrW-1:0], start)
   `FFLNR(stride_q, 64'(cmd_i.b), start)
@@ -110,5 +139,6 @@ module unit_mem #(
 
   `ASSERT(MemCmdIsRhmOrWhm, cmd_valid_i |-> (cmd_i.op == tpu_isa_pkg::OpRhm) ||
                                             (cmd_i.op == tpu_isa_pkg::OpWhm))
+  `ASSERT(ReadsOnlyWhenReading, rd_valid_i |-> active_q && !write_q)
 
 endmodule

@@ -87,7 +87,7 @@ module unit_vpu #(
   logic [15:0]        src_a_q, src_b_q, dst_q;  // full fields; upper bits are 0 after checks
   logic               bias_en_q, pool_q, serial_q;
   logic [19:0]        groups_q, groups_d;   // VOP groups whose last row went in
-  logic               serial_wait;
+  logic               serial_wait, group_first, group_last;
   act_func_e          func_q;
   vop_e               vop_q;
   logic [3:0]         shift_q;
@@ -237,7 +237,6 @@ module unit_vpu #(
     .out_user_o     (unused_act_user)
   );
 
-  logic group_first, group_last;
   assign group_first = !pool_q || ((16'(sent_q) & vop_group_mask) == 16'd0);
   assign group_last  = !pool_q || ((16'(sent_q) & vop_group_mask) == vop_group_mask);
   assign serial_wait = serial_q && group_first && (written_q != groups_q);

@@ -1,16 +1,19 @@
 // Weight unit: executes RW. Reads count*N weight rows from host memory into
 // the weight FIFO, which feeds the MXU's weight port tile after tile.
 //
-// Row r of tile t comes from host address c + (t*N + r)*b. A read is only
-// requested when the FIFO has room for it and every read already in flight,
-// so responses never wait. done_o pulses when the command's last row is in
-// the FIFO. Faults behave as in unit_mem.
+// Row r of tile t comes from host address c + (t*N + r)*b. With b = N the
+// rows are contiguous and are read in bursts as large as the FIFO has room
+// for (at least a tile, or what is left); otherwise one row per request.
+// Rows are only requested when the FIFO has room for them and for every row
+// already in flight, so read data never waits. done_o pulses when the
+// command's last row is in the FIFO. Faults behave as in unit_mem.
 `include "tpu_macros.svh"
 
 module unit_wgt #(
   parameter int unsigned N         = tpu_pkg::ArrayN,
   parameter int unsigned FifoTiles = 4,
   parameter int unsigned PcW       = 10,
+  parameter int unsigned RowsW     = 24,
   localparam int unsigned FifoRows = FifoTiles * N,
   localparam int unsigned CntW     = $clog2(FifoRows + 1)
 ) (
@@ -30,50 +33,54 @@ module unit_wgt #(
   output logic                 req_valid_o,
   input  logic                 req_ready_i,
   output logic [63:0]          req_addr_o,
-  input  logic                 rsp_valid_i,
-  output logic                 rsp_ready_o,
-  input  logic [N-1:0][7:0]    rsp_rdata_i,
-  input  logic                 rsp_err_i,
+  output logic [RowsW-1:0]     req_rows_o,
+  input  logic                 rd_valid_i,
+  input  logic [N-1:0][7:0]    rd_data_i,
+  input  logic                 rd_err_i,
   // ---- MXU weight port ----
   output logic                 wgt_valid_o,
   input  logic                 wgt_ready_i,
   output logic [N-1:0][7:0]    wgt_row_o
 );
 
-  localparam int unsigned RowsW = 16 + $clog2(N);
+  localparam int unsigned TotalW = 16 + $clog2(N);
 
-  logic               active_q, active_d, faulted_q, faulted_d;
-  logic [RowsW-1:0]   total_q, sent_q, sent_d, recv_q, recv_d;
+  logic               active_q, active_d, faulted_q, faulted_d, burst_q;
+  logic [TotalW-1:0]  total_q, sent_q, sent_d, recv_q, recv_d, left;
   logic [63:0]        addr_q, addr_d, stride_q;
   logic [PcW-1:0]     pc_q;
-  logic [CntW-1:0]    inflight_q, inflight_d, fifo_count;
-  logic               start, req_fire, rsp_fire, finished, fifo_push, fifo_ready, room;
+  logic [CntW-1:0]    inflight_q, inflight_d, fifo_count, room;
+  logic [TotalW-1:0]  burst_rows;
+  logic               start, req_fire, finished, fifo_push, fifo_ready;
   logic               unused_fifo_ready;
 
   assign cmd_ready_o = !active_q;
   assign start       = cmd_valid_i && cmd_ready_o;
 
-  // Room for one more row after everything in flight has landed.
-  assign room        = (32'(fifo_count) + 32'(inflight_q)) < FifoRows;
-  assign req_valid_o = active_q && !faulted_q && (sent_q != total_q) && room;
+  // Room after everything in flight has landed; a burst takes all of it (a
+  // tile at least, unless less is left).
+  assign room       = CntW'(FifoRows) - fifo_count - inflight_q;
+  assign left       = total_q - sent_q;
+  assign burst_rows = !burst_q ? TotalW'(1) : (left < TotalW'(room) ? left : TotalW'(room));
+  assign req_valid_o = active_q && !faulted_q && (left != 0) &&
+                       (burst_q ? (TotalW'(room) >= TotalW'(N) || TotalW'(room) >= left)
+                                : room != 0);
   assign req_addr_o  = addr_q;
+  assign req_rows_o  = RowsW'(burst_rows);
   assign req_fire    = req_valid_o && req_ready_i;
 
-  assign rsp_ready_o = 1'b1;
-  assign rsp_fire    = rsp_valid_i && rsp_ready_o;
-  assign fifo_push   = rsp_fire && !rsp_err_i && !faulted_q;
-
-  assign finished   = active_q && !faulted_q && (recv_d == total_q);
+  assign fifo_push  = rd_valid_i && !rd_err_i && !faulted_q;
+  assign finished   = active_q && !faulted_q && !fault_o && rd_valid_i && (recv_q + 1'b1 == total_q);
   assign done_o     = finished;
-  assign fault_o    = rsp_fire && rsp_err_i && !faulted_q;
+  assign fault_o    = rd_valid_i && rd_err_i && !faulted_q;
   assign fault_pc_o = pc_q;
   assign waiting_o  = inflight_q != '0;
 
   always_comb begin
-    sent_d     = sent_q + RowsW'(req_fire);
-    recv_d     = recv_q + RowsW'(rsp_fire);
-    addr_d     = req_fire ? addr_q + stride_q : addr_q;
-    inflight_d = inflight_q + CntW'(req_fire) - CntW'(rsp_fire);
+    sent_d     = sent_q + (req_fire ? burst_rows : '0);
+    recv_d     = recv_q + TotalW'(rd_valid_i);
+    addr_d     = req_fire ? addr_q + stride_q * 64'(burst_rows) : addr_q;
+    inflight_d = inflight_q + (req_fire ? CntW'(burst_rows) : '0) - CntW'(rd_valid_i);
     faulted_d  = faulted_q || fault_o;
     active_d   = active_q && !finished;
     if (start) begin
@@ -96,7 +103,8 @@ module unit_wgt #(
   `FF(recv_q, recv_d, '0)
   `FF(inflight_q, inflight_d, '0)
   `FFNR(addr_q, addr_d)
-  `FFLNR(total_q, RowsW'(cmd_i.count) * RowsW'(N), start)
+  `FFLNR(total_q, TotalW'(cmd_i.count) * TotalW'(N), start)
+  `FFLNR(burst_q, cmd_i.b == 16'(N), start)
   `FFLNR(stride_q, 64'(cmd_i.b), start)
   `FFLNR(pc_q, cmd_pc_i, start)
 
@@ -110,7 +118,7 @@ module unit_wgt #(
     .clear_i(flush_i),
     .valid_i(fifo_push),
     .ready_o(fifo_ready),
-    .data_i (rsp_rdata_i),
+    .data_i (rd_data_i),
     .valid_o(wgt_valid_o),
     .ready_i(wgt_ready_i),
     .data_o (wgt_row_o),

@@ -85,8 +85,10 @@ class CoreHarness {
     res.perf = {dut_.perf_cycles_o, dut_.perf_mxu_busy_o, dut_.perf_useful_macs_o,
                 dut_.perf_wgt_stall_o, dut_.perf_wgt_shift_o, dut_.perf_dep_stall_o,
                 dut_.perf_mem_stall_o};
-    // Requests still in flight (after an abort there are none) are dropped.
-    pending_.clear();
+    // Nothing is in flight after done (an abort waits for the port to go quiet).
+    reads_.clear();
+    writes_.clear();
+    acks_.clear();
     return res;
   }
 
@@ -104,56 +106,74 @@ class CoreHarness {
   }
 
  private:
-  struct Pending {
-    uint64_t due;
-    bool write;
+  // A burst in flight: rows go to / come from addr, addr + N, ...
+  struct Burst {
+    uint64_t due;   // first cycle its read data (or write acknowledge) may go out
     uint64_t addr;
-    std::vector<uint8_t> data;
+    uint32_t rows;
+    uint32_t done = 0;  // rows moved so far
+    bool err = false;   // a write row hit a fault
   };
 
   void idle_inputs() {
     dut_.imem_wr_en_i = 0;
     dut_.start_i = 0;
     dut_.mem_req_ready_i = 0;
-    dut_.mem_rsp_valid_i = 0;
-    dut_.mem_rsp_err_i = 0;
+    dut_.mem_rd_valid_i = 0;
+    dut_.mem_rd_err_i = 0;
+    dut_.mem_wr_ready_i = 0;
+    dut_.mem_wr_ack_valid_i = 0;
+    dut_.mem_wr_ack_err_i = 0;
   }
 
-  // One cycle of the memory port: offer the oldest due response, accept a
-  // request, and apply a write when its acknowledge is taken.
+  // One cycle of the memory port: offer the next read row, take a write row,
+  // offer a write acknowledge, accept a request.
   void serve_memory(tpu::model::HostMemory& mem, const MemoryTiming& t) {
     const uint64_t now = sim_.cycle();
-    const bool offer = !pending_.empty() && pending_.front().due <= now && !sim_.chance(t.rsp_gap);
-    dut_.mem_rsp_valid_i = offer;
-    if (offer) {
-      const Pending& p = pending_.front();
-      const bool fault = mem.faults(p.addr, N);
-      dut_.mem_rsp_err_i = fault;
-      if (!p.write) {
-        const auto bytes = mem.read(p.addr, N);
-        for (int j = 0; j < N; ++j) set_field(dut_.mem_rsp_rdata_i, unsigned(j) * 8, 8, bytes[j]);
-      }
+    const bool rd_offer = !reads_.empty() && reads_.front().due <= now && !sim_.chance(t.rsp_gap);
+    dut_.mem_rd_valid_i = rd_offer;
+    if (rd_offer) {
+      const Burst& b = reads_.front();
+      const uint64_t row_addr = b.addr + uint64_t(b.done) * N;
+      dut_.mem_rd_err_i = mem.faults(row_addr, N);
+      const auto bytes = mem.read(row_addr, N);
+      for (int j = 0; j < N; ++j) set_field(dut_.mem_rd_data_i, unsigned(j) * 8, 8, bytes[j]);
     }
+    const bool ack_offer = !acks_.empty() && acks_.front().due <= now;
+    dut_.mem_wr_ack_valid_i = ack_offer;
+    dut_.mem_wr_ack_err_i = ack_offer && acks_.front().err;
+    dut_.mem_wr_ready_i = !writes_.empty() && !sim_.chance(t.req_stall);
     dut_.mem_req_ready_i = !sim_.chance(t.req_stall);
     sim_.settle();
-    if (offer && dut_.mem_rsp_ready_o) {
-      const Pending& p = pending_.front();
-      if (p.write && !mem.faults(p.addr, N)) mem.write(p.addr, p.data);
-      pending_.pop_front();
+
+    if (rd_offer && dut_.mem_rd_ready_o && ++reads_.front().done == reads_.front().rows)
+      reads_.pop_front();
+    if (ack_offer) acks_.pop_front();
+    if (dut_.mem_wr_ready_i && dut_.mem_wr_valid_o) {
+      Burst& b = writes_.front();
+      const uint64_t row_addr = b.addr + uint64_t(b.done) * N;
+      if (mem.faults(row_addr, N)) {
+        b.err = true;
+      } else {
+        std::vector<uint8_t> row(N);
+        for (int j = 0; j < N; ++j) row[j] = uint8_t(get_field(dut_.mem_wr_data_o, unsigned(j) * 8, 8));
+        mem.write(row_addr, row);
+      }
+      if (++b.done == b.rows) {
+        b.due = std::max(b.due, now + 1);
+        acks_.push_back(b);
+        writes_.pop_front();
+      }
     }
     if (dut_.mem_req_valid_o && dut_.mem_req_ready_i) {
-      Pending p{now + uint64_t(t.latency), bool(dut_.mem_req_write_o), dut_.mem_req_addr_o, {}};
-      if (p.write) {
-        p.data.resize(N);
-        for (int j = 0; j < N; ++j) p.data[j] = uint8_t(get_field(dut_.mem_req_wdata_o, unsigned(j) * 8, 8));
-      }
-      pending_.push_back(std::move(p));
+      Burst b{now + uint64_t(t.latency), dut_.mem_req_addr_o, uint32_t(dut_.mem_req_rows_o)};
+      (dut_.mem_req_write_o ? writes_ : reads_).push_back(b);
     }
   }
 
   Sim<Model>& sim_;
   Model& dut_;
-  std::deque<Pending> pending_;
+  std::deque<Burst> reads_, writes_, acks_;
 };
 
 }  // namespace tb

@@ -116,7 +116,7 @@ TEST_F(Core4Test, RandomProgramsMatchModel) {
   for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
   mem.write(kInput, bytes);
   int rejected = 0;
-  constexpr int kPrograms = 25;
+  constexpr int kPrograms = 60;
   for (int p = 0; p < kPrograms; ++p) {
     std::vector<isa::Instr> prog;
     for (int attempt = 0;; ++attempt) {

@@ -1,0 +1,52 @@
+// DMA engine: error codes, tag states and the request-splitting arithmetic
+// shared by the dma_* blocks. See docs/dma.md.
+package dma_pkg;
+
+  // rd_done_err_o: why a read transfer ended.
+  typedef enum logic [2:0] {
+    ErrNone         = 3'd0,  // all data delivered
+    ErrUr           = 3'd1,  // a completion had status UR
+    ErrCa           = 3'd2,  // a completion had status CA
+    ErrPoisoned     = 3'd3,  // a completion was poisoned (its data is never delivered)
+    ErrTimeout      = 3'd4,  // a sub-request was not completed in time
+    ErrBusMasterOff = 3'd5   // bus mastering is disabled: a sub-request could not be issued
+  } err_e;
+
+  // One read tag slot.
+  typedef enum logic [1:0] {
+    TagFree   = 2'd0,
+    TagActive = 2'd1,  // sub-request issued, data being received
+    TagZombie = 2'd2   // abandoned: its completions are dropped until it retires
+  } tag_state_e;
+
+  localparam int unsigned OffW = 21;  // transfer byte offsets and lengths, 0 .. 2^20
+
+  // A request size from the link configuration as the engine uses it: the
+  // largest power of two not above `size`, clamped to 128 .. cap (cap itself
+  // a power of two in 128 .. 4096).
+  function automatic logic [12:0] pow2_size(logic [12:0] size, logic [12:0] cap);
+    logic [12:0] r;
+    r = 13'd128;
+    for (int unsigned b = 8; b <= 12; b++) begin
+      if (size >= 13'(1 << b)) r = 13'(1 << b);
+    end
+    return (r > cap) ? cap : r;
+  endfunction
+
+  // Bytes of the next sub-request starting at address addr (its low 12 bits)
+  // with rem bytes left: up to
+  // the next multiple of `size` (a power of two dividing 4096, so a
+  // sub-request never crosses a 4 KiB boundary), at most rem.
+  function automatic logic [12:0] sub_len(logic [11:0] addr, logic [OffW-1:0] rem,
+                                          logic [12:0] size);
+    logic [12:0] room;
+    room = size - ({1'b0, addr} & (size - 13'd1));
+    return (OffW'(room) < rem) ? room : rem[12:0];
+  endfunction
+
+  // Byte mask with the low n bytes set, n = 0 .. 16.
+  function automatic logic [15:0] low_bytes(logic [4:0] n);
+    return (n >= 5'd16) ? 16'hffff : 16'((17'd1 << n) - 17'd1);
+  endfunction
+
+endpackage

@@ -1,0 +1,164 @@
+// DMA read tag table: one slot per outstanding read sub-request.
+//
+// Slot s goes out as tag {gen, s}, gen counting the slot's allocations, so a
+// late or duplicated completion for an earlier use of the slot does not match
+// the current one. Free slots are handed out round robin, so a slot is reused
+// as late as possible.
+//
+// Life of a slot: Free -> Active at allocation (offset in the transfer,
+// length, remaining bytes, issue time). Completions reduce the remaining
+// bytes (commit_i). The read channel releases the slot (release_i) once its
+// data is complete and it is the oldest sub-request. abandon_i (an error ends
+// the transfer, or a soft reset) turns every Active slot still expecting data
+// into a Zombie: its completions no longer match as Active (they are dropped
+// as unexpected) and it becomes Free on its final completion (retire_i) or
+// when its timer expires, so it is not reused while its completions may still
+// arrive. retire_i also frees an Active slot whose final completion was an
+// error (UR, CA, poisoned), in the cycle it is abandoned.
+//
+// Timeouts: a scanner looks at one slot per cycle, so each slot is checked at
+// least every Tags cycles. An Active slot still expecting data timeout_i or
+// more cycles after issue raises timeout_o (the read channel then abandons the
+// transfer) and its timer restarts, so it stays a Zombie for another timeout.
+// An expired Zombie becomes Free.
+//
+// Lookups are combinational from flops; updates take effect at the next edge.
+`include "tpu_macros.svh"
+
+module dma_tags #(
+  parameter int unsigned  Tags   = 32,  // slots: a power of two, 2 .. 128
+  localparam int unsigned SlotW  = $clog2(Tags),
+  localparam int unsigned TagW   = tlp_pkg::TagW,
+  localparam int unsigned GenW   = TagW - SlotW,
+  localparam int unsigned OffW   = dma_pkg::OffW,
+  localparam int unsigned TimerW = 21
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  input  logic [19:0]      timeout_i,     // cycles, at least 1
+  // ---- allocation ----
+  output logic             alloc_valid_o,  // a slot is free
+  output logic [TagW-1:0]  alloc_tag_o,    // the tag it goes out with
+  input  logic             alloc_i,
+  input  logic [OffW-1:0]  alloc_off_i,    // offset of the sub-request in its transfer
+  input  logic [12:0]      alloc_len_i,    // bytes, 1 .. 4096
+  // ---- completion lookup ----
+  input  logic [TagW-1:0]  cpl_tag_i,
+  output logic             cpl_active_o,   // the tag is in flight
+  output logic             cpl_zombie_o,   // the tag was abandoned and not yet retired
+  output logic [OffW-1:0]  cpl_off_o,
+  output logic [12:0]      cpl_len_o,
+  output logic [12:0]      cpl_rem_o,      // bytes still expected
+  // ---- oldest sub-request lookup ----
+  input  logic [SlotW-1:0] head_slot_i,
+  output logic [OffW-1:0]  head_off_o,
+  output logic [12:0]      head_len_o,
+  output logic [12:0]      head_rem_o,
+  // ---- updates ----
+  input  logic             commit_i,      // cpl_tag_i received commit_len_i more bytes
+  input  logic [12:0]      commit_len_i,
+  input  logic             retire_i,      // cpl_tag_i saw its final completion and is not kept
+  input  logic             release_i,     // head_slot_i is complete and retired
+  input  logic             abandon_i,     // every Active slot is abandoned
+  // ---- timeouts ----
+  output logic             timeout_o,
+  output logic [OffW-1:0]  timeout_off_o  // offset of the timed-out sub-request
+);
+
+  import dma_pkg::*;
+
+  if (Tags < 2 || Tags > 128 || (Tags & (Tags - 1)) != 0) begin : gen_bad_tags
+    $error("dma_tags: Tags must be a power of two in 2 .. 128");
+  end
+
+  logic [Tags-1:0][1:0]        state_q, state_d;
+  logic [Tags-1:0][GenW-1:0]   gen_q, gen_d;
+  logic [Tags-1:0][OffW-1:0]   off_q, off_d;
+  logic [Tags-1:0][12:0]       len_q, len_d, rem_q, rem_d;
+  logic [Tags-1:0][TimerW-1:0] stamp_q, stamp_d;
+  logic [TimerW-1:0]           now_q;
+  logic [SlotW-1:0]            ptr_q, ptr_d, scan_q, alloc_slot, cand, cpl_slot;
+  logic [GenW-1:0]             cpl_gen;
+  logic                        expired, zombie_expired;
+
+  // ---- allocation: first free slot at or after ptr_q ----
+  always_comb begin
+    alloc_valid_o = 1'b0;
+    alloc_slot    = '0;
+    cand          = '0;
+    for (int i = Tags - 1; i >= 0; i--) begin
+      cand = ptr_q + SlotW'(i);
+      if (state_q[cand] == TagFree) begin
+        alloc_valid_o = 1'b1;
+        alloc_slot    = cand;
+      end
+    end
+  end
+
+  assign alloc_tag_o = {gen_q[alloc_slot] + 1'b1, alloc_slot};
+  assign ptr_d       = alloc_i ? alloc_slot + 1'b1 : ptr_q;
+
+  // ---- lookups ----
+  assign cpl_slot     = cpl_tag_i[SlotW-1:0];
+  assign cpl_gen      = cpl_tag_i[TagW-1:SlotW];
+  assign cpl_active_o = (state_q[cpl_slot] == TagActive) && (gen_q[cpl_slot] == cpl_gen);
+  assign cpl_zombie_o = (state_q[cpl_slot] == TagZombie) && (gen_q[cpl_slot] == cpl_gen);
+  assign cpl_off_o    = off_q[cpl_slot];
+  assign cpl_len_o    = len_q[cpl_slot];
+  assign cpl_rem_o    = rem_q[cpl_slot];
+  assign head_off_o   = off_q[head_slot_i];
+  assign head_len_o   = len_q[head_slot_i];
+  assign head_rem_o   = rem_q[head_slot_i];
+
+  // ---- timeout scan ----
+  assign expired        = (now_q - stamp_q[scan_q]) >= TimerW'(timeout_i);
+  assign timeout_o      = expired && (state_q[scan_q] == TagActive) && (rem_q[scan_q] != '0);
+  assign zombie_expired = expired && (state_q[scan_q] == TagZombie);
+  assign timeout_off_o  = off_q[scan_q];
+
+  // ---- slot updates ----
+  always_comb begin
+    state_d = state_q;
+    gen_d   = gen_q;
+    off_d   = off_q;
+    len_d   = len_q;
+    rem_d   = rem_q;
+    stamp_d = stamp_q;
+    if (commit_i) rem_d[cpl_slot] = rem_q[cpl_slot] - commit_len_i;
+    if (release_i) state_d[head_slot_i] = TagFree;
+    if (zombie_expired) state_d[scan_q] = TagFree;
+    if (timeout_o) stamp_d[scan_q] = now_q;
+    if (abandon_i) begin
+      for (int s = 0; s < Tags; s++) begin
+        if (state_q[s] == TagActive) state_d[s] = (rem_d[s] != '0) ? TagZombie : TagFree;
+      end
+    end
+    if (retire_i) state_d[cpl_slot] = TagFree;
+    if (alloc_i) begin
+      state_d[alloc_slot] = TagActive;
+      gen_d[alloc_slot]   = gen_q[alloc_slot] + 1'b1;
+      off_d[alloc_slot]   = alloc_off_i;
+      len_d[alloc_slot]   = alloc_len_i;
+      rem_d[alloc_slot]   = alloc_len_i;
+      stamp_d[alloc_slot] = now_q;
+    end
+  end
+
+  `FF(state_q, state_d, '0)
+  `FF(gen_q, gen_d, '0)
+  `FF(ptr_q, ptr_d, '0)
+  `FF(scan_q, scan_q + 1'b1, '0)
+  `FF(now_q, now_q + 1'b1, '0)
+  `FFNR(off_q, off_d)
+  `FFNR(len_q, len_d)
+  `FFNR(rem_q, rem_d)
+  `FFNR(stamp_q, stamp_d)
+
+  `ASSERT(TagAllocFree, alloc_i |-> alloc_valid_o && !abandon_i)
+  `ASSERT(TagAllocLen, alloc_i |-> (alloc_len_i != '0) && (alloc_len_i <= 13'd4096))
+  `ASSERT(TagCommitActive, commit_i |-> cpl_active_o && (commit_len_i <= cpl_rem_o))
+  `ASSERT(TagRetireKnown, retire_i |-> (cpl_zombie_o || (cpl_active_o && abandon_i)))
+  `ASSERT(TagReleaseDone, release_i |-> (state_q[head_slot_i] == TagActive) &&
+                                        (rem_q[head_slot_i] == '0))
+
+endmodule

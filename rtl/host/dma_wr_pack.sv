@@ -1,0 +1,124 @@
+// DMA write packer: cuts a write transfer's byte stream into posted-write
+// packets and repacks the bytes so that each packet's payload starts at byte
+// 0 of its first beat.
+//
+// start_i loads a transfer (len >= 1). Client beats (16 bytes, the last one
+// len mod 16) enter a 32-byte shift buffer; packet beats (16 bytes, a
+// packet's last one shorter) leave it from byte 0. Packets end at multiples of
+// max_payload_i (a power of two dividing 4096), so none crosses 4 KiB or
+// exceeds it. With each packet's last beat the packer offers the packet's
+// address, length, and whether it is the transfer's final packet.
+// Throughput: one beat in and one beat out per cycle (a short packet beat
+// stalls the input for at most one cycle).
+// in_ready_o depends only on flops and beat_ready_i; beat_valid_o only on flops.
+`include "tpu_macros.svh"
+
+module dma_wr_pack #(
+  localparam int unsigned OffW = dma_pkg::OffW
+) (
+  input  logic             clk_i,
+  input  logic             rst_ni,
+  input  logic             clear_i,
+  // ---- transfer ----
+  input  logic             start_i,
+  input  logic [63:0]      addr_i,
+  input  logic [OffW-1:0]  len_i,
+  input  logic [12:0]      max_payload_i,  // power of two, 128 .. 4096
+  output logic             busy_o,         // bytes of the transfer not yet packed
+  // ---- client bytes ----
+  input  logic             in_valid_i,
+  output logic             in_ready_o,
+  input  logic [15:0][7:0] in_data_i,
+  output logic             in_last_o,      // the beat taken now is the transfer's last
+  output logic [15:0]      in_keep_o,      // its bytes
+  // ---- packet beats ----
+  output logic             beat_valid_o,
+  input  logic             beat_ready_i,
+  output logic [15:0][7:0] beat_data_o,
+  output logic [15:0]      beat_keep_o,
+  output logic             beat_last_o,    // last beat of a packet
+  output logic [63:0]      pkt_addr_o,     // with the last beat: the packet
+  output logic [12:0]      pkt_len_o,
+  output logic             pkt_final_o     // ... and it ends the transfer
+);
+
+  import dma_pkg::*;
+
+  logic [OffW-1:0]  in_rem_q, in_rem_d, out_rem_q, out_rem_d;
+  logic [12:0]      pkt_rem_q, pkt_rem_d, pkt_len_q, plen, cur_rem;
+  logic [63:0]      pkt_addr_q, next_addr_q, next_addr_d;
+  logic [31:0][7:0] buf_q, buf_d;
+  logic [5:0]       cnt_q, cnt_d, base, src;
+  logic [4:0]       in_n, out_n, pop_n;
+  logic             new_pkt, push, pop;
+
+  // ---- packet beat from the front of the buffer ----
+  assign new_pkt      = pkt_rem_q == '0;
+  assign plen         = sub_len(next_addr_q[11:0], out_rem_q, max_payload_i);
+  assign cur_rem      = new_pkt ? plen : pkt_rem_q;
+  assign out_n        = (cur_rem >= 13'd16) ? 5'd16 : cur_rem[4:0];
+  assign beat_valid_o = (out_rem_q != '0) && (cnt_q >= 6'(out_n));
+  assign beat_keep_o  = low_bytes(out_n);
+  assign beat_last_o  = cur_rem <= 13'd16;
+  assign pkt_addr_o   = new_pkt ? next_addr_q : pkt_addr_q;
+  assign pkt_len_o    = new_pkt ? plen : pkt_len_q;
+  assign pkt_final_o  = out_rem_q == OffW'(out_n);
+  assign pop          = beat_valid_o && beat_ready_i && !clear_i;
+  assign pop_n        = pop ? out_n : 5'd0;
+
+  always_comb begin
+    for (int b = 0; b < 16; b++) beat_data_o[b] = beat_keep_o[b] ? buf_q[b] : 8'd0;
+  end
+
+  // ---- client beat to the back of the buffer ----
+  assign in_n       = (in_rem_q >= OffW'(16)) ? 5'd16 : in_rem_q[4:0];
+  assign base       = cnt_q - 6'(pop_n);
+  assign in_ready_o = (in_rem_q != '0) && (base <= 6'd16) && !start_i && !clear_i;
+  assign push       = in_valid_i && in_ready_o;
+  assign in_last_o  = in_rem_q <= OffW'(16);
+  assign in_keep_o  = low_bytes(in_n);
+  assign busy_o     = out_rem_q != '0;
+
+  always_comb begin
+    src = '0;
+    for (int i = 0; i < 32; i++) begin
+      src      = 6'(i) + 6'(pop_n);
+      buf_d[i] = (src < 6'd32) ? buf_q[src[4:0]] : 8'd0;
+      if (push && (6'(i) >= base) && (6'(i) < base + 6'(in_n))) buf_d[i] = in_data_i[4'(6'(i) - base)];
+    end
+  end
+
+  always_comb begin
+    cnt_d       = base + (push ? 6'(in_n) : 6'd0);
+    in_rem_d    = push ? in_rem_q - OffW'(in_n) : in_rem_q;
+    out_rem_d   = pop ? out_rem_q - OffW'(out_n) : out_rem_q;
+    pkt_rem_d   = pop ? cur_rem - 13'(out_n) : pkt_rem_q;
+    next_addr_d = (pop && new_pkt) ? next_addr_q + 64'(plen) : next_addr_q;
+    if (start_i) begin
+      cnt_d       = '0;
+      in_rem_d    = len_i;
+      out_rem_d   = len_i;
+      pkt_rem_d   = '0;
+      next_addr_d = addr_i;
+    end
+    if (clear_i) begin
+      cnt_d     = '0;
+      in_rem_d  = '0;
+      out_rem_d = '0;
+      pkt_rem_d = '0;
+    end
+  end
+
+  `FF(cnt_q, cnt_d, '0)
+  `FF(in_rem_q, in_rem_d, '0)
+  `FF(out_rem_q, out_rem_d, '0)
+  `FF(pkt_rem_q, pkt_rem_d, '0)
+  `FF(next_addr_q, next_addr_d, '0)
+  `FFL(pkt_addr_q, next_addr_q, pop && new_pkt, '0)
+  `FFL(pkt_len_q, plen, pop && new_pkt, '0)
+  `FFNR(buf_q, buf_d)
+
+  `ASSERT(PackStartIdle, start_i |-> !busy_o && (len_i != '0))
+  `ASSERT(PackCntMax, cnt_q <= 6'd32)
+
+endmodule

@@ -1,0 +1,415 @@
+#include "root_complex.h"
+
+#include <algorithm>
+#include <bit>
+#include <sstream>
+
+namespace tpu::host {
+
+// ---- bit access on Verilator words ---------------------------------------------------
+
+namespace {
+
+uint64_t get_bits(const uint32_t* w, unsigned lsb, unsigned width) {
+  uint64_t out = 0;
+  for (unsigned done = 0; done < width;) {
+    const unsigned bit = lsb + done, word = bit / 32, off = bit % 32;
+    const unsigned take = std::min(32 - off, width - done);
+    const uint64_t mask = take == 64 ? ~uint64_t{0} : (uint64_t{1} << take) - 1;
+    out |= ((uint64_t{w[word]} >> off) & mask) << done;
+    done += take;
+  }
+  return out;
+}
+
+void set_bits(uint32_t* w, unsigned lsb, unsigned width, uint64_t value) {
+  for (unsigned done = 0; done < width;) {
+    const unsigned bit = lsb + done, word = bit / 32, off = bit % 32;
+    const unsigned take = std::min(32 - off, width - done);
+    const uint32_t mask = static_cast<uint32_t>(((uint64_t{1} << take) - 1) << off);
+    const uint32_t chunk = static_cast<uint32_t>(((value >> done) << off) & mask);
+    w[word] = (w[word] & ~mask) | chunk;
+    done += take;
+  }
+}
+
+// Field positions (LSB) of the packed structs, last member at bit 0.
+namespace rq_bits {
+constexpr unsigned kLast = 0, kKeep = 1, kData = 17, kLen = 145, kAddr = 158, kTag = 222,
+                   kWrite = 230;
+static_assert(kWrite + 1 == kRqBits);
+}  // namespace rq_bits
+namespace rc_bits {
+constexpr unsigned kLast = 0, kKeep = 1, kData = 17, kLen = 145, kByteCount = 158,
+                   kPoisoned = 171, kStatus = 172, kTag = 174;
+static_assert(kTag + 8 == kRcBits);
+}  // namespace rc_bits
+namespace cfg_bits {
+constexpr unsigned kMsiData = 0, kMsiAddr = 32, kMsiEn = 96, kMrrs = 97, kMps = 110, kBme = 123;
+static_assert(kBme + 1 == kLinkCfgBits);
+}  // namespace cfg_bits
+
+uint16_t low_keep(unsigned n) { return n >= 16 ? 0xffff : uint16_t((1u << n) - 1); }
+
+}  // namespace
+
+RqBeat unpack_rq(const uint32_t* w) {
+  using namespace rq_bits;
+  RqBeat b;
+  b.write = get_bits(w, kWrite, 1);
+  b.tag = uint8_t(get_bits(w, kTag, 8));
+  b.addr = get_bits(w, kAddr, 64);
+  b.len = uint16_t(get_bits(w, kLen, 13));
+  for (unsigned i = 0; i < kBeatBytes; ++i) b.data[i] = uint8_t(get_bits(w, kData + 8 * i, 8));
+  b.keep = uint16_t(get_bits(w, kKeep, 16));
+  b.last = get_bits(w, kLast, 1);
+  return b;
+}
+
+void pack_rq(const RqBeat& b, uint32_t* w) {
+  using namespace rq_bits;
+  set_bits(w, kWrite, 1, b.write);
+  set_bits(w, kTag, 8, b.tag);
+  set_bits(w, kAddr, 64, b.addr);
+  set_bits(w, kLen, 13, b.len);
+  for (unsigned i = 0; i < kBeatBytes; ++i) set_bits(w, kData + 8 * i, 8, b.data[i]);
+  set_bits(w, kKeep, 16, b.keep);
+  set_bits(w, kLast, 1, b.last);
+}
+
+RcBeat unpack_rc(const uint32_t* w) {
+  using namespace rc_bits;
+  RcBeat b;
+  b.tag = uint8_t(get_bits(w, kTag, 8));
+  b.status = uint8_t(get_bits(w, kStatus, 2));
+  b.poisoned = get_bits(w, kPoisoned, 1);
+  b.byte_count = uint16_t(get_bits(w, kByteCount, 13));
+  b.len = uint16_t(get_bits(w, kLen, 13));
+  for (unsigned i = 0; i < kBeatBytes; ++i) b.data[i] = uint8_t(get_bits(w, kData + 8 * i, 8));
+  b.keep = uint16_t(get_bits(w, kKeep, 16));
+  b.last = get_bits(w, kLast, 1);
+  return b;
+}
+
+void pack_rc(const RcBeat& b, uint32_t* w) {
+  using namespace rc_bits;
+  set_bits(w, kTag, 8, b.tag);
+  set_bits(w, kStatus, 2, b.status);
+  set_bits(w, kPoisoned, 1, b.poisoned);
+  set_bits(w, kByteCount, 13, b.byte_count);
+  set_bits(w, kLen, 13, b.len);
+  for (unsigned i = 0; i < kBeatBytes; ++i) set_bits(w, kData + 8 * i, 8, b.data[i]);
+  set_bits(w, kKeep, 16, b.keep);
+  set_bits(w, kLast, 1, b.last);
+}
+
+void pack_link_cfg(const LinkCfg& c, uint32_t* w) {
+  using namespace cfg_bits;
+  set_bits(w, kBme, 1, c.bus_master_en);
+  set_bits(w, kMps, 13, c.max_payload);
+  set_bits(w, kMrrs, 13, c.max_read_req);
+  set_bits(w, kMsiEn, 1, c.msi_en);
+  set_bits(w, kMsiAddr, 64, c.msi_addr);
+  set_bits(w, kMsiData, 32, c.msi_data);
+}
+
+// ---- RootComplex ---------------------------------------------------------------------
+
+RootComplex::RootComplex(TlpPorts ports, RootComplexConfig cfg)
+    : ports_(ports), cfg_(cfg), rng_(cfg.seed) {
+  *ports_.rq_ready = 0;
+  *ports_.rc_valid = 0;
+}
+
+void RootComplex::clear_logs() {
+  reads_.clear();
+  writes_.clear();
+  applied_.clear();
+  errors_.clear();
+}
+
+size_t RootComplex::outstanding() const { return pending_.size(); }
+
+bool RootComplex::idle() const { return pending_.empty() && beats_.empty() && wr_beats_.empty(); }
+
+void RootComplex::error(const std::string& what) {
+  std::ostringstream os;
+  os << "cycle " << now_ << ": " << what;
+  errors_.push_back(os.str());
+}
+
+bool RootComplex::tag_in_flight(uint8_t tag) const {
+  return std::any_of(pending_.begin(), pending_.end(),
+                     [tag](const Request& r) { return r.tag == tag; });
+}
+
+void RootComplex::drive() {
+  auto chance = [this](double p) {
+    return p >= 1.0 || (p > 0 && std::bernoulli_distribution(p)(rng_));
+  };
+  // rq: a token bucket for bandwidth, a coin for backpressure.
+  rq_tokens_ = std::min(rq_tokens_ + cfg_.rq_beats_per_cycle, 1.0);
+  rq_ready_ = rq_tokens_ >= 1.0 && chance(cfg_.rq_ready_prob);
+  *ports_.rq_ready = rq_ready_;
+
+  // rc: a beat once offered stays until taken.
+  rc_tokens_ = std::min(rc_tokens_ + cfg_.rc_beats_per_cycle, 1.0);
+  if (!rc_offer_) {
+    if (beats_.empty()) start_completion();
+    if (!beats_.empty() && rc_tokens_ >= 1.0 && !(cfg_.rc_gap_prob > 0 && chance(cfg_.rc_gap_prob)))
+      rc_offer_ = true;
+  }
+  if (rc_offer_) pack_rc(beats_.front(), ports_.rc);
+  *ports_.rc_valid = rc_offer_;
+}
+
+void RootComplex::tick(uint64_t now) {
+  now_ = now;
+  if (*ports_.rq_valid && rq_ready_) {
+    rq_tokens_ -= 1.0;
+    ++stats_.rq_beats;
+    accept_rq(unpack_rq(ports_.rq));
+  }
+  if (rc_offer_ && *ports_.rc_ready) {
+    rc_tokens_ -= 1.0;
+    ++stats_.rc_beats;
+    rc_offer_ = false;
+    beats_.pop_front();
+    if (beats_.empty() && cur_ != SIZE_MAX) {
+      if (pending_[cur_].cpls.empty()) pending_.erase(pending_.begin() + long(cur_));
+      cur_ = SIZE_MAX;
+    }
+  }
+  now_ = now + 1;  // the cycle the next drive() is for
+}
+
+// ---- rq ------------------------------------------------------------------------------
+
+void RootComplex::accept_rq(const RqBeat& beat) {
+  if (!wr_beats_.empty()) {
+    const RqBeat& h = wr_beats_.front();
+    if (!beat.write || beat.addr != h.addr || beat.len != h.len)
+      error("rq: header changed inside a posted write");
+    wr_beats_.push_back(beat);
+    if (beat.last) finish_write();
+    return;
+  }
+  if (beat.write) {
+    wr_beats_.push_back(beat);
+    if (beat.last) finish_write();
+    return;
+  }
+  accept_read(beat);
+}
+
+void RootComplex::finish_write() {
+  const RqBeat h = wr_beats_.front();
+  std::ostringstream where;
+  where << "write addr 0x" << std::hex << h.addr << std::dec << " len " << h.len;
+  if (h.len == 0 || h.len > 4096) error("rq: bad length, " + where.str());
+  if (h.len > cfg_.mps) error("rq: longer than MPS, " + where.str());
+  if ((h.addr & 0xfff) + h.len > 4096) error("rq: crosses 4 KiB, " + where.str());
+  const size_t want_beats = (h.len + kBeatBytes - 1) / kBeatBytes;
+  if (wr_beats_.size() != want_beats) error("rq: wrong beat count, " + where.str());
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < wr_beats_.size(); ++i) {
+    const RqBeat& b = wr_beats_[i];
+    const bool last = i + 1 == wr_beats_.size();
+    const unsigned n = last ? unsigned(h.len - std::min<size_t>(h.len, i * kBeatBytes)) : kBeatBytes;
+    if (b.keep != low_keep(n)) error("rq: keep not packed, " + where.str());
+    if (b.last != last) error("rq: last misplaced, " + where.str());
+    const unsigned take = unsigned(std::popcount(b.keep));
+    bytes.insert(bytes.end(), b.data.begin(), b.data.begin() + std::min(take, kBeatBytes));
+  }
+  wr_beats_.clear();
+  mem_.write(h.addr, std::span<const uint8_t>(bytes));
+  ++stats_.writes;
+  stats_.write_bytes += bytes.size();
+  writes_.push_back(WriteRecord{seq_++, now_, h.addr, std::move(bytes)});
+}
+
+void RootComplex::accept_read(const RqBeat& beat) {
+  std::ostringstream where;
+  where << "read tag " << unsigned(beat.tag) << " addr 0x" << std::hex << beat.addr << std::dec
+        << " len " << beat.len;
+  if (beat.len == 0 || beat.len > 4096) error("rq: bad length, " + where.str());
+  if (beat.len > cfg_.mrrs) error("rq: longer than MRRS, " + where.str());
+  if ((beat.addr & 0xfff) + beat.len > 4096) error("rq: crosses 4 KiB, " + where.str());
+  if (!beat.last) error("rq: read without last, " + where.str());
+  if (tag_in_flight(beat.tag)) error("rq: tag reused while in flight, " + where.str());
+
+  const uint64_t seq = seq_++;
+  reads_.push_back(ReadRecord{seq, now_, beat.tag, beat.addr, beat.len});
+  ++stats_.reads;
+  stats_.read_bytes += beat.len;
+
+  // Faults that hit this request.
+  std::vector<const FaultRule*> hit;
+  for (Fault& f : faults_) {
+    const FaultRule& r = f.rule;
+    const uint64_t r_end = r.len > UINT64_MAX - r.addr ? UINT64_MAX : r.addr + r.len;
+    if (!(beat.addr < r_end && r.addr < beat.addr + beat.len)) continue;
+    if (f.seen < r.skip) {
+      ++f.seen;
+      continue;
+    }
+    if (r.count >= 0 && f.hits >= uint32_t(r.count)) continue;
+    ++f.hits;
+    ++stats_.faults_applied;
+    hit.push_back(&r);
+    applied_.push_back(FaultRecord{seq, beat.addr, beat.len, r.kind});
+  }
+  auto has = [&](FaultKind k) -> const FaultRule* {
+    for (const FaultRule* r : hit)
+      if (r->kind == k) return r;
+    return nullptr;
+  };
+
+  if (has(FaultKind::kDrop)) return;
+
+  std::vector<Completion> cpls;
+  if (const FaultRule* r = has(FaultKind::kUr) ? has(FaultKind::kUr) : has(FaultKind::kCa)) {
+    Completion c;
+    c.hdr.tag = beat.tag;
+    c.hdr.status = uint8_t(r->kind == FaultKind::kUr ? CplStatus::kUr : CplStatus::kCa);
+    c.hdr.byte_count = beat.len;
+    c.hdr.len = 0;
+    cpls.push_back(c);
+  } else {
+    cpls = split(beat.tag, beat.addr, beat.len);
+    if (const FaultRule* r = has(FaultKind::kPoison))
+      cpls[std::min<size_t>(r->cpl_index, cpls.size() - 1)].hdr.poisoned = true;
+    // Extra completions around completion k.
+    std::vector<Completion> out;
+    for (size_t k = 0; k < cpls.size(); ++k) {
+      auto at = [&](FaultKind kind) {
+        const FaultRule* r = has(kind);
+        return r && std::min<size_t>(r->cpl_index, cpls.size() - 1) == k;
+      };
+      if (at(FaultKind::kBadByteCount)) {
+        Completion c = cpls[k];
+        c.hdr.byte_count = uint16_t((c.hdr.byte_count + 1) & 0x1fff);
+        out.push_back(c);
+      }
+      if (at(FaultKind::kBadLen)) {
+        Completion c = cpls[k];
+        c.hdr.len = uint16_t(c.hdr.len + 1);
+        out.push_back(c);
+      }
+      out.push_back(cpls[k]);
+      if (at(FaultKind::kDuplicate)) out.push_back(cpls[k]);
+    }
+    cpls = std::move(out);
+  }
+  if (has(FaultKind::kBadTag)) {
+    Completion c;
+    c.bad_tag = true;
+    c.hdr.byte_count = 16;
+    c.hdr.len = 16;
+    c.payload.resize(16);
+    for (auto& b : c.payload) b = uint8_t(rng_());
+    cpls.insert(cpls.begin(), c);
+  }
+
+  uint64_t ready = now_ + cfg_.latency;
+  if (cfg_.jitter) ready += std::uniform_int_distribution<uint32_t>(0, cfg_.jitter)(rng_);
+  if (const FaultRule* r = has(FaultKind::kDelay)) ready += r->delay;
+
+  Request req{seq, beat.tag, ready, false, {}};
+  req.cpls.assign(cpls.begin(), cpls.end());
+  pending_.push_back(std::move(req));
+  stats_.max_outstanding = std::max<uint64_t>(stats_.max_outstanding, pending_.size());
+}
+
+std::vector<RootComplex::Completion> RootComplex::split(uint8_t tag, uint64_t addr,
+                                                        uint32_t len) {
+  const std::vector<uint8_t> data = mem_.read(addr, len);
+  const uint64_t rcb = std::max<uint32_t>(cfg_.rcb, 1);
+  const uint64_t limit = std::max<uint64_t>(cfg_.max_cpl_bytes, rcb);
+  std::vector<Completion> out;
+  uint32_t pos = 0;
+  while (pos < len) {
+    const uint64_t a = addr + pos;
+    const uint32_t rem = len - pos;
+    const uint64_t first = rcb - (a % rcb);  // bytes to the next RCB boundary
+    uint64_t n = rem;
+    switch (cfg_.split) {
+      case SplitMode::kRcb:
+        n = std::min<uint64_t>(rem, first);
+        break;
+      case SplitMode::kWhole:
+        if (rem > limit) n = first + (limit - first) / rcb * rcb;
+        break;
+      case SplitMode::kRandom: {
+        // Candidate ends: each RCB boundary within the limit, or the end of the request.
+        std::vector<uint64_t> ends;
+        for (uint64_t e = first; e < rem && e <= limit; e += rcb) ends.push_back(e);
+        if (rem <= limit) ends.push_back(rem);
+        if (ends.empty()) ends.push_back(std::min<uint64_t>(rem, first));
+        n = ends[std::uniform_int_distribution<size_t>(0, ends.size() - 1)(rng_)];
+        break;
+      }
+    }
+    if (n == 0 || n > rem) n = rem;
+    Completion c;
+    c.hdr.tag = tag;
+    c.hdr.status = uint8_t(CplStatus::kSc);
+    c.hdr.byte_count = uint16_t(rem);
+    c.hdr.len = uint16_t(n);
+    c.payload.assign(data.begin() + pos, data.begin() + pos + n);
+    out.push_back(std::move(c));
+    pos += uint32_t(n);
+  }
+  return out;
+}
+
+// ---- rc ------------------------------------------------------------------------------
+
+uint8_t RootComplex::pick_bad_tag() {
+  // A tag whose slot is certainly busy with another use: an in-flight request
+  // that has not seen a completion yet, with the tag's top bit flipped (the
+  // device cannot reuse that request's tag before its completions arrive).
+  for (const Request& r : pending_) {
+    if (r.started) continue;
+    const uint8_t t = r.tag ^ 0x80;
+    if (!tag_in_flight(t)) return t;
+  }
+  for (int i = 0; i < 1024; ++i) {
+    const uint8_t t = uint8_t(rng_());
+    if (!tag_in_flight(t)) return t;
+  }
+  return 0xff;
+}
+
+void RootComplex::start_completion() {
+  std::vector<size_t> eligible;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i].ready <= now_ && !pending_[i].cpls.empty()) {
+      eligible.push_back(i);
+      if (!cfg_.reorder) break;
+    }
+  }
+  if (eligible.empty()) return;
+  cur_ = cfg_.reorder ? eligible[std::uniform_int_distribution<size_t>(0, eligible.size() - 1)(rng_)]
+                      : eligible.front();
+  Request& req = pending_[cur_];
+  Completion c = std::move(req.cpls.front());
+  req.cpls.pop_front();
+  if (c.bad_tag) c.hdr.tag = pick_bad_tag();
+  req.started = req.started || !c.bad_tag;
+
+  // Beats: payload packed from byte 0, a beat without payload for len 0.
+  const size_t bytes = c.payload.size();
+  const size_t n_beats = std::max<size_t>(1, (bytes + kBeatBytes - 1) / kBeatBytes);
+  for (size_t i = 0; i < n_beats; ++i) {
+    RcBeat b = c.hdr;
+    const size_t off = i * kBeatBytes;
+    const size_t n = bytes > off ? std::min<size_t>(kBeatBytes, bytes - off) : 0;
+    for (size_t j = 0; j < n; ++j) b.data[j] = c.payload[off + j];
+    b.keep = low_keep(unsigned(n));
+    b.last = i + 1 == n_beats;
+    beats_.push_back(b);
+  }
+}
+
+}  // namespace tpu::host

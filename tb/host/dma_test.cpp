@@ -1,0 +1,962 @@
+// DMA engine against the root-complex model: every transfer's data is
+// compared byte for byte with host memory; every rq packet is checked against
+// the link rules (by the model, and here for splitting and ordering); every
+// error class ends in its defined error with the next transfer still correct.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "Vdma_engine.h"
+#include "root_complex.h"
+#include "verilated_fixture.h"
+
+namespace {
+
+using tpu::host::FaultKind;
+using tpu::host::FaultRule;
+using tpu::host::LinkCfg;
+using tpu::host::RootComplex;
+using tpu::host::RootComplexConfig;
+using tpu::host::SplitMode;
+
+// The model is built with the engine's defaults.
+constexpr int kTags = 32;
+constexpr uint32_t kRobBytes = 16384;
+constexpr uint32_t kWrPayloadCap = 512;  // WrBufBeats * 8
+
+enum Err { kOk = 0, kUr = 1, kCa = 2, kPoisoned = 3, kTimeout = 4, kBusMasterOff = 5 };
+
+constexpr uint64_t kReadBase = 0x0000'1234'0000'0000ull;   // prefilled, never written
+constexpr uint64_t kWriteBase = 0x0000'5678'0000'0000ull;  // written by the tests
+constexpr uint64_t kReadSpan = 3u << 20;
+
+uint16_t low_keep(unsigned n) { return n >= 16 ? 0xffff : uint16_t((1u << n) - 1); }
+
+struct RdJob {
+  uint64_t addr = 0;
+  uint32_t len = 0;
+  std::vector<uint8_t> data;  // delivered bytes
+  int beats = 0;
+  bool saw_last = false;
+  bool beat_after_last = false;
+  bool bad_keep = false;  // a non-final beat not full, or keep not packed
+  int err = -1;
+  uint64_t err_addr = 0;
+  uint64_t accept_cycle = 0;
+  uint64_t done_cycle = 0;
+  std::optional<std::vector<uint8_t>> expect;  // set when issued (read-back of a write)
+};
+
+struct WrJob {
+  uint64_t addr = 0;
+  std::vector<uint8_t> data;
+  size_t sent = 0;
+  int err = -1;
+  uint64_t done_cycle = 0;
+};
+
+struct RqSeen {
+  uint64_t cycle;
+  tpu::host::RqBeat beat;
+};
+
+class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
+ protected:
+  void SetUp() override {
+    tb::VerilatedFixture<Vdma_engine>::SetUp();
+    RootComplexConfig cfg;
+    cfg.seed = sim().seed();
+    rc_ = std::make_unique<RootComplex>(tpu::host::bind_tlp_ports(dut()), cfg);
+    auto& d = dut();
+    d.soft_reset_i = 0;
+    d.cpl_timeout_i = 0;
+    d.rd_req_valid_i = 0;
+    d.rd_data_ready_i = 0;
+    d.rd_done_ready_i = 0;
+    d.wr_req_valid_i = 0;
+    d.wr_data_valid_i = 0;
+    d.wr_done_ready_i = 0;
+    set_link(link_);
+    // Prefill the read region with a position-dependent pattern.
+    std::vector<uint8_t> fill(kReadSpan);
+    for (size_t i = 0; i < fill.size(); ++i) fill[i] = uint8_t((i * 131 + (i >> 8) * 7 + 1) & 0xff);
+    rc_->memory().write(kReadBase, std::span<const uint8_t>(fill));
+    tick();
+    tick();
+  }
+
+  void TearDown() override {
+    if (rc_) {
+      for (const auto& e : rc_->protocol_errors()) ADD_FAILURE() << "link rule: " << e;
+    }
+    rc_.reset();
+    tb::VerilatedFixture<Vdma_engine>::TearDown();
+  }
+
+  void set_link(const LinkCfg& l) {
+    link_ = l;
+    tpu::host::pack_link_cfg(l, dut().link_cfg_i.data());
+    rc_->config().mps = std::min<uint32_t>(l.max_payload, 4096);
+    rc_->config().mrrs = std::min<uint32_t>(l.max_read_req, 4096);
+  }
+
+  // ---- one clock cycle: clients, host model, monitors ----
+  void cycle() {
+    auto& d = dut();
+    drive_clients();
+    rc_->drive();
+    settle();
+    const uint64_t now = sim().cycle();
+    if (d.rc_valid_i && d.rc_ready_o) {
+      const auto b = tpu::host::unpack_rc(d.rc_i.data());
+      if (b.status != 0 || b.poisoned) last_bad_rc_cycle_ = now;
+    }
+    if (d.rq_valid_o && d.rq_ready_i) rq_seen_.push_back({now, tpu::host::unpack_rq(d.rq_o.data())});
+    observe_clients(now);
+    rc_->tick(now);
+    tick();
+  }
+
+  void drive_clients() {
+    auto& d = dut();
+    // read descriptors
+    if (!rd_offer_ && !rd_todo_.empty() && chance(p_req_)) rd_offer_ = true;
+    d.rd_req_valid_i = rd_offer_;
+    if (rd_offer_) {
+      d.rd_req_addr_i = rd_todo_.front().addr;
+      d.rd_req_len_i = rd_todo_.front().len;
+    }
+    d.rd_data_ready_i = chance(p_rd_ready_);
+    d.rd_done_ready_i = chance(p_done_ready_);
+    // write descriptors
+    if (!wr_offer_ && !wr_todo_.empty() && chance(p_req_)) wr_offer_ = true;
+    d.wr_req_valid_i = wr_offer_;
+    if (wr_offer_) {
+      d.wr_req_addr_i = wr_todo_.front().addr;
+      d.wr_req_len_i = uint32_t(wr_todo_.front().data.size());
+    }
+    // write data, in descriptor order, held until taken
+    if (!wr_data_offer_) {
+      WrJob* j = data_job();
+      if (j && chance(p_wr_valid_)) {
+        wr_data_offer_ = true;
+        const size_t n = std::min<size_t>(16, j->data.size() - j->sent);
+        for (int w = 0; w < 4; ++w) d.wr_data_i[w] = 0;
+        for (size_t i = 0; i < n; ++i) d.wr_data_i[i / 4] |= uint32_t(j->data[j->sent + i]) << (8 * (i % 4));
+        d.wr_data_keep_i = low_keep(unsigned(n));
+        d.wr_data_last_i = j->sent + n == j->data.size();
+      }
+    }
+    d.wr_data_valid_i = wr_data_offer_;
+    d.wr_done_ready_i = chance(p_done_ready_);
+  }
+
+  WrJob* data_job() {
+    for (auto& j : wr_active_)
+      if (j.sent < j.data.size()) return &j;
+    for (auto& j : wr_todo_)
+      if (j.sent < j.data.size()) return &j;
+    return nullptr;
+  }
+
+  void observe_clients(uint64_t now) {
+    auto& d = dut();
+    if (d.rd_req_valid_i && d.rd_req_ready_o) {
+      rd_todo_.front().accept_cycle = now;
+      rd_active_.push_back(std::move(rd_todo_.front()));
+      rd_todo_.pop_front();
+      rd_offer_ = false;
+    }
+    if (d.rd_data_valid_o && d.rd_data_ready_i) {
+      if (rd_active_.empty()) {
+        ADD_FAILURE() << "read data beat with no transfer at cycle " << now;
+      } else {
+        RdJob& j = rd_active_.front();
+        const uint16_t keep = d.rd_data_keep_o;
+        if (j.saw_last) j.beat_after_last = true;
+        if ((keep & uint16_t(keep + 1)) != 0) j.bad_keep = true;
+        if (!d.rd_data_last_o && keep != 0xffff) j.bad_keep = true;
+        for (unsigned i = 0; i < 16; ++i)
+          if (keep & (1u << i)) j.data.push_back(uint8_t(d.rd_data_o[i / 4] >> (8 * (i % 4))));
+        ++j.beats;
+        if (d.rd_data_last_o) j.saw_last = true;
+      }
+    }
+    if (d.rd_done_valid_o && d.rd_done_ready_i) {
+      if (rd_active_.empty()) {
+        ADD_FAILURE() << "rd_done with no transfer at cycle " << now;
+      } else {
+        RdJob j = std::move(rd_active_.front());
+        rd_active_.pop_front();
+        if (j.len != 0 && !j.saw_last)
+          ADD_FAILURE() << "rd_done before the beat with last was taken, cycle " << now;
+        j.err = d.rd_done_err_o;
+        j.err_addr = d.rd_done_err_addr_o;
+        j.done_cycle = now;
+        rd_done_.push_back(std::move(j));
+      }
+    }
+    if (d.wr_req_valid_i && d.wr_req_ready_o) {
+      wr_active_.push_back(std::move(wr_todo_.front()));
+      wr_todo_.pop_front();
+      wr_offer_ = false;
+    }
+    if (d.wr_data_valid_i && d.wr_data_ready_o) {
+      WrJob* j = data_job();
+      if (!j || wr_active_.empty() || j != &wr_active_.front()) {
+        ADD_FAILURE() << "write data taken for a transfer not yet accepted at cycle " << now;
+      } else {
+        j->sent += std::min<size_t>(16, j->data.size() - j->sent);
+      }
+      wr_data_offer_ = false;
+    }
+    if (d.wr_done_valid_o && d.wr_done_ready_i) {
+      if (wr_active_.empty()) {
+        ADD_FAILURE() << "wr_done with no transfer at cycle " << now;
+      } else {
+        WrJob j = std::move(wr_active_.front());
+        wr_active_.pop_front();
+        if (j.sent != j.data.size()) ADD_FAILURE() << "wr_done before all data was taken";
+        j.err = d.wr_done_err_o;
+        j.done_cycle = now;
+        wr_done_.push_back(std::move(j));
+      }
+    }
+  }
+
+  bool busy() const {
+    return !rd_todo_.empty() || !rd_active_.empty() || !wr_todo_.empty() || !wr_active_.empty();
+  }
+
+  // Runs until every queued transfer is done.
+  void run_all(uint64_t max_cycles) {
+    uint64_t c = 0;
+    while (busy() && c++ < max_cycles) cycle();
+    ASSERT_FALSE(busy()) << "transfers stuck after " << max_cycles << " cycles";
+  }
+
+  void run(uint64_t cycles) {
+    for (uint64_t i = 0; i < cycles; ++i) cycle();
+  }
+
+  RdJob read(uint64_t addr, uint32_t len, uint64_t max_cycles = 200000) {
+    rd_todo_.push_back(RdJob{addr, len});
+    const size_t n = rd_done_.size();
+    uint64_t c = 0;
+    while (rd_done_.size() == n && c++ < max_cycles) cycle();
+    EXPECT_EQ(rd_done_.size(), n + 1) << "read stuck";
+    if (rd_done_.size() == n) return RdJob{};
+    return rd_done_.back();
+  }
+
+  WrJob write(uint64_t addr, std::vector<uint8_t> data, uint64_t max_cycles = 200000) {
+    wr_todo_.push_back(WrJob{addr, std::move(data)});
+    const size_t n = wr_done_.size();
+    uint64_t c = 0;
+    while (wr_done_.size() == n && c++ < max_cycles) cycle();
+    EXPECT_EQ(wr_done_.size(), n + 1) << "write stuck";
+    if (wr_done_.size() == n) return WrJob{};
+    return wr_done_.back();
+  }
+
+  std::vector<uint8_t> random_bytes(size_t n) {
+    std::vector<uint8_t> v(n);
+    for (auto& b : v) b = uint8_t(rand_int(0, 255));
+    return v;
+  }
+
+  // A successful read: data equals host memory, one last beat, packed beats.
+  void expect_read_ok(const RdJob& j, const char* what = "") {
+    EXPECT_EQ(j.err, kOk) << what << " addr 0x" << std::hex << j.addr << std::dec << " len " << j.len;
+    const auto want = j.expect ? *j.expect : rc_->memory().read(j.addr, j.len);
+    EXPECT_TRUE(j.data == want) << what << " data mismatch, addr 0x" << std::hex << j.addr
+                                << std::dec << " len " << j.len << " got " << j.data.size();
+    EXPECT_EQ(j.saw_last, j.len != 0) << what;
+    EXPECT_FALSE(j.beat_after_last) << what;
+    EXPECT_FALSE(j.bad_keep) << what;
+    EXPECT_EQ(j.beats, int((j.len + 15) / 16)) << what;
+  }
+
+  // A failed read: the error, its address, and a correct prefix of the data
+  // no longer than max_bytes, ending with a last beat.
+  void expect_read_err(const RdJob& j, int err, std::optional<uint64_t> err_addr,
+                       size_t max_bytes) {
+    EXPECT_EQ(j.err, err);
+    if (err_addr) EXPECT_EQ(j.err_addr, *err_addr) << std::hex << "err_addr 0x" << j.err_addr;
+    EXPECT_LE(j.data.size(), max_bytes);
+    const auto want = rc_->memory().read(j.addr, j.data.size());
+    EXPECT_TRUE(j.data == want) << "delivered bytes are not a prefix of the data";
+    EXPECT_TRUE(j.saw_last) << "errored transfer did not end with last";
+    EXPECT_FALSE(j.beat_after_last);
+    EXPECT_FALSE(j.bad_keep);
+  }
+
+  // After an error: a read and a write through the same engine are exact.
+  void expect_next_transfers_ok() {
+    const uint64_t ra = kReadBase + uint64_t(rand_int(0, 1 << 20));
+    const uint32_t rl = uint32_t(rand_int(1, 3000));
+    expect_read_ok(read(ra, rl), "next read");
+    const uint64_t wa = next_write_addr(2000);
+    auto data = random_bytes(size_t(rand_int(1, 2000)));
+    const WrJob w = write(wa, data);
+    EXPECT_EQ(w.err, 0);
+    EXPECT_TRUE(rc_->memory().read(wa, data.size()) == data) << "next write";
+  }
+
+  uint64_t next_write_addr(size_t len) {
+    const uint64_t a = write_cursor_ + uint64_t(rand_int(0, 4095));
+    write_cursor_ = (a + len + 4095) & ~uint64_t(4095);
+    return a;
+  }
+
+  // The read sub-requests the test saw on rq in [from, to) cover [addr, addr + len) in order,
+  // each within the link's limits.
+  void expect_read_split(uint64_t addr, uint32_t len, size_t from, uint32_t mrrs) {
+    uint64_t pos = addr;
+    for (size_t i = from; i < rq_seen_.size(); ++i) {
+      const auto& b = rq_seen_[i].beat;
+      if (b.write) continue;
+      EXPECT_EQ(b.addr, pos) << "sub-request out of order";
+      EXPECT_GE(b.len, 1);
+      EXPECT_LE(b.len, mrrs);
+      EXPECT_LE((b.addr & 0xfff) + b.len, 4096u) << "crosses 4 KiB";
+      EXPECT_TRUE(b.last);
+      pos = b.addr + b.len;
+    }
+    EXPECT_EQ(pos, addr + len) << "sub-requests do not cover the transfer";
+  }
+
+  void expect_write_split(uint64_t addr, size_t len, size_t from, uint32_t mps) {
+    uint64_t pos = addr;
+    uint32_t beat = 0;
+    for (size_t i = from; i < rq_seen_.size(); ++i) {
+      const auto& b = rq_seen_[i].beat;
+      if (!b.write) continue;
+      if (beat == 0) {
+        EXPECT_EQ(b.addr, pos) << "packet out of order";
+        EXPECT_LE(b.len, mps);
+        EXPECT_LE((b.addr & 0xfff) + b.len, 4096u) << "crosses 4 KiB";
+      }
+      const uint32_t n = std::min<uint32_t>(16, b.len - 16 * beat);
+      EXPECT_EQ(b.keep, low_keep(n)) << "keep";
+      EXPECT_EQ(b.last, 16 * (beat + 1) >= b.len);
+      ++beat;
+      if (b.last) {
+        pos = b.addr + b.len;
+        beat = 0;
+      }
+    }
+    EXPECT_EQ(pos, addr + len) << "packets do not cover the transfer";
+  }
+
+  uint64_t mrrs() const { return std::min<uint32_t>(link_.max_read_req, 4096); }
+  // Start of the sub-request that holds byte `a` of a transfer starting at xfer.
+  uint64_t sub_start(uint64_t xfer, uint64_t a) const {
+    return std::max(xfer, a & ~(mrrs() - 1));
+  }
+
+  void ur_ca_ends_transfer(FaultKind kind, int where);
+
+  void soft_reset(int level_cycles) {
+    auto& d = dut();
+    d.soft_reset_i = 1;
+    for (int i = 0; i < level_cycles; ++i) cycle();
+    d.soft_reset_i = 0;
+    uint64_t c = 0;
+    while (true) {
+      settle();
+      if (!d.reset_busy_o || c++ > 10000) break;
+      cycle();
+    }
+    ASSERT_FALSE(d.reset_busy_o) << "reset_busy_o stuck";
+    // Clients drop what they had going.
+    rd_todo_.clear();
+    rd_active_.clear();
+    wr_todo_.clear();
+    wr_active_.clear();
+    rd_offer_ = wr_offer_ = wr_data_offer_ = false;
+  }
+
+  std::unique_ptr<RootComplex> rc_;
+  LinkCfg link_;
+  double p_req_ = 1.0, p_rd_ready_ = 1.0, p_done_ready_ = 1.0, p_wr_valid_ = 1.0;
+  bool rd_offer_ = false, wr_offer_ = false, wr_data_offer_ = false;
+  std::deque<RdJob> rd_todo_, rd_active_;
+  std::vector<RdJob> rd_done_;
+  std::deque<WrJob> wr_todo_, wr_active_;
+  std::vector<WrJob> wr_done_;
+  std::vector<RqSeen> rq_seen_;
+  uint64_t last_bad_rc_cycle_ = 0;
+  uint64_t write_cursor_ = kWriteBase;
+};
+
+// ---- data paths ------------------------------------------------------------------------
+
+// Three rounds, each with a random link configuration and host behaviour.
+TEST_F(DmaTest, RandomTrafficExact) {
+  const uint16_t mps[] = {128, 256, 512, 1024};
+  const uint16_t mrrs[] = {128, 256, 512, 1024, 4096};
+  const SplitMode splits[] = {SplitMode::kWhole, SplitMode::kRcb, SplitMode::kRandom};
+  auto rand_len = [&]() -> uint32_t {
+    switch (rand_int(0, 5)) {
+      case 0: return uint32_t(rand_int(0, 16));
+      case 1: return uint32_t(rand_int(17, 200));
+      case 2: return uint32_t(rand_int(4090, 4100));
+      default: return uint32_t(rand_int(1, 9000));
+    }
+  };
+  for (int round = 0; round < 3; ++round) {
+    LinkCfg l;
+    l.max_payload = mps[rand_int(0, 3)];
+    l.max_read_req = mrrs[rand_int(0, 4)];
+    set_link(l);
+    auto& cfg = rc_->config();
+    cfg.latency = uint32_t(rand_int(1, 300));
+    cfg.jitter = uint32_t(rand_int(0, 200));
+    cfg.reorder = chance(0.7);
+    cfg.split = splits[rand_int(0, 2)];
+    cfg.rcb = chance(0.5) ? 64 : 128;
+    cfg.rq_ready_prob = 0.5 + 0.5 * double(rand_int(0, 10)) / 10;
+    cfg.rc_gap_prob = 0.3 * double(rand_int(0, 10)) / 10;
+    p_req_ = 0.5;
+    p_rd_ready_ = 0.5 + 0.5 * double(rand_int(0, 10)) / 10;
+    p_done_ready_ = 0.6;
+    p_wr_valid_ = 0.5 + 0.5 * double(rand_int(0, 10)) / 10;
+    rd_done_.clear();
+    wr_done_.clear();
+    constexpr int kJobs = 50;
+    int rd_issued = 0, wr_issued = 0;
+    size_t wr_seen = 0;
+    uint64_t guard = 0;
+    const uint64_t start = sim().cycle();
+    while (rd_issued < kJobs || wr_issued < kJobs || busy()) {
+      if (rd_todo_.size() < 2 && rd_issued < kJobs) {
+        const uint32_t rl = rand_len();
+        rd_todo_.push_back(RdJob{kReadBase + uint64_t(rand_int(0, kReadSpan - rl)), rl});
+        ++rd_issued;
+      }
+      if (wr_todo_.size() < 2 && wr_issued < kJobs) {
+        auto data = random_bytes(rand_len());
+        wr_todo_.push_back(WrJob{next_write_addr(data.size()), std::move(data)});
+        ++wr_issued;
+      }
+      cycle();
+      // Read back half of the finished writes: after wr_done a read sees the write.
+      for (; wr_seen < wr_done_.size(); ++wr_seen) {
+        const WrJob& w = wr_done_[wr_seen];
+        if (!chance(0.5)) continue;
+        RdJob back{w.addr, uint32_t(w.data.size())};
+        back.expect = w.data;
+        rd_todo_.push_back(std::move(back));
+      }
+      ASSERT_LT(++guard, 2000000u) << "random traffic stuck";
+      if (HasFailure()) return;
+    }
+    for (const RdJob& j : rd_done_) expect_read_ok(j, "random read");
+    for (const WrJob& w : wr_done_) {
+      EXPECT_EQ(w.err, 0);
+      EXPECT_TRUE(rc_->memory().read(w.addr, w.data.size()) == w.data)
+          << "write to 0x" << std::hex << w.addr << std::dec << " len " << w.data.size();
+    }
+    EXPECT_EQ(dut().cnt_unexpected_o, 0);
+    EXPECT_EQ(dut().cnt_malformed_o, 0);
+    std::printf("random traffic: mps %u mrrs %u latency %u+%u split %d reorder %d: %zu reads, "
+                "%zu writes, %llu cycles\n",
+                l.max_payload, l.max_read_req, cfg.latency, cfg.jitter, int(cfg.split),
+                int(cfg.reorder), rd_done_.size(), wr_done_.size(),
+                (unsigned long long)(sim().cycle() - start));
+    if (HasFailure()) return;
+  }
+}
+
+TEST_F(DmaTest, BoundaryLengthsAndOffsets) {
+  rc_->config().latency = 40;
+  rc_->config().split = SplitMode::kRandom;
+  rc_->config().reorder = true;
+  const uint32_t lens[] = {0, 1, 15, 16, 17, 4095, 4096, 4097};
+  const uint64_t offs[] = {0xfff, 0x000, 0xff0, 0x001, 0x7f8};
+  for (const uint16_t mrrs : {uint16_t(512), uint16_t(4096), uint16_t(128)}) {
+    LinkCfg l;
+    l.max_read_req = mrrs;
+    l.max_payload = mrrs == 4096 ? 4096 : 128;  // 4096 is capped to 512 by the engine
+    set_link(l);
+    cycle();
+    const uint32_t mps_eff = std::min<uint32_t>(l.max_payload, kWrPayloadCap);
+    for (const uint32_t len : lens) {
+      for (const uint64_t off : offs) {
+        SCOPED_TRACE(testing::Message() << "mrrs " << mrrs << " len " << len << " off 0x"
+                                        << std::hex << off);
+        const uint64_t ra = kReadBase + 0x10000 + off;
+        size_t from = rq_seen_.size();
+        expect_read_ok(read(ra, len));
+        expect_read_split(ra, len, from, mrrs);
+        const uint64_t wa = ((next_write_addr(len + 8192) + 4096) & ~uint64_t(0xfff)) + off;
+        auto data = random_bytes(len);
+        from = rq_seen_.size();
+        const WrJob w = write(wa, data);
+        EXPECT_EQ(w.err, 0);
+        EXPECT_TRUE(rc_->memory().read(wa, len) == data);
+        expect_write_split(wa, len, from, mps_eff);
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+// Random traffic with random faults of every kind: a read either is exact, or
+// ends with the error of a fault that hit one of its sub-requests, at that
+// sub-request's address, with a correct prefix delivered that stops before it.
+TEST_F(DmaTest, RandomFaultsFuzz) {
+  dut().cpl_timeout_i = 6000;
+  auto& cfg = rc_->config();
+  cfg.latency = 100;
+  cfg.jitter = 100;
+  cfg.reorder = true;
+  cfg.split = SplitMode::kRandom;
+  cfg.rq_ready_prob = 0.8;
+  cfg.rc_gap_prob = 0.1;
+  p_req_ = 0.5;
+  p_rd_ready_ = 0.8;
+  p_done_ready_ = 0.7;
+  const FaultKind kinds[] = {FaultKind::kUr,     FaultKind::kCa,        FaultKind::kPoison,
+                             FaultKind::kDrop,   FaultKind::kDelay,     FaultKind::kBadTag,
+                             FaultKind::kDuplicate, FaultKind::kBadByteCount, FaultKind::kBadLen};
+  constexpr uint64_t kSpan = 1 << 20;
+  for (int i = 0; i < 80; ++i) {
+    FaultRule r;
+    r.kind = kinds[rand_int(0, 8)];
+    if (r.kind == FaultKind::kDrop && chance(0.5)) r.kind = FaultKind::kDelay;  // drops are slow
+    r.addr = kReadBase + uint64_t(rand_int(0, kSpan - 1));
+    r.len = 1;
+    r.delay = uint32_t(rand_int(50, 1000));
+    r.cpl_index = uint32_t(rand_int(0, 3));
+    rc_->add_fault(r);
+  }
+  for (int i = 0; i < 80; ++i) {
+    const uint32_t len = uint32_t(rand_int(1, 12000));
+    rd_todo_.push_back(RdJob{kReadBase + uint64_t(rand_int(0, kSpan - len)), len});
+    if (chance(0.5)) {
+      auto data = random_bytes(size_t(rand_int(1, 3000)));
+      wr_todo_.push_back(WrJob{next_write_addr(data.size()), std::move(data)});
+    }
+  }
+  run_all(3000000);
+  int errors = 0;
+  for (const RdJob& j : rd_done_) {
+    SCOPED_TRACE(testing::Message() << "read 0x" << std::hex << j.addr << std::dec << " len "
+                                    << j.len << " accepted at " << j.accept_cycle);
+    // Its sub-requests and the fatal faults that hit them.
+    std::vector<uint64_t> seqs;
+    for (const auto& r : rc_->reads())
+      if (r.cycle >= j.accept_cycle && r.cycle <= j.done_cycle) seqs.push_back(r.seq);
+    std::vector<std::pair<int, uint64_t>> fatal;  // error code, sub-request address
+    for (const auto& f : rc_->faults_applied()) {
+      if (std::find(seqs.begin(), seqs.end(), f.seq) == seqs.end()) continue;
+      const int code = f.kind == FaultKind::kUr ? kUr : f.kind == FaultKind::kCa ? kCa
+                     : f.kind == FaultKind::kPoison ? kPoisoned : f.kind == FaultKind::kDrop ? kTimeout : 0;
+      if (code) fatal.push_back({code, f.addr});
+    }
+    if (fatal.empty()) {
+      expect_read_ok(j);
+      continue;
+    }
+    ++errors;
+    const bool known = std::any_of(fatal.begin(), fatal.end(), [&](const auto& f) {
+      return f.first == j.err && f.second == j.err_addr;
+    });
+    EXPECT_TRUE(known) << "err " << j.err << " at 0x" << std::hex << j.err_addr
+                       << " matches no fault that hit the transfer";
+    uint64_t first_bad = UINT64_MAX, first_bad_end = 0;
+    for (const auto& f : fatal) {
+      for (const auto& r : rc_->reads())
+        if (r.addr == f.second && r.cycle >= j.accept_cycle && r.cycle <= j.done_cycle && r.addr < first_bad) {
+          first_bad = r.addr;
+          first_bad_end = r.addr + r.len;
+        }
+    }
+    // Up to the first faulted sub-request (a poisoned one may deliver its completions before the poisoned one).
+    expect_read_err(j, j.err, std::nullopt, size_t(first_bad_end - j.addr));
+    if (HasFailure()) return;
+  }
+  for (const WrJob& w : wr_done_) {
+    EXPECT_EQ(w.err, 0);
+    EXPECT_TRUE(rc_->memory().read(w.addr, w.data.size()) == w.data);
+  }
+  std::printf("fault fuzz: %zu reads (%d ended in an error), %zu writes, %zu faults applied, "
+              "%u unexpected, %u malformed, %llu cycles\n",
+              rd_done_.size(), errors, wr_done_.size(), rc_->faults_applied().size(),
+              unsigned(dut().cnt_unexpected_o), unsigned(dut().cnt_malformed_o),
+              (unsigned long long)sim().cycle());
+  rc_->clear_faults();
+  expect_next_transfers_ok();
+}
+
+// ---- completion errors ---------------------------------------------------------------
+
+TEST_F(DmaTest, TimeoutOnOneTag) {
+  dut().cpl_timeout_i = 2000;
+  const uint64_t addr = kReadBase + 0x4000;
+  const uint32_t len = 8192;
+  const uint64_t bad = addr + 3 * 512;  // the fourth sub-request is never completed
+  rc_->add_fault(FaultRule{FaultKind::kDrop, bad, 1});
+  const RdJob j = read(addr, len);
+  expect_read_err(j, kTimeout, bad, bad - addr);
+  EXPECT_EQ(j.data.size(), bad - addr) << "everything before the lost sub-request is delivered";
+  rc_->clear_faults();
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, TimeoutOnAllTagsNeverMoreThanTags) {
+  dut().cpl_timeout_i = 1500;
+  rc_->add_fault(FaultRule{FaultKind::kDrop, 0, UINT64_MAX, 0, -1});
+  LinkCfg l;
+  l.max_read_req = 128;  // 256 sub-requests: far more than the tags
+  set_link(l);
+  cycle();
+  const uint64_t addr = kReadBase + 0x20000;
+  const RdJob j = read(addr, 32768);
+  expect_read_err(j, kTimeout, std::nullopt, 0);
+  EXPECT_EQ(rc_->reads().size(), size_t(kTags)) << "only as many requests as tags";
+  bool known = false;
+  for (const auto& r : rc_->reads()) known |= r.addr == j.err_addr;
+  EXPECT_TRUE(known) << "err_addr is not a sub-request";
+  rc_->clear_faults();
+  // The abandoned tags come back after their zombie timeout; the next transfer is exact.
+  expect_next_transfers_ok();
+}
+
+// UR or CA on the first, a middle or the last sub-request of a 64 KiB read:
+// the transfer ends with that error, no sub-request leaves after the error
+// arrived, the data delivered is a correct prefix, rd_done waits for the last beat.
+void DmaTest::ur_ca_ends_transfer(FaultKind kind, int where) {
+  p_rd_ready_ = 0.5;
+  const uint64_t addr = kReadBase + 0x40000;
+  const uint32_t len = 65536;
+  const uint64_t sub = where == 0 ? addr : where == 1 ? addr + 20 * 512 : addr + len - 512;
+  rc_->add_fault(FaultRule{kind, sub + 17, 1});
+  const size_t from = rq_seen_.size();
+  const RdJob j = read(addr, len);
+  expect_read_err(j, kind == FaultKind::kUr ? kUr : kCa, sub, sub - addr);
+  ASSERT_NE(last_bad_rc_cycle_, 0u);
+  for (size_t i = from; i < rq_seen_.size(); ++i)
+    EXPECT_LE(rq_seen_[i].cycle, last_bad_rc_cycle_ + 1) << "sub-request issued after the error";
+  rc_->clear_faults();
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, UrOnFirstSubRequest) { ur_ca_ends_transfer(FaultKind::kUr, 0); }
+TEST_F(DmaTest, UrOnMiddleSubRequest) { ur_ca_ends_transfer(FaultKind::kUr, 1); }
+TEST_F(DmaTest, UrOnLastSubRequest) { ur_ca_ends_transfer(FaultKind::kUr, 2); }
+TEST_F(DmaTest, CaOnFirstSubRequest) { ur_ca_ends_transfer(FaultKind::kCa, 0); }
+TEST_F(DmaTest, CaOnMiddleSubRequest) { ur_ca_ends_transfer(FaultKind::kCa, 1); }
+TEST_F(DmaTest, CaOnLastSubRequest) { ur_ca_ends_transfer(FaultKind::kCa, 2); }
+
+// An error stops issuing in the cycle it is detected, even while the engine is
+// issuing a sub-request every cycle (short latency: the error arrives mid-burst).
+TEST_F(DmaTest, ErrorStopsIssueAtOnce) {
+  rc_->config().latency = 4;
+  LinkCfg l;
+  l.max_read_req = 128;
+  set_link(l);
+  cycle();
+  for (const FaultKind kind : {FaultKind::kUr, FaultKind::kCa, FaultKind::kPoison}) {
+    const uint64_t addr = kReadBase + 0x30000;
+    rc_->add_fault(FaultRule{kind, addr + 128, 1});  // the second sub-request
+    last_bad_rc_cycle_ = 0;
+    const size_t from = rq_seen_.size();
+    const RdJob j = read(addr, 8192);
+    expect_read_err(j, kind == FaultKind::kUr ? kUr : kind == FaultKind::kCa ? kCa : kPoisoned,
+                    addr + 128, 128);
+    ASSERT_NE(last_bad_rc_cycle_, 0u);
+    size_t after = 0;
+    for (size_t i = from; i < rq_seen_.size(); ++i) after += rq_seen_[i].cycle > last_bad_rc_cycle_ + 1;
+    EXPECT_EQ(after, 0u) << "sub-requests issued after the error was detected";
+    EXPECT_GT(rq_seen_.size() - from, 4u) << "the error did not arrive during the issue burst";
+    rc_->clear_faults();
+    run(200);
+  }
+  expect_next_transfers_ok();
+}
+
+// Tags of an abandoned transfer are not reused while their completions may
+// still arrive; the late completions are dropped as unexpected. The slot whose
+// final completion was the error is free at once, so with every other slot
+// held the next transfers still run.
+TEST_F(DmaTest, AbandonedTagsNotReusedUntilRetired) {
+  dut().cpl_timeout_i = 30000;
+  rc_->config().latency = 40;  // all 32 tags are out before the UR comes back
+  const uint64_t addr = kReadBase + 0x50000;
+  rc_->add_fault(FaultRule{FaultKind::kUr, addr, 1});                     // first sub-request
+  rc_->add_fault(FaultRule{FaultKind::kDelay, addr + 512, 31 * 512, 0, -1, 3000});  // the rest
+  const RdJob a = read(addr, 16384);
+  expect_read_err(a, kUr, addr, 0);
+  // The delayed sub-requests (those issued before the UR came back) hold their
+  // slots; small reads meanwhile use the others.
+  std::vector<bool> held(kTags, false);
+  int delayed = 0;
+  for (const auto& r : rc_->reads()) {
+    if (r.addr == addr) continue;
+    held[r.tag % kTags] = true;
+    ++delayed;
+  }
+  EXPECT_EQ(delayed, kTags - 1);
+  const size_t from = rq_seen_.size();
+  const auto unexpected_before = dut().cnt_unexpected_o;
+  for (int i = 0; i < 40; ++i) {
+    expect_read_ok(read(kReadBase + 0x70000 + 64 * i, 64, 1000), "small read");
+    if (HasFailure()) return;
+  }
+  for (size_t i = from; i < rq_seen_.size(); ++i)
+    EXPECT_FALSE(held[rq_seen_[i].beat.tag % kTags])
+        << "slot " << (rq_seen_[i].beat.tag % kTags) << " reused while abandoned";
+  run(4000);  // the late completions arrive: 8 completions of 64 bytes each
+  EXPECT_EQ(dut().cnt_unexpected_o - unexpected_before, delayed * 8);
+  EXPECT_EQ(dut().cnt_malformed_o, 0);
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, PoisonedDataNeverDelivered) {
+  // Completions of 64 bytes; the second completion of the sixth sub-request is poisoned.
+  rc_->config().split = SplitMode::kRcb;
+  p_rd_ready_ = 0.5;
+  const uint64_t addr = kReadBase + 0x80000;
+  const uint64_t sub = addr + 5 * 512;
+  rc_->add_fault(FaultRule{FaultKind::kPoison, sub, 1, 0, 1, 0, 1});
+  RdJob j = read(addr, 8192);
+  expect_read_err(j, kPoisoned, sub, sub - addr + 64);
+  // The poisoned bytes themselves are marked in memory: none of them arrived.
+  EXPECT_LE(j.data.size(), sub + 64 - addr);
+  // Poison on the very first completion: nothing is delivered.
+  rc_->clear_faults();
+  rc_->add_fault(FaultRule{FaultKind::kPoison, addr, 1});
+  j = read(addr, 4096);
+  expect_read_err(j, kPoisoned, addr, 0);
+  EXPECT_EQ(j.beats, 1);
+  rc_->clear_faults();
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, UnexpectedTagDroppedAndCounted) {
+  rc_->config().reorder = true;
+  const uint64_t addr = kReadBase + 0x100;
+  rc_->add_fault(FaultRule{FaultKind::kBadTag, 0, UINT64_MAX, 1, 3});
+  expect_read_ok(read(addr, 8000));
+  EXPECT_EQ(dut().cnt_unexpected_o, 3);
+  EXPECT_EQ(dut().cnt_malformed_o, 0);
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, MalformedCompletionsDroppedAndCounted) {
+  const uint64_t addr = kReadBase + 0x2345;
+  rc_->add_fault(FaultRule{FaultKind::kBadByteCount, 0, UINT64_MAX, 0, 2, 0, 1});
+  rc_->add_fault(FaultRule{FaultKind::kBadLen, 0, UINT64_MAX, 4, 1});
+  expect_read_ok(read(addr, 6000));
+  EXPECT_EQ(dut().cnt_malformed_o, 3);
+  EXPECT_EQ(dut().cnt_unexpected_o, 0);
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, DuplicateCompletionDroppedAndCounted) {
+  const uint64_t addr = kReadBase + 0x3000;
+  rc_->add_fault(FaultRule{FaultKind::kDuplicate, 0, UINT64_MAX, 0, 2, 0, 0});
+  rc_->add_fault(FaultRule{FaultKind::kDuplicate, 0, UINT64_MAX, 3, 1, 0, 99});  // its last one
+  expect_read_ok(read(addr, 5000));
+  EXPECT_EQ(dut().cnt_malformed_o + dut().cnt_unexpected_o, 3);
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, DelayedCompletionsStillInOrder) {
+  rc_->config().reorder = true;
+  rc_->add_fault(FaultRule{FaultKind::kDelay, 0, UINT64_MAX, 1, 3, 700});
+  expect_read_ok(read(kReadBase + 0x777, 12000));
+  EXPECT_EQ(dut().cnt_unexpected_o + dut().cnt_malformed_o, 0);
+}
+
+TEST_F(DmaTest, TagAndBufferLimits) {
+  // Tags limit: 128-byte requests, 500-cycle latency.
+  LinkCfg l;
+  l.max_read_req = 128;
+  set_link(l);
+  cycle();
+  expect_read_ok(read(kReadBase + 0x10, 65536));
+  EXPECT_LE(rc_->stats().max_outstanding, uint64_t(kTags));
+  EXPECT_GE(rc_->stats().max_outstanding, uint64_t(kTags) - 1) << "tags not used";
+  // Buffer limit: 4 KiB requests; the 16 KiB reorder buffer holds four.
+  l.max_read_req = 4096;
+  set_link(l);
+  cycle();
+  rc_->reset_stats();
+  rc_->config().reorder = true;
+  expect_read_ok(read(kReadBase + 0x20000, 65536));
+  // Every request is 4 KiB: the buffer has room for kRobBytes / 4096 of them.
+  EXPECT_LE(rc_->stats().max_outstanding, uint64_t(kRobBytes / 4096));
+  EXPECT_GE(rc_->stats().max_outstanding, uint64_t(kRobBytes / 4096) - 1) << "buffer not used";
+}
+
+// ---- bus mastering, soft reset --------------------------------------------------------
+
+TEST_F(DmaTest, BusMasterDisabled) {
+  LinkCfg l;
+  l.bus_master_en = false;
+  set_link(l);
+  cycle();
+  const size_t rq_before = rq_seen_.size();
+  RdJob r = read(kReadBase + 0x40, 3000);
+  EXPECT_EQ(r.err, kBusMasterOff);
+  EXPECT_EQ(r.err_addr, kReadBase + 0x40);
+  EXPECT_EQ(r.data.size(), 0u);
+  EXPECT_TRUE(r.saw_last);
+  expect_read_ok(read(kReadBase + 0x40, 0), "len 0");
+  const uint64_t wa = next_write_addr(3000);
+  const WrJob w = write(wa, random_bytes(3000));
+  EXPECT_EQ(w.err, 1);
+  EXPECT_EQ(rq_seen_.size(), rq_before) << "a request left with bus mastering off";
+  EXPECT_TRUE(rc_->memory().read(wa, 3000) == std::vector<uint8_t>(3000, 0));
+  // Switched off in the middle of a large read: the first sub-request not issued is reported.
+  l.bus_master_en = true;
+  set_link(l);
+  cycle();
+  rd_todo_.push_back(RdJob{kReadBase + 0x100000, 65536});
+  const size_t done_before = rd_done_.size();
+  while (rc_->reads().size() < 5) cycle();
+  l.bus_master_en = false;
+  set_link(l);
+  while (rd_done_.size() == done_before) cycle();
+  const RdJob& mid = rd_done_.back();
+  EXPECT_EQ(mid.err, kBusMasterOff);
+  const auto& last = rc_->reads().back();
+  EXPECT_EQ(mid.err_addr, last.addr + last.len);
+  // Switched off in the middle of a large write: the packet on rq finishes, no
+  // packet starts later, the rest is dropped and wr_done reports it.
+  l.bus_master_en = true;
+  set_link(l);
+  cycle();
+  const uint64_t wa2 = next_write_addr(65536);
+  wr_todo_.push_back(WrJob{wa2, random_bytes(65536)});
+  const size_t wr_before = wr_done_.size();
+  while (rc_->writes().size() < 3) cycle();
+  l.bus_master_en = false;
+  set_link(l);
+  const uint64_t off_cycle = sim().cycle();
+  while (wr_done_.size() == wr_before) cycle();
+  EXPECT_EQ(wr_done_.back().err, 1);
+  uint64_t expect_addr = wa2;
+  for (const auto& w : rc_->writes()) {
+    if (w.addr < wa2 || w.addr >= wa2 + 65536) continue;
+    EXPECT_EQ(w.addr, expect_addr) << "packets after the switch-off";
+    expect_addr = w.addr + w.data.size();
+    EXPECT_TRUE(std::equal(w.data.begin(), w.data.end(), wr_done_.back().data.begin() + (w.addr - wa2)));
+  }
+  EXPECT_LT(expect_addr, wa2 + 65536) << "nothing was dropped";
+  size_t late_starts = 0;
+  bool in_packet = false;
+  for (const auto& s : rq_seen_) {
+    if (!s.beat.write) continue;
+    if (!in_packet && s.cycle > off_cycle + 2) ++late_starts;
+    in_packet = !s.beat.last;
+  }
+  EXPECT_EQ(late_starts, 0u) << "a write packet started after bus mastering was switched off";
+  l.bus_master_en = true;
+  set_link(l);
+  cycle();
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, SoftResetMidRead) {
+  for (const int level : {1, 25}) {
+    rd_todo_.push_back(RdJob{kReadBase + 0x9000, 65536});
+    while (rd_active_.empty() || rd_active_.front().data.size() < 4096) cycle();
+    const auto unexpected_before = dut().cnt_unexpected_o;
+    soft_reset(level);
+    const size_t rq_after = rq_seen_.size();
+    run(1500);  // the abandoned reads' completions arrive
+    EXPECT_EQ(rq_seen_.size(), rq_after) << "rq beat after reset_busy_o fell";
+    EXPECT_GT(dut().cnt_unexpected_o, unexpected_before) << "late completions not counted";
+    EXPECT_EQ(dut().rd_data_valid_o, 0);
+    EXPECT_EQ(dut().rd_done_valid_o, 0);
+    expect_next_transfers_ok();
+  }
+}
+
+TEST_F(DmaTest, SoftResetMidWrite) {
+  rc_->config().rq_ready_prob = 0.3;  // slow rq: a packet is half sent when the reset comes
+  for (const int level : {1, 25}) {
+    wr_todo_.push_back(WrJob{next_write_addr(65536), random_bytes(65536)});
+    rd_todo_.push_back(RdJob{kReadBase + 0x9000, 65536});
+    // Wait until a write packet is half sent.
+    while (true) {
+      cycle();
+      const auto& s = rq_seen_;
+      if (s.size() > 40 && s.back().beat.write && !s.back().beat.last) break;
+    }
+    soft_reset(level);
+    const size_t rq_after = rq_seen_.size();
+    run(1500);
+    EXPECT_EQ(rq_seen_.size(), rq_after) << "rq beat after reset_busy_o fell";
+    // The packet that was on rq when the reset came was finished (the model checks beat counts).
+    EXPECT_FALSE(rc_->write_in_progress()) << "a posted write was cut";
+    expect_next_transfers_ok();
+  }
+}
+
+// ---- throughput ------------------------------------------------------------------------
+
+TEST_F(DmaTest, Throughput) {
+  const uint32_t len = 65536;
+  // Read: from descriptor to done, and from the first to the last data beat.
+  uint64_t start = sim().cycle();
+  rd_todo_.push_back(RdJob{kReadBase, len});
+  uint64_t first_beat = 0;
+  while (rd_done_.empty()) {
+    cycle();
+    if (!first_beat && !rd_active_.empty() && !rd_active_.front().data.empty())
+      first_beat = sim().cycle();
+  }
+  const uint64_t rd_cycles = rd_done_.back().done_cycle - start;
+  const uint64_t rd_stream = rd_done_.back().done_cycle - first_beat;
+  expect_read_ok(rd_done_.back());
+  // Write: from descriptor to done.
+  start = sim().cycle();
+  const WrJob w = write(kWriteBase, random_bytes(len));
+  const uint64_t wr_cycles = w.done_cycle - start;
+  EXPECT_TRUE(rc_->memory().read(kWriteBase, len) == w.data);
+  const double rd_bpc = double(len) / double(rd_cycles);
+  const double rd_stream_bpc = double(len) / double(rd_stream);
+  const double wr_bpc = double(len) / double(wr_cycles);
+  std::printf("throughput (latency %u cycles, offered 16 B/cycle each way, MRRS %u, MPS %u):\n"
+              "  read  64 KiB: %llu cycles, %.2f B/cycle end to end, %.2f B/cycle streaming\n"
+              "  write 64 KiB: %llu cycles, %.2f B/cycle\n",
+              rc_->config().latency, link_.max_read_req, link_.max_payload,
+              (unsigned long long)rd_cycles, rd_bpc, rd_stream_bpc, (unsigned long long)wr_cycles,
+              wr_bpc);
+  EXPECT_GE(rd_bpc, 12.0);
+  EXPECT_GE(rd_stream_bpc, 15.5);
+  EXPECT_GE(wr_bpc, 15.0);
+
+  // Sweep of the request sizes (information only): 64 KiB each, B/cycle end to end.
+  std::printf("  MRRS/MPS sweep, 64 KiB, B/cycle end to end:\n");
+  for (const uint16_t size : {uint16_t(128), uint16_t(256), uint16_t(512), uint16_t(1024),
+                              uint16_t(4096)}) {
+    LinkCfg l;
+    l.max_read_req = size;
+    l.max_payload = size;
+    set_link(l);
+    cycle();
+    uint64_t t0 = sim().cycle();
+    const RdJob r = read(kReadBase + 0x100000, len);
+    expect_read_ok(r);
+    const double rd = double(len) / double(r.done_cycle - t0);
+    t0 = sim().cycle();
+    const WrJob wj = write(kWriteBase + 0x100000, random_bytes(len));
+    const double wr = double(len) / double(wj.done_cycle - t0);
+    std::printf("    size %4u: read %5.2f  write %5.2f (MPS used %u)\n", size, rd, wr,
+                std::min<uint32_t>(size, kWrPayloadCap));
+  }
+}
+
+}  // namespace

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mapfile -t srcs < <(sed 's|^|rtl/|' rtl/sources.list)
-tops=(stream_fifo stream_spill mxu vpu_act_row vpu_vop_row tpu_core)
+tops=(stream_fifo stream_spill mxu vpu_act_row vpu_vop_row tpu_core tpu_regs dma_engine tpu_top)
 status=0
 for top in "${tops[@]}"; do
   for cfg in TINY DEFAULT WIDE; do

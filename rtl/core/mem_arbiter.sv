@@ -9,8 +9,10 @@
 // home. Only the memory unit writes, so write data and acknowledges pass
 // straight through. Both units always take their read data (the weight unit
 // only asks for rows it has room for), so one unit never blocks the other.
-// block_i stops new grants (while the core aborts after a fault); quiet_o says
-// no request is in flight.
+// A request offered to the port is held, same requester and same fields,
+// until the port takes it. block_i stops new grants (while the core aborts
+// after a fault) but never withdraws an offered request; quiet_o says no
+// request is in flight or offered.
 `include "tpu_macros.svh"
 
 module mem_arbiter #(
@@ -47,16 +49,19 @@ module mem_arbiter #(
   localparam int unsigned CntW = $clog2(Outstanding + 1);
 
   logic              prio_q, prio_d, sel, grant_ok, req_fire, rd_fire;
+  logic              held_q, held_sel_q;   // an offered request waits for the port
   logic              ids_ready, ids_valid, head_id;
   logic [RowsW-1:0]  head_rows, head_done_q, head_done_d;
   logic [CntW-1:0]   unused_ids_count;
   logic [15:0]       writes_q, writes_d;  // write requests not yet acknowledged
 
-  // Round robin: the preferred requester wins if it asks, else the other.
-  assign sel      = req_valid_i[prio_q] ? prio_q : !prio_q;
-  assign grant_ok = !block_i && ids_ready;
+  // Round robin: the preferred requester wins if it asks, else the other; an
+  // offered request keeps its requester until taken. A held read already
+  // had FIFO room (room only grows while it waits).
+  assign sel      = held_q ? held_sel_q : (req_valid_i[prio_q] ? prio_q : !prio_q);
+  assign grant_ok = held_q || (!block_i && ids_ready);
 
-  assign mem_req_valid_o = grant_ok && |req_valid_i;
+  assign mem_req_valid_o = held_q || (grant_ok && |req_valid_i);
   assign mem_req_write_o = req_write_i[sel];
   assign mem_req_addr_o  = req_addr_i[sel];
   assign mem_req_rows_o  = req_rows_i[sel];
@@ -69,6 +74,8 @@ module mem_arbiter #(
   end
 
   `FF(prio_q, prio_d, 1'b0)
+  `FF(held_q, mem_req_valid_o && !mem_req_ready_i, 1'b0)
+  `FF(held_sel_q, sel, 1'b0)
 
   // Read requests in flight, oldest first: who asked and for how many rows.
   stream_fifo #(
@@ -104,10 +111,11 @@ module mem_arbiter #(
   assign writes_d = writes_q + 16'(req_fire && mem_req_write_o) - 16'(mem_wr_ack_valid_i);
   `FF(writes_q, writes_d, '0)
 
-  assign quiet_o = !ids_valid && (writes_q == '0);
+  assign quiet_o = !ids_valid && (writes_q == '0) && !held_q;
 
   `ASSERT(ReadDataHasRequest, mem_rd_valid_i |-> ids_valid)
   `ASSERT(AckHasWrite, mem_wr_ack_valid_i |-> writes_q != '0)
   `ASSERT(NoEmptyRequest, mem_req_valid_o |-> mem_req_rows_o != '0)
+  `ASSERT(RequestHeld, held_q |-> mem_req_valid_o && sel == held_sel_q)
 
 endmodule

@@ -66,12 +66,14 @@ module unit_mem #(
   logic [63:0]         addr_q, addr_d, stride_q;
   logic [PcW-1:0]      pc_q;
   logic                start, req_fire, rd_fire, wr_fire, finished, last_ack;
+  logic                offered_q;   // a request is on the port, not yet taken
 
   assign cmd_ready_o = !active_q;
   assign start       = cmd_valid_i && cmd_ready_o;
 
-  // Requests: one burst, or one per row.
-  assign req_valid_o = active_q && !faulted_q && (req_rows_q != count_q);
+  // Requests: one burst, or one per row. An offered request stays offered,
+  // even after a fault, until the port takes it.
+  assign req_valid_o = active_q && (req_rows_q != count_q) && (!faulted_q || offered_q);
   assign req_write_o = write_q;
   assign req_addr_o  = addr_q;
   assign req_rows_o  = burst_q ? RowsW'(count_q) : RowsW'(1);
@@ -121,6 +123,7 @@ module unit_mem #(
   end
 
   `FF(active_q, active_d, 1'b0)
+  `FF(offered_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
   `FF(faulted_q, faulted_d, 1'b0)
   `FF(req_rows_q, req_rows_d, '0)
   `FF(reqs_q, reqs_d, '0)

@@ -52,6 +52,8 @@ module unit_wgt #(
   logic [CntW-1:0]    inflight_q, inflight_d, fifo_count, room;
   logic [TotalW-1:0]  burst_rows;
   logic               start, req_fire, finished, fifo_push, fifo_ready;
+  logic               offered_q;         // a request is on the port, not yet taken
+  logic [TotalW-1:0]  offered_rows_q;    // ... and its size, held until taken
   logic               unused_fifo_ready;
 
   assign cmd_ready_o = !active_q;
@@ -61,10 +63,13 @@ module unit_wgt #(
   // tile at least, unless less is left).
   assign room       = CntW'(FifoRows) - fifo_count - inflight_q;
   assign left       = total_q - sent_q;
-  assign burst_rows = !burst_q ? TotalW'(1) : (left < TotalW'(room) ? left : TotalW'(room));
-  assign req_valid_o = active_q && !faulted_q && (left != 0) &&
-                       (burst_q ? (TotalW'(room) >= TotalW'(N) || TotalW'(room) >= left)
-                                : room != 0);
+  assign burst_rows = offered_q ? offered_rows_q :
+                      !burst_q ? TotalW'(1) : (left < TotalW'(room) ? left : TotalW'(room));
+  // An offered request stays offered, same size, until the port takes it.
+  assign req_valid_o = offered_q ||
+                       (active_q && !faulted_q && (left != 0) &&
+                        (burst_q ? (TotalW'(room) >= TotalW'(N) || TotalW'(room) >= left)
+                                 : room != 0));
   assign req_addr_o  = addr_q;
   assign req_rows_o  = RowsW'(burst_rows);
   assign req_fire    = req_valid_o && req_ready_i;
@@ -98,6 +103,8 @@ module unit_wgt #(
   end
 
   `FF(active_q, active_d, 1'b0)
+  `FF(offered_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
+  `FFNR(offered_rows_q, burst_rows)
   `FF(faulted_q, faulted_d, 1'b0)
   `FF(sent_q, sent_d, '0)
   `FF(recv_q, recv_d, '0)

@@ -1,0 +1,299 @@
+// Connects the core's memory port (bursts of N-byte rows) to the DMA engine
+// (byte streams, 16 bytes a beat).
+//
+// Read burst  -> one DMA read of rows*N bytes; its beats are cut into rows.
+//                If the transfer fails, the rows it did not deliver are sent
+//                as error rows, so the core always gets exactly `rows` beats.
+// Write burst -> one DMA write of rows*N bytes; rows are packed into beats;
+//                the DMA's write-done is the core's acknowledge.
+// Every DMA error is also reported on err_* (class and address) for the
+// error registers. Rows of N <= 16 bytes share a beat (16/N rows a beat);
+// rows of N > 16 bytes take N/16 beats. N is a power of two, 4 .. 256.
+`include "tpu_macros.svh"
+
+module core_dma_bridge #(
+  parameter int unsigned N     = tpu_pkg::ArrayN,  // bytes per row
+  parameter int unsigned RowsW = 24,
+  parameter int unsigned Depth = 16                // bursts in flight per direction
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  input  logic               clear_i,       // soft reset: forget bursts in flight
+  // ---- core memory port ----
+  input  logic               mem_req_valid_i,
+  output logic               mem_req_ready_o,
+  input  logic               mem_req_write_i,
+  input  logic [63:0]        mem_req_addr_i,
+  input  logic [RowsW-1:0]   mem_req_rows_i,
+  output logic               mem_rd_valid_o,
+  input  logic               mem_rd_ready_i,
+  output logic [N*8-1:0]     mem_rd_data_o,
+  output logic               mem_rd_err_o,
+  input  logic               mem_wr_valid_i,
+  output logic               mem_wr_ready_o,
+  input  logic [N*8-1:0]     mem_wr_data_i,
+  output logic               mem_wr_ack_valid_o,
+  output logic               mem_wr_ack_err_o,
+  // ---- DMA read channel ----
+  output logic               rd_req_valid_o,
+  input  logic               rd_req_ready_i,
+  output logic [63:0]        rd_req_addr_o,
+  output logic [31:0]        rd_req_len_o,
+  input  logic               rd_data_valid_i,
+  output logic               rd_data_ready_o,
+  input  logic [127:0]       rd_data_i,
+  input  logic [15:0]        rd_data_keep_i,
+  input  logic               rd_data_last_i,
+  input  logic               rd_done_valid_i,
+  output logic               rd_done_ready_o,
+  input  logic [2:0]         rd_done_err_i,
+  input  logic [63:0]        rd_done_err_addr_i,
+  // ---- DMA write channel ----
+  output logic               wr_req_valid_o,
+  input  logic               wr_req_ready_i,
+  output logic [63:0]        wr_req_addr_o,
+  output logic [31:0]        wr_req_len_o,
+  output logic               wr_data_valid_o,
+  input  logic               wr_data_ready_i,
+  output logic [127:0]       wr_data_o,
+  output logic [15:0]        wr_data_keep_o,
+  output logic               wr_data_last_o,
+  input  logic               wr_done_valid_i,
+  output logic               wr_done_ready_o,
+  input  logic               wr_done_err_i,
+  // ---- errors seen ----
+  output logic               err_valid_o,   // one cycle per failed transfer
+  output logic [2:0]         err_class_o,   // dma_pkg error class; 5 for a dropped write
+  output logic [63:0]        err_addr_o
+);
+
+  if (N < 4 || N > 256 || (N & (N - 1)) != 0) begin : gen_bad_n
+    $error("core_dma_bridge: N must be a power of two from 4 to 256");
+  end
+
+  localparam int unsigned RowsPerBeat = (N <= 16) ? 16 / N : 1;
+  localparam int unsigned BeatsPerRow = (N >= 16) ? N / 16 : 1;
+  localparam int unsigned IdxW        = (RowsPerBeat > BeatsPerRow) ? $clog2(RowsPerBeat) + 1
+                                                                    : $clog2(BeatsPerRow) + 1;
+  // A row padded to at least a beat, so both cases slice the same vectors.
+  localparam int unsigned WideW       = (N * 8 > 128) ? N * 8 : 128;
+
+  // ---------------------------------------------------------------------------
+  // Requests: a read or write descriptor, plus the row count for the data path
+  // ---------------------------------------------------------------------------
+  logic rd_rows_ready, wr_rows_ready, rd_rows_valid, wr_rows_valid;
+  logic [RowsW-1:0] rd_rows_head, wr_rows_head;
+  logic [$clog2(Depth+1)-1:0] unused_rd_cnt, unused_wr_cnt;
+  logic req_rd_fire, req_wr_fire;
+
+  assign rd_req_valid_o  = mem_req_valid_i && !mem_req_write_i && rd_rows_ready;
+  assign wr_req_valid_o  = mem_req_valid_i && mem_req_write_i && wr_rows_ready;
+  assign rd_req_addr_o   = mem_req_addr_i;
+  assign wr_req_addr_o   = mem_req_addr_i;
+  assign rd_req_len_o    = 32'(mem_req_rows_i) * 32'(N);
+  assign wr_req_len_o    = rd_req_len_o;
+  assign mem_req_ready_o = mem_req_write_i ? (wr_req_ready_i && wr_rows_ready)
+                                           : (rd_req_ready_i && rd_rows_ready);
+  assign req_rd_fire     = rd_req_valid_o && rd_req_ready_i;
+  assign req_wr_fire     = wr_req_valid_o && wr_req_ready_i;
+
+  logic rd_burst_done, wr_burst_packed;
+
+  stream_fifo #(.Width(RowsW), .Depth(Depth)) u_rd_rows (
+    .clk_i, .rst_ni, .clear_i,
+    .valid_i(req_rd_fire), .ready_o(rd_rows_ready), .data_i(mem_req_rows_i),
+    .valid_o(rd_rows_valid), .ready_i(rd_burst_done), .data_o(rd_rows_head),
+    .count_o(unused_rd_cnt)
+  );
+  stream_fifo #(.Width(RowsW), .Depth(Depth)) u_wr_rows (
+    .clk_i, .rst_ni, .clear_i,
+    .valid_i(req_wr_fire), .ready_o(wr_rows_ready), .data_i(mem_req_rows_i),
+    .valid_o(wr_rows_valid), .ready_i(wr_burst_packed), .data_o(wr_rows_head),
+    .count_o(unused_wr_cnt)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Read data: beats -> rows; then the transfer's status; then padding rows
+  // ---------------------------------------------------------------------------
+  typedef enum logic [1:0] {RdData, RdStatus, RdPad} rd_state_e;
+  rd_state_e           rd_state_q, rd_state_d;
+  logic [RowsW-1:0]    rd_sent_q, rd_sent_d;      // rows given to the core in this burst
+  logic [IdxW-1:0]     rd_idx_q, rd_idx_d;        // row within beat, or beat within row
+  logic [WideW-1:0]    row_buf_q, row_buf_d;      // N > 16: row being assembled
+  logic                row_fire, beat_rows_done, rd_err;
+  logic [7:0]          beat_bytes;
+  logic [WideW-1:0]    rd_data_wide;
+
+  assign rd_data_wide = WideW'(rd_data_i);
+  logic [IdxW-1:0]     beat_rows;
+
+  assign beat_bytes = 8'($countones(rd_data_keep_i));
+  assign beat_rows  = IdxW'(beat_bytes / 8'(N < 16 ? N : 16));
+  assign rd_err     = rd_done_err_i != 3'd0;
+
+  always_comb begin
+    mem_rd_valid_o  = 1'b0;
+    mem_rd_data_o   = '0;
+    mem_rd_err_o    = 1'b0;
+    rd_data_ready_o = 1'b0;
+    rd_done_ready_o = 1'b0;
+    rd_burst_done   = 1'b0;
+    rd_state_d      = rd_state_q;
+    rd_sent_d       = rd_sent_q;
+    rd_idx_d        = rd_idx_q;
+    row_buf_d       = row_buf_q;
+    beat_rows_done  = 1'b0;
+    row_fire        = 1'b0;
+
+    unique case (rd_state_q)
+      RdData: begin
+        if (rd_rows_valid && rd_data_valid_i) begin
+          if (N <= 16) begin
+            // Rows of this beat one by one; a beat with no whole row is dropped.
+            mem_rd_valid_o = (beat_rows != 0) && (rd_sent_q != rd_rows_head);
+            mem_rd_data_o  = (N*8)'(rd_data_wide >> (32'(rd_idx_q) * N * 8));
+            row_fire       = mem_rd_valid_o && mem_rd_ready_i;
+            beat_rows_done = !mem_rd_valid_o || (row_fire && rd_idx_q + 1'b1 == beat_rows);
+            if (row_fire) rd_idx_d = rd_idx_q + 1'b1;
+          end else begin
+            // Beats of a row one by one; the row goes out with its last beat.
+            row_buf_d = row_buf_q;
+            row_buf_d[32'(rd_idx_q) * 128 +: 128] = rd_data_i;
+            mem_rd_valid_o = (rd_idx_q == IdxW'(BeatsPerRow - 1)) && (beat_bytes == 8'd16) &&
+                             (rd_sent_q != rd_rows_head);
+            mem_rd_data_o  = (N*8)'(row_buf_d);
+            row_fire       = mem_rd_valid_o && mem_rd_ready_i;
+            beat_rows_done = (mem_rd_valid_o && row_fire) || !mem_rd_valid_o;
+            if (beat_rows_done) rd_idx_d = mem_rd_valid_o ? '0 : rd_idx_q + 1'b1;
+          end
+          if (beat_rows_done) begin
+            rd_data_ready_o = 1'b1;
+            if (N <= 16) rd_idx_d = '0;
+            if (rd_data_last_i) begin
+              rd_state_d = RdStatus;
+              rd_idx_d   = '0;
+            end
+          end
+          if (row_fire) rd_sent_d = rd_sent_q + 1'b1;
+        end
+      end
+      RdStatus: begin
+        rd_done_ready_o = rd_done_valid_i;
+        if (rd_done_valid_i) rd_state_d = (rd_sent_q == rd_rows_head) ? RdData : RdPad;
+        if (rd_done_valid_i && rd_sent_q == rd_rows_head) begin
+          rd_burst_done = 1'b1;
+          rd_sent_d     = '0;
+        end
+      end
+      RdPad: begin
+        // The transfer failed (or ended short): the missing rows are errors.
+        mem_rd_valid_o = 1'b1;
+        mem_rd_err_o   = 1'b1;
+        row_fire       = mem_rd_ready_i;
+        if (row_fire) begin
+          rd_sent_d = rd_sent_q + 1'b1;
+          if (rd_sent_q + 1'b1 == rd_rows_head) begin
+            rd_burst_done = 1'b1;
+            rd_sent_d     = '0;
+            rd_state_d    = RdData;
+          end
+        end
+      end
+      default: rd_state_d = RdData;
+    endcase
+    if (clear_i) begin
+      rd_state_d = RdData;
+      rd_sent_d  = '0;
+      rd_idx_d   = '0;
+    end
+  end
+
+  `FF(rd_state_q, rd_state_d, RdData)
+  `FF(rd_sent_q, rd_sent_d, '0)
+  `FF(rd_idx_q, rd_idx_d, '0)
+  `FFNR(row_buf_q, row_buf_d)
+
+  // ---------------------------------------------------------------------------
+  // Write data: rows -> beats
+  // ---------------------------------------------------------------------------
+  logic [RowsW-1:0]  wr_rows_q, wr_rows_d;   // rows of the head burst taken
+  logic [IdxW-1:0]   wr_idx_q, wr_idx_d;
+  logic [WideW-1:0]  wr_buf_q, wr_buf_d;
+  logic              wr_last_row, beat_fire;
+  logic [WideW-1:0]  wr_row_wide;
+
+  assign wr_row_wide = WideW'(mem_wr_data_i);
+
+  assign wr_last_row = (wr_rows_q + 1'b1 == wr_rows_head);
+  assign beat_fire   = wr_data_valid_o && wr_data_ready_i;
+
+  always_comb begin
+    mem_wr_ready_o  = 1'b0;
+    wr_data_valid_o = 1'b0;
+    wr_data_o       = '0;
+    wr_data_keep_o  = '0;
+    wr_data_last_o  = 1'b0;
+    wr_burst_packed = 1'b0;
+    wr_rows_d       = wr_rows_q;
+    wr_idx_d        = wr_idx_q;
+    wr_buf_d        = wr_buf_q;
+    if (wr_rows_valid && mem_wr_valid_i) begin
+      if (N <= 16) begin
+        // Collect rows; a beat leaves when full or with the burst's last row.
+        wr_buf_d = wr_buf_q;
+        wr_buf_d[32'(wr_idx_q) * N * 8 +: N * 8] = mem_wr_data_i;
+        if (wr_idx_q == IdxW'(RowsPerBeat - 1) || wr_last_row) begin
+          wr_data_valid_o = 1'b1;
+          wr_data_o       = wr_buf_d[127:0];
+          wr_data_keep_o  = 16'((17'd1 << ((32'(wr_idx_q) + 1) * N)) - 17'd1);
+          wr_data_last_o  = wr_last_row;
+          mem_wr_ready_o  = wr_data_ready_i;
+        end else begin
+          mem_wr_ready_o = 1'b1;
+        end
+        if (mem_wr_ready_o) begin
+          wr_idx_d  = wr_data_valid_o ? '0 : wr_idx_q + 1'b1;
+          wr_rows_d = wr_rows_q + 1'b1;
+        end
+      end else begin
+        // A row leaves as N/16 beats.
+        wr_data_valid_o = 1'b1;
+        wr_data_o       = wr_row_wide[32'(wr_idx_q) * 128 +: 128];
+        wr_data_keep_o  = '1;
+        wr_data_last_o  = wr_last_row && (wr_idx_q == IdxW'(BeatsPerRow - 1));
+        mem_wr_ready_o  = wr_data_ready_i && (wr_idx_q == IdxW'(BeatsPerRow - 1));
+        if (beat_fire) wr_idx_d = (wr_idx_q == IdxW'(BeatsPerRow - 1)) ? '0 : wr_idx_q + 1'b1;
+        if (mem_wr_ready_o) wr_rows_d = wr_rows_q + 1'b1;
+      end
+      if (mem_wr_ready_o && wr_last_row) begin
+        wr_burst_packed = 1'b1;
+        wr_rows_d       = '0;
+        wr_idx_d        = '0;
+      end
+    end
+    if (clear_i) begin
+      wr_rows_d = '0;
+      wr_idx_d  = '0;
+    end
+  end
+
+  `FF(wr_rows_q, wr_rows_d, '0)
+  `FF(wr_idx_q, wr_idx_d, '0)
+  `FFNR(wr_buf_q, wr_buf_d)
+
+  assign wr_done_ready_o    = 1'b1;
+  assign mem_wr_ack_valid_o = wr_done_valid_i;
+  assign mem_wr_ack_err_o   = wr_done_err_i;
+
+  // ---------------------------------------------------------------------------
+  // Errors
+  // ---------------------------------------------------------------------------
+  assign err_valid_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ||
+                       (wr_done_valid_i && wr_done_err_i);
+  assign err_class_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_err_i : 3'd5;
+  assign err_addr_o  = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_err_addr_i
+                                                                       : mem_req_addr_i;
+
+  `ASSERT(RowsNotPastBurst, mem_rd_valid_o |-> rd_rows_valid)
+
+endmodule

@@ -1,0 +1,520 @@
+// The TPU as a PCIe-style device: BAR0 registers on the MMIO streams (cq/cc),
+// a DMA engine on the memory streams (rq/rc), the command processor that
+// runs the submission and completion rings, and the compute core.
+//
+//   cq -> MMIO decode -> tpu_regs (generated from rtl/host/tpu_regs.rdl) -> cc
+//   cmd_proc: ring entries, program fetch into instruction memory, completion
+//             entry, MSI                      -> DMA engine <-> rq/rc
+//   tpu_core: RHM/WHM/RW -> core_dma_bridge  -> DMA engine (while it runs)
+// MMIO: one 32-bit access per cq beat. Reads are answered on cc; an offset
+// past the 4 KiB BAR, an unaligned one or an unmapped one reads as UR (and a
+// write is dropped), and either sets ERR_CAUSE.mmio_unmapped.
+// Doorbells are checked: a tail or head value outside the ring is ignored and
+// sets ERR_CAUSE.bad_doorbell (ERR_ADDR = the value). A soft reset (CTRL)
+// stops the DMA engine (no request leaves after STATUS.reset_busy falls),
+// holds the core in reset, empties the rings' state and clears the doorbells.
+// See docs/host_interface.md.
+`include "tpu_macros.svh"
+
+module tpu_top #(
+  // ---- geometry and memories (as tpu_core) ----
+  parameter int unsigned N            = tpu_pkg::ArrayN,
+  parameter int unsigned ImemDepth    = 1024,
+  parameter int unsigned UbRows       = 4096,
+  parameter int unsigned AccRows      = 1024,
+  parameter int unsigned WgtFifoTiles = 4,
+  // ---- DMA ----
+  parameter int unsigned DmaTags      = 32,
+  parameter int unsigned DmaTimeout   = 4096   // completion timeout, cycles
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  input  tlp_pkg::link_cfg_t link_cfg_i,
+  input  logic [19:0]        cpl_timeout_i,    // cycles; 0 selects DmaTimeout
+  // ---- MMIO ----
+  input  logic               cq_valid_i,
+  output logic               cq_ready_o,
+  input  tlp_pkg::cq_t       cq_i,
+  output logic               cc_valid_o,
+  input  logic               cc_ready_i,
+  output tlp_pkg::cc_t       cc_o,
+  // ---- DMA ----
+  output logic               rq_valid_o,
+  input  logic               rq_ready_i,
+  output tlp_pkg::rq_t       rq_o,
+  input  logic               rc_valid_i,
+  output logic               rc_ready_o,
+  input  tlp_pkg::rc_t       rc_i
+);
+
+  localparam int unsigned PcW   = $clog2(ImemDepth);
+  localparam int unsigned RowsW = 24;
+
+  tpu_regs_pkg::tpu_regs__in_t  hwif_in;
+  tpu_regs_pkg::tpu_regs__out_t hwif_out;
+
+  // ---------------------------------------------------------------------------
+  // MMIO: cq beats become register accesses; reads answer on cc
+  // ---------------------------------------------------------------------------
+  logic        cc_slot_ready, mmio_fire, mmio_in_bar, req, rd_ack, rd_err, wr_ack, wr_err;
+  logic        unused_stall_wr, unused_stall_rd;
+  logic [31:0] reg_rd_data, biten;
+  tlp_pkg::cc_t cc_beat;
+
+  // A read needs room for its completion; a write is always taken.
+  assign cq_ready_o  = cq_i.write || cc_slot_ready;
+  assign mmio_fire   = cq_valid_i && cq_ready_o;
+  assign mmio_in_bar = (cq_i.addr[63:12] == '0) && (cq_i.addr[1:0] == 2'b00);
+  assign req         = mmio_fire && mmio_in_bar && !(cq_i.write && cq_i.be == 4'h0);
+  for (genvar b = 0; b < 4; b++) begin : gen_biten
+    assign biten[8*b +: 8] = {8{cq_i.be[b]}};
+  end
+
+  tpu_regs u_regs (
+    .clk                 (clk_i),
+    .arst_n              (rst_ni),
+    .s_cpuif_req         (req),
+    .s_cpuif_req_is_wr   (cq_i.write),
+    .s_cpuif_addr        (cq_i.addr[11:0]),
+    .s_cpuif_wr_data     (cq_i.data),
+    .s_cpuif_wr_biten    (biten),
+    .s_cpuif_req_stall_wr(unused_stall_wr),  // the block never stalls
+    .s_cpuif_req_stall_rd(unused_stall_rd),
+    .s_cpuif_rd_ack      (rd_ack),
+    .s_cpuif_rd_err      (rd_err),
+    .s_cpuif_rd_data     (reg_rd_data),
+    .s_cpuif_wr_ack      (wr_ack),
+    .s_cpuif_wr_err      (wr_err),
+    .hwif_in,
+    .hwif_out
+  );
+
+  logic read_outside, mmio_bad;
+  assign read_outside = mmio_fire && !cq_i.write && !mmio_in_bar;
+  assign mmio_bad     = (mmio_fire && !mmio_in_bar) || (rd_ack && rd_err) || (wr_ack && wr_err);
+
+  assign cc_beat.tag    = cq_i.tag;
+  assign cc_beat.status = (read_outside || rd_err) ? tlp_pkg::CplUr : tlp_pkg::CplSc;
+  assign cc_beat.data   = (read_outside || rd_err) ? 32'd0 : reg_rd_data;
+
+  stream_spill #(
+    .Width($bits(tlp_pkg::cc_t))
+  ) u_cc_slot (
+    .clk_i,
+    .rst_ni,
+    .clear_i(1'b0),
+    .valid_i(read_outside || rd_ack),
+    .ready_o(cc_slot_ready),
+    .data_i (cc_beat),
+    .valid_o(cc_valid_o),
+    .ready_i(cc_ready_i),
+    .data_o (cc_o)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Soft reset: requested by CTRL.soft_reset, held until the DMA is quiet
+  // ---------------------------------------------------------------------------
+  logic resetting_q, resetting_d, dma_reset_busy, core_rst_nq, soft_reset_pulse;
+
+  // The DMA engine takes the one-cycle request and stays busy while it drains;
+  // the rest of the device is held until then.
+  assign soft_reset_pulse = hwif_out.CTRL.soft_reset.value;
+  assign resetting_d      = soft_reset_pulse || (resetting_q && dma_reset_busy);
+  `FF(resetting_q, resetting_d, 1'b0)
+  // The core's reset comes straight from a flop (low during the device's own
+  // reset and during a soft reset), so it never glitches.
+  `FF(core_rst_nq, !resetting_d, 1'b0)
+
+  // ---------------------------------------------------------------------------
+  // Doorbells, checked against the ring sizes (values land a cycle after swmod)
+  // ---------------------------------------------------------------------------
+  logic        sq_db_q, cq_db_q;
+  logic [15:0] sq_tail_q, sq_tail_d, cq_head_q, cq_head_d, sq_size, cq_size;
+  logic        bad_doorbell;
+  logic [63:0] bad_doorbell_value;
+
+  `FF(sq_db_q, hwif_out.SQ_TAIL.tail.swmod, 1'b0)
+  `FF(cq_db_q, hwif_out.CQ_HEAD.head.swmod, 1'b0)
+  assign sq_size = 16'd1 << hwif_out.SQ_LOG2SIZE.log2size.value;
+  assign cq_size = 16'd1 << hwif_out.CQ_LOG2SIZE.log2size.value;
+
+  always_comb begin
+    sq_tail_d          = sq_tail_q;
+    cq_head_d          = cq_head_q;
+    bad_doorbell       = 1'b0;
+    bad_doorbell_value = '0;
+    if (sq_db_q) begin
+      if (hwif_out.SQ_TAIL.tail.value < sq_size && hwif_out.SQ_LOG2SIZE.log2size.value != 0)
+        sq_tail_d = hwif_out.SQ_TAIL.tail.value;
+      else begin
+        bad_doorbell       = 1'b1;
+        bad_doorbell_value = 64'(hwif_out.SQ_TAIL.tail.value);
+      end
+    end
+    if (cq_db_q) begin
+      if (hwif_out.CQ_HEAD.head.value < cq_size && hwif_out.CQ_LOG2SIZE.log2size.value != 0)
+        cq_head_d = hwif_out.CQ_HEAD.head.value;
+      else begin
+        bad_doorbell       = 1'b1;
+        bad_doorbell_value = 64'(hwif_out.CQ_HEAD.head.value);
+      end
+    end
+    if (resetting_q) begin
+      sq_tail_d = '0;
+      cq_head_d = '0;
+    end
+  end
+
+  `FF(sq_tail_q, sq_tail_d, '0)
+  `FF(cq_head_q, cq_head_d, '0)
+
+  // ---------------------------------------------------------------------------
+  // DMA engine, shared by the command processor and the core's bridge
+  // ---------------------------------------------------------------------------
+  logic         run;
+  // Engine side
+  logic         rd_req_valid, rd_req_ready, rd_data_valid, rd_data_ready, rd_data_last;
+  logic         rd_done_valid, rd_done_ready, wr_req_valid, wr_req_ready, wr_data_valid;
+  logic         wr_data_ready, wr_data_last, wr_done_valid, wr_done_ready, wr_done_err;
+  logic [63:0]  rd_req_addr, wr_req_addr, rd_done_err_addr;
+  logic [31:0]  rd_req_len, wr_req_len;
+  logic [127:0] rd_data, wr_data;
+  logic [15:0]  rd_data_keep, wr_data_keep;
+  logic [2:0]   rd_done_err;
+  logic [15:0]  cnt_unexpected, cnt_malformed;
+
+  dma_engine #(
+    .Tags         (DmaTags),
+    .TimeoutCycles(DmaTimeout)
+  ) u_dma (
+    .clk_i,
+    .rst_ni,
+    .soft_reset_i      (soft_reset_pulse),
+    .reset_busy_o      (dma_reset_busy),
+    .link_cfg_i,
+    .cpl_timeout_i,
+    .rd_req_valid_i    (rd_req_valid),
+    .rd_req_ready_o    (rd_req_ready),
+    .rd_req_addr_i     (rd_req_addr),
+    .rd_req_len_i      (rd_req_len),
+    .rd_data_valid_o   (rd_data_valid),
+    .rd_data_ready_i   (rd_data_ready),
+    .rd_data_o         (rd_data),
+    .rd_data_keep_o    (rd_data_keep),
+    .rd_data_last_o    (rd_data_last),
+    .rd_done_valid_o   (rd_done_valid),
+    .rd_done_ready_i   (rd_done_ready),
+    .rd_done_err_o     (rd_done_err),
+    .rd_done_err_addr_o(rd_done_err_addr),
+    .wr_req_valid_i    (wr_req_valid),
+    .wr_req_ready_o    (wr_req_ready),
+    .wr_req_addr_i     (wr_req_addr),
+    .wr_req_len_i      (wr_req_len),
+    .wr_data_valid_i   (wr_data_valid),
+    .wr_data_ready_o   (wr_data_ready),
+    .wr_data_i         (wr_data),
+    .wr_data_keep_i    (wr_data_keep),
+    .wr_data_last_i    (wr_data_last),
+    .wr_done_valid_o   (wr_done_valid),
+    .wr_done_ready_i   (wr_done_ready),
+    .wr_done_err_o     (wr_done_err),
+    .rq_valid_o,
+    .rq_ready_i,
+    .rq_o,
+    .rc_valid_i,
+    .rc_ready_o,
+    .rc_i,
+    .cnt_unexpected_o  (cnt_unexpected),
+    .cnt_malformed_o   (cnt_malformed)
+  );
+
+  // Command processor side (c_*) and bridge side (b_*); run selects.
+  logic         c_rd_req_valid, c_rd_data_ready, c_rd_done_ready, c_wr_req_valid;
+  logic         c_wr_data_valid, c_wr_data_last, c_wr_done_ready, c_dma_fault;
+  logic [63:0]  c_rd_req_addr, c_wr_req_addr;
+  logic [31:0]  c_rd_req_len, c_wr_req_len;
+  logic [127:0] c_wr_data;
+  logic [15:0]  c_wr_data_keep;
+  logic         b_rd_req_valid, b_rd_data_ready, b_rd_done_ready, b_wr_req_valid;
+  logic         b_wr_data_valid, b_wr_data_last, b_wr_done_ready;
+  logic [63:0]  b_rd_req_addr, b_wr_req_addr;
+  logic [31:0]  b_rd_req_len, b_wr_req_len;
+  logic [127:0] b_wr_data;
+  logic [15:0]  b_wr_data_keep;
+
+  assign rd_req_valid  = run ? b_rd_req_valid  : c_rd_req_valid;
+  assign rd_req_addr   = run ? b_rd_req_addr   : c_rd_req_addr;
+  assign rd_req_len    = run ? b_rd_req_len    : c_rd_req_len;
+  assign rd_data_ready = run ? b_rd_data_ready : c_rd_data_ready;
+  assign rd_done_ready = run ? b_rd_done_ready : c_rd_done_ready;
+  assign wr_req_valid  = run ? b_wr_req_valid  : c_wr_req_valid;
+  assign wr_req_addr   = run ? b_wr_req_addr   : c_wr_req_addr;
+  assign wr_req_len    = run ? b_wr_req_len    : c_wr_req_len;
+  assign wr_data_valid = run ? b_wr_data_valid : c_wr_data_valid;
+  assign wr_data       = run ? b_wr_data       : c_wr_data;
+  assign wr_data_keep  = run ? b_wr_data_keep  : c_wr_data_keep;
+  assign wr_data_last  = run ? b_wr_data_last  : c_wr_data_last;
+  assign wr_done_ready = run ? b_wr_done_ready : c_wr_done_ready;
+
+  // ---------------------------------------------------------------------------
+  // Command processor
+  // ---------------------------------------------------------------------------
+  logic               imem_wr_en, core_start, core_done, core_busy, core_irq;
+  logic [PcW-1:0]     imem_wr_addr;
+  logic [127:0]       imem_wr_data;
+  logic [3:0]         core_err;
+  logic [31:0]        core_err_pc;
+  logic [63:0]        perf_cycles, perf_mxu_busy, perf_macs, perf_wgt_stall, perf_wgt_shift;
+  logic [63:0]        perf_dep_stall, perf_mem_stall;
+  logic               cmd_busy, sq_error, cmd_done, prog_error, bad_command, irq_check;
+  logic [15:0]        sq_head, cq_tail;
+  logic [31:0]        commands_q;
+
+  cmd_proc #(
+    .ImemDepth(ImemDepth)
+  ) u_cmd (
+    .clk_i,
+    .rst_ni,
+    .soft_reset_i   (resetting_q),
+    .enable_i       (hwif_out.CTRL.enable.value && link_cfg_i.bus_master_en),
+    .sq_base_i      ({hwif_out.SQ_BASE_HI.addr.value, hwif_out.SQ_BASE_LO.addr.value, 6'd0}),
+    .sq_log2_i      (hwif_out.SQ_LOG2SIZE.log2size.value),
+    .sq_tail_i      (sq_tail_q),
+    .sq_head_o      (sq_head),
+    .cq_base_i      ({hwif_out.CQ_BASE_HI.addr.value, hwif_out.CQ_BASE_LO.addr.value, 6'd0}),
+    .cq_log2_i      (hwif_out.CQ_LOG2SIZE.log2size.value),
+    .cq_head_i      (cq_head_q),
+    .cq_tail_o      (cq_tail),
+    .busy_o         (cmd_busy),
+    .sq_error_o     (sq_error),
+    .cmd_done_o     (cmd_done),
+    .prog_error_o   (prog_error),
+    .bad_command_o  (bad_command),
+    .irq_check_o    (irq_check),
+    .irq_pending_i  (hwif_out.INT_STATUS.intr),
+    .msi_en_i       (link_cfg_i.msi_en),
+    .msi_addr_i     (link_cfg_i.msi_addr),
+    .msi_data_i     (link_cfg_i.msi_data),
+    .run_o          (run),
+    .rd_req_valid_o (c_rd_req_valid),
+    .rd_req_ready_i (rd_req_ready),
+    .rd_req_addr_o  (c_rd_req_addr),
+    .rd_req_len_o   (c_rd_req_len),
+    .rd_data_valid_i(rd_data_valid),
+    .rd_data_ready_o(c_rd_data_ready),
+    .rd_data_i      (rd_data),
+    .rd_data_last_i (rd_data_last),
+    .rd_done_valid_i(rd_done_valid),
+    .rd_done_ready_o(c_rd_done_ready),
+    .rd_done_err_i  (rd_done_err),
+    .dma_fault_o    (c_dma_fault),
+    .wr_req_valid_o (c_wr_req_valid),
+    .wr_req_ready_i (wr_req_ready),
+    .wr_req_addr_o  (c_wr_req_addr),
+    .wr_req_len_o   (c_wr_req_len),
+    .wr_data_valid_o(c_wr_data_valid),
+    .wr_data_ready_i(wr_data_ready),
+    .wr_data_o      (c_wr_data),
+    .wr_data_keep_o (c_wr_data_keep),
+    .wr_data_last_o (c_wr_data_last),
+    .wr_done_valid_i(wr_done_valid),
+    .wr_done_ready_o(c_wr_done_ready),
+    .imem_wr_en_o   (imem_wr_en),
+    .imem_wr_addr_o (imem_wr_addr),
+    .imem_wr_data_o (imem_wr_data),
+    .core_start_o   (core_start),
+    .core_done_i    (core_done),
+    .core_err_i     (core_err),
+    .core_err_pc_i  (core_err_pc),
+    .core_cycles_i  (perf_cycles[31:0])
+  );
+
+  `FF(commands_q, resetting_q ? '0 : commands_q + 32'(cmd_done), '0)
+
+  // ---------------------------------------------------------------------------
+  // Core and its DMA bridge
+  // ---------------------------------------------------------------------------
+  logic               mem_req_valid, mem_req_ready, mem_req_write, mem_rd_valid, mem_rd_ready;
+  logic               mem_rd_err, mem_wr_valid, mem_wr_ready, mem_wr_ack_valid, mem_wr_ack_err;
+  logic [63:0]        mem_req_addr;
+  logic [RowsW-1:0]   mem_req_rows;
+  logic [N-1:0][7:0]  mem_rd_data, mem_wr_data;
+  logic               br_err_valid;
+  logic [2:0]         br_err_class;
+  logic [63:0]        br_err_addr;
+
+  tpu_core #(
+    .N           (N),
+    .ImemDepth   (ImemDepth),
+    .UbRows      (UbRows),
+    .AccRows     (AccRows),
+    .WgtFifoTiles(WgtFifoTiles),
+    .RowsW       (RowsW)
+  ) u_core (
+    .clk_i,
+    .rst_ni            (core_rst_nq),
+    .imem_wr_en_i      (imem_wr_en),
+    .imem_wr_addr_i    (imem_wr_addr),
+    .imem_wr_data_i    (imem_wr_data),
+    .start_i           (core_start),
+    .start_pc_i        ('0),
+    .busy_o            (core_busy),
+    .done_o            (core_done),
+    .err_code_o        (core_err),
+    .err_pc_o          (core_err_pc),
+    .irq_o             (core_irq),
+    .mem_req_valid_o   (mem_req_valid),
+    .mem_req_ready_i   (mem_req_ready),
+    .mem_req_write_o   (mem_req_write),
+    .mem_req_addr_o    (mem_req_addr),
+    .mem_req_rows_o    (mem_req_rows),
+    .mem_rd_valid_i    (mem_rd_valid),
+    .mem_rd_ready_o    (mem_rd_ready),
+    .mem_rd_data_i     (mem_rd_data),
+    .mem_rd_err_i      (mem_rd_err),
+    .mem_wr_valid_o    (mem_wr_valid),
+    .mem_wr_ready_i    (mem_wr_ready),
+    .mem_wr_data_o     (mem_wr_data),
+    .mem_wr_ack_valid_i(mem_wr_ack_valid),
+    .mem_wr_ack_err_i  (mem_wr_ack_err),
+    .perf_cycles_o     (perf_cycles),
+    .perf_mxu_busy_o   (perf_mxu_busy),
+    .perf_useful_macs_o(perf_macs),
+    .perf_wgt_stall_o  (perf_wgt_stall),
+    .perf_wgt_shift_o  (perf_wgt_shift),
+    .perf_dep_stall_o  (perf_dep_stall),
+    .perf_mem_stall_o  (perf_mem_stall)
+  );
+
+  logic b_rd_req_ready, b_rd_data_valid, b_rd_done_valid, b_wr_req_ready, b_wr_data_ready;
+  logic b_wr_done_valid;
+  assign b_rd_req_ready  = run && rd_req_ready;
+  assign b_rd_data_valid = run && rd_data_valid;
+  assign b_rd_done_valid = run && rd_done_valid;
+  assign b_wr_req_ready  = run && wr_req_ready;
+  assign b_wr_data_ready = run && wr_data_ready;
+  assign b_wr_done_valid = run && wr_done_valid;
+
+  core_dma_bridge #(
+    .N    (N),
+    .RowsW(RowsW)
+  ) u_bridge (
+    .clk_i,
+    .rst_ni,
+    .clear_i           (resetting_q),
+    .mem_req_valid_i   (mem_req_valid),
+    .mem_req_ready_o   (mem_req_ready),
+    .mem_req_write_i   (mem_req_write),
+    .mem_req_addr_i    (mem_req_addr),
+    .mem_req_rows_i    (mem_req_rows),
+    .mem_rd_valid_o    (mem_rd_valid),
+    .mem_rd_ready_i    (mem_rd_ready),
+    .mem_rd_data_o     (mem_rd_data),
+    .mem_rd_err_o      (mem_rd_err),
+    .mem_wr_valid_i    (mem_wr_valid),
+    .mem_wr_ready_o    (mem_wr_ready),
+    .mem_wr_data_i     (mem_wr_data),
+    .mem_wr_ack_valid_o(mem_wr_ack_valid),
+    .mem_wr_ack_err_o  (mem_wr_ack_err),
+    .rd_req_valid_o    (b_rd_req_valid),
+    .rd_req_ready_i    (b_rd_req_ready),
+    .rd_req_addr_o     (b_rd_req_addr),
+    .rd_req_len_o      (b_rd_req_len),
+    .rd_data_valid_i   (b_rd_data_valid),
+    .rd_data_ready_o   (b_rd_data_ready),
+    .rd_data_i         (rd_data),
+    .rd_data_keep_i    (rd_data_keep),
+    .rd_data_last_i    (rd_data_last),
+    .rd_done_valid_i   (b_rd_done_valid),
+    .rd_done_ready_o   (b_rd_done_ready),
+    .rd_done_err_i     (rd_done_err),
+    .rd_done_err_addr_i(rd_done_err_addr),
+    .wr_req_valid_o    (b_wr_req_valid),
+    .wr_req_ready_i    (b_wr_req_ready),
+    .wr_req_addr_o     (b_wr_req_addr),
+    .wr_req_len_o      (b_wr_req_len),
+    .wr_data_valid_o   (b_wr_data_valid),
+    .wr_data_ready_i   (b_wr_data_ready),
+    .wr_data_o         (b_wr_data),
+    .wr_data_keep_o    (b_wr_data_keep),
+    .wr_data_last_o    (b_wr_data_last),
+    .wr_done_valid_i   (b_wr_done_valid),
+    .wr_done_ready_o   (b_wr_done_ready),
+    .wr_done_err_i     (wr_done_err),
+    .err_valid_o       (br_err_valid),
+    .err_class_o       (br_err_class),
+    .err_addr_o        (br_err_addr)
+  );
+
+  // ---------------------------------------------------------------------------
+  // Register inputs: capabilities, status, errors, interrupts, counters
+  // ---------------------------------------------------------------------------
+  logic        dma_err_valid;
+  logic [2:0]  dma_err_class;
+  logic [63:0] dma_err_addr, err_addr_q, err_addr_d;
+
+  // A failed DMA read of the command processor or of the bridge.
+  assign dma_err_valid = (c_dma_fault && !run) || br_err_valid;
+  assign dma_err_class = br_err_valid ? br_err_class : rd_done_err;
+  assign dma_err_addr  = br_err_valid ? br_err_addr : rd_done_err_addr;
+
+  always_comb begin
+    err_addr_d = err_addr_q;
+    if (dma_err_valid) err_addr_d = dma_err_addr;
+    if (bad_doorbell) err_addr_d = bad_doorbell_value;
+  end
+  `FF(err_addr_q, err_addr_d, '0)
+
+  always_comb begin
+    hwif_in = '0;
+    hwif_in.CAPS0.array_n.next          = 16'(N);
+    hwif_in.CAPS0.dtype_int8.next       = 1'b1;
+    hwif_in.CAPS1.ub_rows.next          = 16'(UbRows);
+    hwif_in.CAPS1.acc_rows.next         = 16'(AccRows);
+    hwif_in.CAPS2.imem_depth.next       = 16'(ImemDepth);
+    hwif_in.CAPS2.wgt_fifo_tiles.next   = 8'(WgtFifoTiles);
+    hwif_in.CAPS2.dma_tags.next         = 8'(DmaTags);
+    hwif_in.STATUS.busy.next            = cmd_busy || core_busy;
+    hwif_in.STATUS.reset_busy.next      = resetting_q;
+    hwif_in.STATUS.sq_error.next        = sq_error;
+    hwif_in.ERR_CAUSE.prog_error.hwset  = prog_error;
+    hwif_in.ERR_CAUSE.dma_ur.hwset       = dma_err_valid && dma_err_class == 3'd1;
+    hwif_in.ERR_CAUSE.dma_ca.hwset       = dma_err_valid && dma_err_class == 3'd2;
+    hwif_in.ERR_CAUSE.dma_poisoned.hwset = dma_err_valid && dma_err_class == 3'd3;
+    hwif_in.ERR_CAUSE.dma_timeout.hwset  = dma_err_valid && dma_err_class == 3'd4;
+    hwif_in.ERR_CAUSE.bus_master_off.hwset = dma_err_valid && dma_err_class == 3'd5;
+    hwif_in.ERR_CAUSE.bad_doorbell.hwset = bad_doorbell;
+    hwif_in.ERR_CAUSE.bad_command.hwset  = bad_command;
+    hwif_in.ERR_CAUSE.mmio_unmapped.hwset = mmio_bad;
+    hwif_in.ERR_ADDR_LO.addr.next       = err_addr_q[31:0];
+    hwif_in.ERR_ADDR_HI.addr.next       = err_addr_q[63:32];
+    hwif_in.INT_STATUS.completion.next  = cmd_done;
+    hwif_in.INT_STATUS.error.next       = (cmd_done && prog_error) || bad_doorbell ||
+                                          (c_dma_fault && !run);
+    hwif_in.SQ_TAIL.tail.hwclr          = resetting_q;
+    hwif_in.CQ_HEAD.head.hwclr          = resetting_q;
+    hwif_in.SQ_HEAD.head.next           = sq_head;
+    hwif_in.CQ_TAIL.tail.next           = cq_tail;
+    hwif_in.CYCLES_LO.value.next        = perf_cycles[31:0];
+    hwif_in.CYCLES_HI.value.next        = perf_cycles[63:32];
+    hwif_in.MXU_BUSY_LO.value.next      = perf_mxu_busy[31:0];
+    hwif_in.MXU_BUSY_HI.value.next      = perf_mxu_busy[63:32];
+    hwif_in.USEFUL_MACS_LO.value.next   = perf_macs[31:0];
+    hwif_in.USEFUL_MACS_HI.value.next   = perf_macs[63:32];
+    hwif_in.WGT_STALL_LO.value.next     = perf_wgt_stall[31:0];
+    hwif_in.WGT_STALL_HI.value.next     = perf_wgt_stall[63:32];
+    hwif_in.WGT_SHIFT_LO.value.next     = perf_wgt_shift[31:0];
+    hwif_in.WGT_SHIFT_HI.value.next     = perf_wgt_shift[63:32];
+    hwif_in.DEP_STALL_LO.value.next     = perf_dep_stall[31:0];
+    hwif_in.DEP_STALL_HI.value.next     = perf_dep_stall[63:32];
+    hwif_in.MEM_STALL_LO.value.next     = perf_mem_stall[31:0];
+    hwif_in.MEM_STALL_HI.value.next     = perf_mem_stall[63:32];
+    hwif_in.COMMANDS_DONE.count.next    = commands_q;
+    hwif_in.DMA_DROPPED.unexpected.next = cnt_unexpected;
+    hwif_in.DMA_DROPPED.malformed.next  = cnt_malformed;
+  end
+
+  logic unused;
+  assign unused = ^{core_irq, irq_check, cq_i.addr[11:0], wr_ack};
+
+endmodule

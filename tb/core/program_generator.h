@@ -1,0 +1,113 @@
+// Random program generator shared by the core and the device tests.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "isa.h"
+
+namespace core_tb {
+
+namespace isa = tpu::isa;
+
+// Host regions the generated programs use: inputs are read, outputs written.
+constexpr uint64_t kGenInput = 0x10000, kGenOutput = 0x80000;
+
+// Generates programs that are valid by construction for the common cases; a
+// trial run on a copy of the model rejects the rare invalid one (a LOOP whose
+// later iterations leave memory, say), so every program run is valid.
+template <class Fixture, int N, int UbRows, int AccRows>
+class ProgramGenerator {
+ public:
+  static constexpr uint64_t kInSize = 0x4000, kOutSize = 0x4000;
+
+  ProgramGenerator(Fixture& fx, int pending_tiles) : fx_(fx), tiles_(pending_tiles) {}
+
+  std::vector<isa::Instr> make(int length) {
+    std::vector<isa::Instr> prog;
+    while (int(prog.size()) < length) {
+      if (fx_.chance(0.08) && int(prog.size()) + 4 < length) {
+        const int body = int(fx_.rand_int(1, 3));
+        prog.push_back(isa::loop(uint32_t(fx_.rand_int(2, 3)), uint32_t(body),
+                                 int32_t(fx_.rand_int(0, 8)), int32_t(fx_.rand_int(0, 8)),
+                                 int64_t(N * fx_.rand_int(0, 4))));
+        for (int i = 0; i < body; ++i) prog.push_back(one());
+      } else {
+        prog.push_back(one());
+      }
+    }
+    prog.push_back(isa::halt());
+    return prog;
+  }
+
+ private:
+  int64_t r(int64_t lo, int64_t hi) { return fx_.rand_int(lo, hi); }
+  uint32_t rows() { return uint32_t(r(1, 20)); }
+  uint32_t ub(uint32_t len) { return uint32_t(r(0, UbRows - int64_t(len))); }
+  uint32_t acc(uint32_t len) { return uint32_t(r(0, AccRows - int64_t(len))); }
+
+  isa::Instr one() {
+    for (;;) {
+      switch (r(0, 9)) {
+        case 0: {  // RHM from the input region
+          const uint32_t n = rows(), stride = uint32_t(N * r(1, 3));
+          return isa::rhm(ub(n), n, kGenInput + uint64_t(r(0, kInSize - int64_t(n) * stride)), stride);
+        }
+        case 1: {  // WHM to the output region
+          const uint32_t n = rows(), stride = uint32_t(N * r(1, 2));
+          return isa::whm(ub(n), n, kGenOutput + uint64_t(r(0, kOutSize - int64_t(n) * stride)), stride);
+        }
+        case 2: {  // RW, within the tile capacity
+          if (tiles_ >= 6) continue;
+          const uint32_t t = uint32_t(r(1, std::min(2, 6 - tiles_)));
+          tiles_ += int(t);
+          return isa::rw(kGenInput + uint64_t(r(0, kInSize - int64_t(t) * N * N)), t, N);
+        }
+        case 3:
+        case 4: {  // MMC, when a tile is there
+          if (tiles_ == 0) continue;
+          const uint32_t n = rows();
+          const bool pop = fx_.chance(0.5);
+          tiles_ -= pop;
+          return isa::mmc(ub(n), acc(n), n, fx_.chance(0.5), pop);
+        }
+        case 5: {  // ACT
+          const uint32_t n = rows();
+          if (fx_.chance(0.2)) return isa::act(acc(n), ub(4 * n), n, isa::Act::kNone, false, true);
+          return isa::act(acc(n), ub(n), n, isa::Act(r(0, 3)), fx_.chance(0.5));
+        }
+        case 6: {  // VOP
+          const auto op = isa::VopOp(r(0, 4));
+          const uint32_t n = rows();
+          if (op == isa::VopOp::kPoolMax || op == isa::VopOp::kPoolAvg) {
+            const int shift = int(r(0, 3));
+            return isa::vop(op, ub(n << shift), 0, ub(n), n, shift);
+          }
+          return isa::vop(op, ub(n), ub(n), ub(n), n, op == isa::VopOp::kMul ? int(r(0, 15)) : 0);
+        }
+        case 7: {  // CFG
+          switch (r(0, 6)) {
+            case 0: return isa::cfg(0x000, uint32_t(r(1 << 29, 0x7fffffff)));
+            case 1: return isa::cfg(0x001, uint32_t(r(0, 24)));
+            case 2: return isa::cfg(0x002, uint32_t(int32_t(r(-30, 30))));
+            case 3: return isa::cfg(0x003, uint32_t(int32_t(r(-128, -20))));
+            case 4: return isa::cfg(0x004, uint32_t(int32_t(r(20, 127))));
+            case 5: return isa::cfg(uint32_t(0x100 + r(0, N - 1)), uint32_t(int32_t(r(-100000, 100000))));
+            default: return isa::cfg(uint32_t(0x200 + r(0, 255)), uint32_t(r(0, 255)));
+          }
+        }
+        case 8:
+          return fx_.chance(0.5) ? isa::sync(uint8_t(r(0, 15))) : isa::irq();
+        default: {  // RELU6 bound or the other clamp settings
+          return isa::cfg(0x005, uint32_t(int32_t(r(0, 127))));
+        }
+      }
+    }
+  }
+
+  Fixture& fx_;
+  int tiles_;
+};
+
+}  // namespace core_tb

@@ -1,0 +1,199 @@
+// Drives the whole TPU device (tpu_top) as a host driver would: MMIO reads
+// and writes on cq/cc, host memory and DMA service from the root-complex
+// model on rq/rc, and the submission/completion rings in host memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bits.h"
+#include "isa.h"
+#include "root_complex.h"
+#include "sim.h"
+#include "tpu_regs.h"
+
+namespace tb {
+
+#define TPU_REG(name) uint32_t(offsetof(tpu_regs_t, name))
+
+// A completion entry as the device writes it (docs/host_interface.md).
+struct CqEntry {
+  uint16_t id = 0, status = 0;
+  uint32_t err_pc = 0, cycles = 0;
+  bool phase = false;
+  uint16_t sq_head = 0;
+};
+
+constexpr uint16_t kStatusBadCommand = 0x10, kStatusFetchFault = 0x11;
+
+template <class Model>
+class Device {
+ public:
+  Device(Sim<Model>& sim, const tpu::host::RootComplexConfig& rc_cfg,
+         const tpu::host::LinkCfg& link = {})
+      : sim_(sim), dut_(sim.dut()), rc_(tpu::host::bind_tlp_ports(sim.dut()), rc_cfg) {
+    set_link(link);
+    dut_.cq_valid_i = 0;
+    dut_.cc_ready_i = 1;
+    dut_.cpl_timeout_i = 0;
+  }
+
+  void set_link(const tpu::host::LinkCfg& link) {
+    link_ = link;
+    tpu::host::pack_link_cfg(link, dut_.link_cfg_i.data());
+  }
+
+  // One clock cycle with the root complex serving the DMA streams.
+  void step() {
+    rc_.drive();
+    sim_.settle();
+    rc_.tick(sim_.cycle());
+    if (dut_.cc_valid_o && dut_.cc_ready_i) cc_.push_back(dut_.cc_o);
+    sim_.tick();
+  }
+
+  void run(uint64_t cycles) {
+    for (uint64_t i = 0; i < cycles; ++i) step();
+  }
+
+  // ---- MMIO ----
+  void mmio_write(uint64_t offset, uint32_t value, uint8_t be = 0xf) {
+    send_cq(true, offset, value, be);
+  }
+
+  // Returns the data; status 0 = SC, 1 = UR.
+  uint32_t mmio_read(uint64_t offset, int* status = nullptr) {
+    const uint8_t tag = uint8_t(next_tag_++);
+    send_cq(false, offset, 0, 0xf, tag);
+    for (int i = 0; i < 100 && cc_.empty(); ++i) step();
+    if (cc_.empty()) throw std::runtime_error("MMIO read of " + std::to_string(offset) + " got no completion");
+    const uint64_t beat = cc_.front();
+    cc_.erase(cc_.begin());
+    if (uint8_t(beat >> 34) != tag) throw std::runtime_error("MMIO read completion with the wrong tag");
+    if (status) *status = int((beat >> 32) & 3);
+    return uint32_t(beat);
+  }
+
+  // ---- rings ----
+  void setup_rings(uint64_t sq, int sq_log2, uint64_t cq, int cq_log2) {
+    sq_base_ = sq;
+    cq_base_ = cq;
+    sq_size_ = 1u << sq_log2;
+    cq_size_ = 1u << cq_log2;
+    sq_tail_ = cq_head_ = 0;
+    phase_ = true;
+    std::vector<uint8_t> zero(size_t(cq_size_) * 16, 0);
+    mem().write(cq, zero);
+    mmio_write(TPU_REG(SQ_BASE_LO), uint32_t(sq));
+    mmio_write(TPU_REG(SQ_BASE_HI), uint32_t(sq >> 32));
+    mmio_write(TPU_REG(SQ_LOG2SIZE), uint32_t(sq_log2));
+    mmio_write(TPU_REG(CQ_BASE_LO), uint32_t(cq));
+    mmio_write(TPU_REG(CQ_BASE_HI), uint32_t(cq >> 32));
+    mmio_write(TPU_REG(CQ_LOG2SIZE), uint32_t(cq_log2));
+    mmio_write(TPU_REG(CTRL), TPU_REGS__CTRL__ENABLE_bm);
+  }
+
+  // Writes a raw 32-byte submission entry and rings the doorbell.
+  void submit_raw(const std::vector<uint8_t>& entry, bool ring = true) {
+    mem().write(sq_base_ + uint64_t(sq_tail_) * 32, entry);
+    sq_tail_ = (sq_tail_ + 1) % sq_size_;
+    if (ring) mmio_write(TPU_REG(SQ_TAIL), sq_tail_);
+  }
+
+  // Puts the program into host memory and submits a RUN command for it.
+  void submit(uint16_t id, const std::vector<tpu::isa::Instr>& prog, uint64_t prog_addr,
+              bool ring = true) {
+    for (size_t i = 0; i < prog.size(); ++i) {
+      const auto w = prog[i].encode();
+      mem().write64(prog_addr + i * 16, w[0]);
+      mem().write64(prog_addr + i * 16 + 8, w[1]);
+    }
+    submit_raw(run_entry(id, uint32_t(prog.size()), prog_addr), ring);
+  }
+
+  static std::vector<uint8_t> run_entry(uint16_t id, uint32_t len, uint64_t addr, uint8_t op = 1) {
+    std::vector<uint8_t> e(32, 0);
+    e[0] = op;
+    e[2] = uint8_t(id);
+    e[3] = uint8_t(id >> 8);
+    for (int i = 0; i < 4; ++i) e[4 + i] = uint8_t(len >> (8 * i));
+    for (int i = 0; i < 8; ++i) e[8 + i] = uint8_t(addr >> (8 * i));
+    return e;
+  }
+
+  // Waits for the next completion entry (its phase bit flips to the expected
+  // value), consumes it and rings the completion doorbell.
+  std::optional<CqEntry> wait_completion(uint64_t max_cycles, bool consume = true) {
+    const uint64_t addr = cq_base_ + uint64_t(cq_head_) * 16;
+    for (uint64_t i = 0; i < max_cycles; ++i) {
+      if (bool(mem().read32(addr + 12) & 1) == phase_) {
+        CqEntry e;
+        const uint32_t w0 = mem().read32(addr), w3 = mem().read32(addr + 12);
+        e.id = uint16_t(w0);
+        e.status = uint16_t(w0 >> 16);
+        e.err_pc = mem().read32(addr + 4);
+        e.cycles = mem().read32(addr + 8);
+        e.phase = w3 & 1;
+        e.sq_head = uint16_t(w3 >> 16);
+        if (consume) consume_completion();
+        return e;
+      }
+      step();
+    }
+    return std::nullopt;
+  }
+
+  void consume_completion() {
+    cq_head_ = (cq_head_ + 1) % cq_size_;
+    if (cq_head_ == 0) phase_ = !phase_;
+    mmio_write(TPU_REG(CQ_HEAD), cq_head_);
+  }
+
+  tpu::model::HostMemory& mem() { return rc_.memory(); }
+  tpu::host::RootComplex& rc() { return rc_; }
+  Model& dut() { return dut_; }
+  uint32_t sq_tail() const { return sq_tail_; }
+  uint32_t cq_head() const { return cq_head_; }
+
+ private:
+  // Offers one cq beat and waits until the device takes it.
+  void send_cq(bool write, uint64_t offset, uint32_t data, uint8_t be, uint8_t tag = 0) {
+    // cq_t, first member at the MSB: write[108] tag[107:100] addr[99:36] be[35:32] data[31:0]
+    for (auto& w : dut_.cq_i.m_storage) w = 0;
+    set_field(dut_.cq_i, 0, 32, data);
+    set_field(dut_.cq_i, 32, 4, be);
+    set_field(dut_.cq_i, 36, 64, offset);
+    set_field(dut_.cq_i, 100, 8, tag);
+    set_field(dut_.cq_i, 108, 1, write);
+    dut_.cq_valid_i = 1;
+    for (int i = 0; i < 100; ++i) {
+      rc_.drive();
+      sim_.settle();
+      const bool taken = dut_.cq_ready_o;
+      rc_.tick(sim_.cycle());
+      if (dut_.cc_valid_o && dut_.cc_ready_i) cc_.push_back(dut_.cc_o);
+      sim_.tick();
+      if (taken) {
+        dut_.cq_valid_i = 0;
+        return;
+      }
+    }
+    throw std::runtime_error("the device never took an MMIO request");
+  }
+
+  Sim<Model>& sim_;
+  Model& dut_;
+  tpu::host::RootComplex rc_;
+  tpu::host::LinkCfg link_;
+  std::vector<uint64_t> cc_;
+  unsigned next_tag_ = 0;
+  uint64_t sq_base_ = 0, cq_base_ = 0;
+  uint32_t sq_size_ = 1, cq_size_ = 1, sq_tail_ = 0, cq_head_ = 0;
+  bool phase_ = true;
+};
+
+}  // namespace tb

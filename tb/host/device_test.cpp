@@ -1,0 +1,426 @@
+// Device tests: programs submitted through the rings run end to end (program
+// fetch, RHM/WHM/RW by DMA, completion entry, MSI) and are compared with the
+// reference model; the host-interface negative checklist; a seeded fuzz run.
+#include <cstdio>
+
+#include "Vtpu_top_n16.h"
+#include "Vtpu_top_n16___024root.h"
+#include "Vtpu_top_n4.h"
+#include "Vtpu_top_n4___024root.h"
+#include "device_harness.h"
+#include "gemm_program.h"
+#include "program_generator.h"
+#include "verilated_fixture.h"
+
+namespace {
+
+namespace isa = tpu::isa;
+using isa::ErrCode;
+using tpu::host::FaultKind;
+using tpu::host::FaultRule;
+using tpu::host::RootComplexConfig;
+using tpu::model::MatrixI8;
+
+constexpr uint64_t kSq = 0x4000'0000, kCq = 0x4100'0000, kProg = 0x4200'0000;
+constexpr uint64_t kMsiAddr = 0xFEE0'0000;
+constexpr uint32_t kMsiData = 0x4321;
+
+struct Top4 {
+  using Model = Vtpu_top_n4;
+  static constexpr int N = 4, UbRows = 256, AccRows = 128, Imem = 256;
+};
+struct Top16 {
+  using Model = Vtpu_top_n16;
+  static constexpr int N = 16, UbRows = 4096, AccRows = 1024, Imem = 1024;
+};
+
+template <class Cfg>
+class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
+ protected:
+  static constexpr int N = Cfg::N;
+
+  void start(const RootComplexConfig& rc_cfg = {}, bool msi = false) {
+    tpu::host::LinkCfg link;
+    link.msi_en = msi;
+    link.msi_addr = kMsiAddr;
+    link.msi_data = kMsiData;
+    dev_ = std::make_unique<tb::Device<typename Cfg::Model>>(this->sim(), rc_cfg, link);
+    dev_->setup_rings(kSq, 3, kCq, 3);
+  }
+
+  static tpu::model::CoreConfig config() {
+    tpu::model::CoreConfig c;
+    c.n = Cfg::N;
+    c.ub_rows = Cfg::UbRows;
+    c.acc_rows = Cfg::AccRows;
+    c.imem_depth = Cfg::Imem;
+    return c;
+  }
+
+  // Runs one program through the rings and returns its completion.
+  tb::CqEntry run(const std::vector<isa::Instr>& prog, uint16_t id = 1, uint64_t max_cycles = 2'000'000) {
+    dev_->submit(id, prog, kProg);
+    const auto cpl = dev_->wait_completion(max_cycles);
+    if (!cpl) {
+      ADD_FAILURE() << "no completion for command " << id << std::hex << ": STATUS 0x"
+                    << reg(TPU_REG(STATUS)) << ", ERR_CAUSE 0x" << reg(TPU_REG(ERR_CAUSE))
+                    << ", SQ_HEAD " << reg(TPU_REG(SQ_HEAD)) << ", CQ_TAIL " << reg(TPU_REG(CQ_TAIL))
+                    << ", DMA reads " << std::dec << dev_->rc().reads().size();
+      return {};
+    }
+    EXPECT_EQ(cpl->id, id);
+    return *cpl;
+  }
+
+  uint32_t reg(uint32_t offset) { return dev_->mmio_read(offset); }
+
+  // The root complex's own random source, derived from the test's seed.
+  uint64_t seed_for_rc() { return uint64_t(this->rand_int(1, 1 << 30)); }
+
+  std::vector<int8_t> ub_row(int r) {
+    std::vector<int8_t> out(N);
+    const auto& row = this->dut().rootp->tpu_top__DOT__u_core__DOT__u_ub__DOT__mem_q[r];
+    for (int j = 0; j < N; ++j) out[j] = int8_t(tb::get_field(row, unsigned(j) * 8, 8));
+    return out;
+  }
+
+  // A small GEMM through the rings; true when it equals the reference.
+  void check_gemm(int m, int k, int n_out, uint16_t id) {
+    auto& mem = dev_->mem();
+    MatrixI8 a(m, k), w(k, n_out);
+    for (auto& v : a.data) v = int8_t(this->rand_int(-128, 127));
+    for (auto& v : w.data) v = int8_t(this->rand_int(-128, 127));
+    tpu::model::write_matrix(mem, 0x100000, a);
+    tpu::model::write_matrix(mem, 0x140000, w);
+    const auto gemm = tpu::model::build_gemm(mem, {m, k, n_out}, {0x100000, 0x140000, 0x200000, 0x300000},
+                                             config());
+    const tb::CqEntry cpl = run(gemm.program, id);
+    EXPECT_EQ(cpl.status, 0) << "GEMM ended with " << cpl.status << " at " << cpl.err_pc;
+    EXPECT_EQ(tpu::model::read_gemm_result(mem, gemm), tpu::model::matmul_i8(a, w))
+        << "GEMM " << m << "x" << k << "x" << n_out << " through the rings differs";
+  }
+
+  // Random valid programs through the rings, each compared with the model.
+  void random_programs(int count, uint64_t out_len = 0x4000) {
+    tpu::model::TpuModel model(config());
+    std::vector<uint8_t> bytes(0x4000);
+    for (auto& b : bytes) b = uint8_t(this->rand_int(0, 255));
+    dev_->mem().write(core_tb::kGenInput, bytes);
+    for (int p = 0; p < count; ++p) {
+      std::vector<isa::Instr> prog;
+      for (int attempt = 0;; ++attempt) {
+        core_tb::ProgramGenerator<DeviceTest, N, Cfg::UbRows, Cfg::AccRows> gen(*this, int(model.pending_tiles()));
+        prog = gen.make(int(this->rand_int(5, 30)));
+        tpu::model::TpuModel trial = model;
+        tpu::model::HostMemory trial_mem = dev_->mem();
+        trial.load_program(0, prog);
+        if (trial.run(0, trial_mem).err == ErrCode::kOk) break;
+        ASSERT_LT(attempt, 100);
+      }
+      tpu::model::HostMemory model_mem = dev_->mem();
+      model.load_program(0, prog);
+      const auto expect = model.run(0, model_mem);
+      const tb::CqEntry cpl = run(prog, uint16_t(p + 1));
+      ASSERT_EQ(cpl.status, uint16_t(expect.err)) << "program " << p << "\n" << isa::disassemble(prog);
+      for (int r = 0; r < Cfg::UbRows; ++r)
+        ASSERT_EQ(ub_row(r), model.ub_row(uint32_t(r))) << "program " << p << ": UB row " << r << "\n"
+                                                        << isa::disassemble(prog);
+      ASSERT_EQ(dev_->mem().read(core_tb::kGenOutput, out_len), model_mem.read(core_tb::kGenOutput, out_len))
+          << "program " << p << ": host output memory\n" << isa::disassemble(prog);
+    }
+    EXPECT_TRUE(dev_->rc().protocol_errors().empty()) << dev_->rc().protocol_errors().front();
+  }
+
+  std::unique_ptr<tb::Device<typename Cfg::Model>> dev_;
+};
+
+using Device4Test = DeviceTest<Top4>;
+using Device16Test = DeviceTest<Top16>;
+
+// ---------------------------------------------------------------------------
+// Programs end to end
+// ---------------------------------------------------------------------------
+
+TEST_F(Device4Test, RandomProgramsDefaultLink) {
+  start();
+  random_programs(12);
+}
+
+TEST_F(Device4Test, RandomProgramsReorderedSplitCompletions) {
+  RootComplexConfig cfg;
+  cfg.latency = 40;
+  cfg.jitter = 60;
+  cfg.reorder = true;
+  cfg.split = tpu::host::SplitMode::kRandom;
+  cfg.rq_ready_prob = 0.7;
+  cfg.rc_gap_prob = 0.3;
+  cfg.seed = seed_for_rc();
+  start(cfg);
+  random_programs(30);
+}
+
+TEST_F(Device16Test, Gemm64x64x64ThroughRings) {
+  start();
+  check_gemm(64, 64, 64, 7);
+  check_gemm(37, 50, 29, 8);
+}
+
+// ---------------------------------------------------------------------------
+// Negative checklist: every case ends in a defined error and the next command works
+// ---------------------------------------------------------------------------
+
+TEST_F(Device4Test, DmaFaultsDuringAProgram) {
+  RootComplexConfig cfg;
+  cfg.latency = 30;
+  start(cfg);
+  dev_->mmio_write(TPU_REG(INT_MASK), 0);
+  const uint64_t src = 0x90000;
+  struct Case { FaultKind kind; uint32_t err_bit; const char* name; };
+  for (const Case c : {Case{FaultKind::kUr, TPU_REGS__ERR_CAUSE__DMA_UR_bm, "UR"},
+                       Case{FaultKind::kCa, TPU_REGS__ERR_CAUSE__DMA_CA_bm, "CA"},
+                       Case{FaultKind::kPoison, TPU_REGS__ERR_CAUSE__DMA_POISONED_bm, "poisoned"},
+                       Case{FaultKind::kDrop, TPU_REGS__ERR_CAUSE__DMA_TIMEOUT_bm, "timeout"}}) {
+    SCOPED_TRACE(c.name);
+    // Known UB contents first, from another buffer.
+    std::vector<uint8_t> fill(64 * N);
+    for (auto& b : fill) b = uint8_t(rand_int(0, 255));
+    dev_->mem().write(src + 0x1000, fill);
+    ASSERT_EQ(run({isa::rhm(0, 64, src + 0x1000, N), isa::halt()}, 2).status, 0);
+    std::vector<std::vector<int8_t>> before;
+    for (int r = 0; r < 64; ++r) before.push_back(ub_row(r));
+    // RHM of 64 rows = 64*N bytes read as one transfer; the fault hits its middle.
+    dev_->rc().clear_faults();
+    dev_->rc().add_fault(FaultRule{c.kind, src + 128, 16});
+    dev_->mmio_write(TPU_REG(ERR_CAUSE), 0xffffffff);
+    const tb::CqEntry cpl = run({isa::sync(0), isa::rhm(0, 64, src, N), isa::halt()}, 3, 200000);
+    EXPECT_EQ(cpl.status, uint16_t(ErrCode::kMemFault));
+    EXPECT_EQ(cpl.err_pc, 1u);
+    EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & c.err_bit) << std::hex << reg(TPU_REG(ERR_CAUSE));
+    const uint64_t err_addr = reg(TPU_REG(ERR_ADDR_LO)) | uint64_t(reg(TPU_REG(ERR_ADDR_HI))) << 32;
+    EXPECT_LE(err_addr, src + 128) << "the faulting sub-request starts at or before the fault";
+    EXPECT_GT(err_addr + 512, src + 128);
+    if (c.kind == FaultKind::kPoison) {
+      // The first completion is poisoned: nothing of the transfer may reach the UB.
+      for (int r = 0; r < 64; ++r) EXPECT_EQ(ub_row(r), before[size_t(r)]) << "row " << r;
+    }
+    dev_->rc().clear_faults();
+    check_gemm(9, 7, 6, 4);
+  }
+}
+
+TEST_F(Device4Test, ProgramFetchFaultAndBadCommand) {
+  RootComplexConfig cfg;
+  cfg.latency = 20;
+  start(cfg);
+  dev_->rc().add_fault(FaultRule{FaultKind::kCa, kProg, 16});
+  tb::CqEntry cpl = run({isa::halt()}, 5);
+  EXPECT_EQ(cpl.status, tb::kStatusFetchFault);
+  dev_->rc().clear_faults();
+
+  dev_->submit_raw(tb::Device<Vtpu_top_n4>::run_entry(6, 1, kProg, /*op=*/7));
+  auto bad = dev_->wait_completion(10000);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->id, 6);
+  EXPECT_EQ(bad->status, tb::kStatusBadCommand);
+  dev_->submit_raw(tb::Device<Vtpu_top_n4>::run_entry(7, 0, kProg));  // no instructions
+  bad = dev_->wait_completion(10000);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->status, tb::kStatusBadCommand);
+  dev_->submit_raw(tb::Device<Vtpu_top_n4>::run_entry(8, 257, kProg));  // past instruction memory
+  bad = dev_->wait_completion(10000);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->status, tb::kStatusBadCommand);
+  EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__BAD_COMMAND_bm);
+  // A program error is reported in the entry too.
+  cpl = run({isa::Instr{}}, 9);
+  EXPECT_EQ(cpl.status, uint16_t(ErrCode::kIllegalOpcode));
+  check_gemm(5, 4, 3, 10);
+}
+
+TEST_F(Device4Test, DoorbellBeyondRingIsIgnored) {
+  RootComplexConfig cfg;
+  cfg.latency = 20;
+  start(cfg);
+  dev_->mmio_write(TPU_REG(SQ_TAIL), 99);  // ring has 8 entries
+  dev_->run(50);
+  EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__BAD_DOORBELL_bm);
+  EXPECT_EQ(reg(TPU_REG(ERR_ADDR_LO)), 99u);
+  EXPECT_EQ(reg(TPU_REG(SQ_HEAD)), 0u) << "the device fetched commands nobody posted";
+  dev_->mmio_write(TPU_REG(CQ_HEAD), 8);
+  dev_->run(10);
+  EXPECT_EQ(reg(TPU_REG(COMMANDS_DONE)), 0u);
+  check_gemm(5, 6, 7, 11);
+}
+
+TEST_F(Device4Test, RingWrapAndPhase) {
+  RootComplexConfig cfg;
+  cfg.latency = 10;
+  start(cfg);
+  for (uint16_t id = 1; id <= 20; ++id) {  // the 8-entry rings wrap twice
+    const tb::CqEntry cpl = run({isa::sync(0), isa::halt()}, id, 100000);
+    EXPECT_EQ(cpl.status, 0);
+  }
+  EXPECT_EQ(reg(TPU_REG(COMMANDS_DONE)), 20u);
+  EXPECT_EQ(reg(TPU_REG(SQ_HEAD)), 20u % 8);
+}
+
+TEST_F(Device4Test, FullCompletionRingWaitsAndOverwritesNothing) {
+  RootComplexConfig cfg;
+  cfg.latency = 10;
+  start(cfg);
+  dev_->setup_rings(kSq, 3, kCq, 2);  // 4 completion entries: 3 usable before full
+  for (uint16_t id = 1; id <= 6; ++id) dev_->submit(id, {isa::sync(0), isa::halt()}, kProg + id * 64, id == 6);
+  dev_->run(20000);
+  EXPECT_EQ(reg(TPU_REG(COMMANDS_DONE)), 3u) << "the device must wait when the completion ring is full";
+  const auto snapshot = dev_->mem().read(kCq, 64);
+  dev_->run(5000);
+  EXPECT_EQ(dev_->mem().read(kCq, 64), snapshot) << "an unconsumed completion was overwritten";
+  for (uint16_t id = 1; id <= 6; ++id) {
+    const auto cpl = dev_->wait_completion(50000);
+    ASSERT_TRUE(cpl.has_value()) << "command " << id;
+    EXPECT_EQ(cpl->id, id);
+  }
+  EXPECT_EQ(reg(TPU_REG(COMMANDS_DONE)), 6u);
+}
+
+TEST_F(Device4Test, MsiAfterCompletionUnlessMasked) {
+  RootComplexConfig cfg;
+  cfg.latency = 10;
+  start(cfg, /*msi=*/true);
+  auto msis = [&] {
+    int n = 0;
+    for (const auto& w : dev_->rc().writes()) n += w.addr == kMsiAddr;
+    return n;
+  };
+  run({isa::halt()}, 1);
+  dev_->run(200);
+  ASSERT_EQ(msis(), 1);
+  // The completion entry's write precedes the MSI on rq.
+  uint64_t cpl_seq = 0, msi_seq = 0;
+  for (const auto& w : dev_->rc().writes()) {
+    if (w.addr == kCq) cpl_seq = w.seq;
+    if (w.addr == kMsiAddr) {
+      msi_seq = w.seq;
+      EXPECT_EQ(w.data.size(), 4u);
+      EXPECT_EQ(w.data[0] | w.data[1] << 8, int(kMsiData));
+    }
+  }
+  EXPECT_LT(cpl_seq, msi_seq);
+  dev_->mmio_write(TPU_REG(INT_STATUS), 0xffffffff);
+  dev_->mmio_write(TPU_REG(INT_MASK), TPU_REGS__INT_MASK__COMPLETION_bm | TPU_REGS__INT_MASK__ERROR_bm);
+  run({isa::halt()}, 2);
+  dev_->run(200);
+  EXPECT_EQ(msis(), 1) << "a masked completion sent an MSI";
+  EXPECT_TRUE(reg(TPU_REG(INT_STATUS)) & TPU_REGS__INT_STATUS__COMPLETION_bm);
+}
+
+TEST_F(Device4Test, MmioUnmappedAndReservedBits) {
+  start();
+  int status = 0;
+  EXPECT_EQ(dev_->mmio_read(TPU_REG(ID), &status), 0x54505531u);
+  EXPECT_EQ(status, 0);
+  dev_->mmio_read(0x7f0, &status);
+  EXPECT_EQ(status, 1) << "an unmapped offset must complete with UR";
+  dev_->mmio_read(0x10000, &status);
+  EXPECT_EQ(status, 1) << "an offset past the BAR must complete with UR";
+  dev_->mmio_read(0x41, &status);
+  EXPECT_EQ(status, 1) << "an unaligned offset must complete with UR";
+  dev_->mmio_write(0x7f0, 0x1234);
+  EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__MMIO_UNMAPPED_bm);
+  dev_->mmio_write(TPU_REG(SQ_LOG2SIZE), 0xffffffff);
+  EXPECT_EQ(reg(TPU_REG(SQ_LOG2SIZE)), uint32_t(TPU_REGS__SQ_LOG2SIZE__LOG2SIZE_bm))
+      << "reserved bits must read as zero";
+  dev_->mmio_write(TPU_REG(ID), 0);
+  EXPECT_EQ(reg(TPU_REG(ID)), 0x54505531u) << "a read-only register changed";
+  EXPECT_EQ(reg(TPU_REG(CAPS0)) & TPU_REGS__CAPS0__ARRAY_N_bm, uint32_t(N));
+  dev_->setup_rings(kSq, 3, kCq, 3);
+  check_gemm(3, 3, 3, 12);
+}
+
+TEST_F(Device4Test, SoftResetInTheMiddleOfDma) {
+  RootComplexConfig cfg;  // default 500-cycle latency: the reset lands with reads in flight
+  start(cfg);
+  dev_->submit(1, {isa::rhm(0, 200, 0x90000, N), isa::rw(0x90000, 4, N), isa::halt()}, kProg);
+  for (int i = 0; i < 4000 && dev_->rc().reads().size() < 3; ++i) dev_->step();
+  ASSERT_GE(dev_->rc().reads().size(), 3u) << "the program's reads never started";
+  dev_->mmio_write(TPU_REG(CTRL), TPU_REGS__CTRL__SOFT_RESET_bm);
+  dev_->run(2);  // the request reaches STATUS
+  int waited = 0;
+  while (reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__RESET_BUSY_bm) {
+    ASSERT_LT(++waited, 5000) << "soft reset never finished";
+  }
+  const size_t reads = dev_->rc().reads().size(), writes = dev_->rc().writes().size();
+  dev_->run(3000);  // late completions arrive and are dropped
+  EXPECT_EQ(dev_->rc().reads().size(), reads) << "a read left the device after the reset";
+  EXPECT_EQ(dev_->rc().writes().size(), writes) << "a write left the device after the reset";
+  EXPECT_EQ(reg(TPU_REG(SQ_HEAD)), 0u);
+  dev_->setup_rings(kSq, 3, kCq, 3);
+  check_gemm(6, 5, 4, 13);
+}
+
+// ---------------------------------------------------------------------------
+// Fuzz: random valid and invalid commands, with a watchdog
+// ---------------------------------------------------------------------------
+
+TEST_F(Device4Test, FuzzValidAndInvalidCommands) {
+  RootComplexConfig cfg;
+  cfg.latency = 30;
+  cfg.jitter = 40;
+  cfg.reorder = true;
+  cfg.split = tpu::host::SplitMode::kRandom;
+  cfg.rq_ready_prob = 0.8;
+  cfg.seed = seed_for_rc();
+  start(cfg);
+  tpu::model::TpuModel model(config());
+  std::vector<uint8_t> bytes(0x4000);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  dev_->mem().write(core_tb::kGenInput, bytes);
+  int valid = 0, invalid = 0;
+  const uint64_t t0 = sim().cycle();
+  for (uint16_t id = 1; id <= 60; ++id) {
+    const int kind = int(rand_int(0, 9));
+    if (kind == 0) {  // a malformed submission entry
+      dev_->submit_raw(tb::Device<Vtpu_top_n4>::run_entry(id, uint32_t(rand_int(0, 1)) * 1000, kProg,
+                                                          uint8_t(rand_int(2, 255))));
+      const auto cpl = dev_->wait_completion(100000);
+      ASSERT_TRUE(cpl.has_value()) << "watchdog: no completion for bad command " << id;
+      EXPECT_EQ(cpl->status, tb::kStatusBadCommand);
+      ++invalid;
+      continue;
+    }
+    std::vector<isa::Instr> prog;
+    if (kind == 1) {  // an invalid program: a random instruction word
+      isa::Instr in = isa::decode(uint64_t(rand_int(0, INT64_MAX)), uint64_t(rand_int(0, INT64_MAX)));
+      prog = {isa::sync(0), in, isa::halt()};
+    } else {
+      for (;;) {
+        core_tb::ProgramGenerator<Device4Test, N, 256, 128> gen(*this, int(model.pending_tiles()));
+        prog = gen.make(int(rand_int(3, 15)));
+        tpu::model::TpuModel trial = model;
+        tpu::model::HostMemory trial_mem = dev_->mem();
+        trial.load_program(0, prog);
+        if (trial.run(0, trial_mem).err == ErrCode::kOk) break;
+      }
+    }
+    tpu::model::HostMemory model_mem = dev_->mem();
+    model.load_program(0, prog);
+    const auto expect = model.run(0, model_mem);
+    dev_->submit(id, prog, kProg);
+    const auto cpl = dev_->wait_completion(400000);
+    ASSERT_TRUE(cpl.has_value()) << "watchdog: command " << id << " never completed";
+    ASSERT_EQ(cpl->status, uint16_t(expect.err)) << isa::disassemble(prog);
+    if (expect.err == ErrCode::kOk) {
+      ++valid;
+      ASSERT_EQ(dev_->mem().read(core_tb::kGenOutput, 0x4000), model_mem.read(core_tb::kGenOutput, 0x4000));
+    } else {
+      ++invalid;
+      EXPECT_EQ(cpl->err_pc, expect.err_pc);
+      // The device discards tiles after an error, as the model does.
+    }
+  }
+  std::printf("[ fuzz ] %d valid and %d invalid commands in %llu cycles\n", valid, invalid,
+              (unsigned long long)(sim().cycle() - t0));
+  EXPECT_TRUE(dev_->rc().protocol_errors().empty());
+}
+
+}  // namespace

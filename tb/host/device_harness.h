@@ -47,8 +47,13 @@ class Device {
     tpu::host::pack_link_cfg(link, dut_.link_cfg_i.data());
   }
 
+  // Probability that the host holds cc_ready low in a cycle (MMIO read
+  // completions then wait in the device, which stops taking reads).
+  void set_cc_stall(double p) { cc_stall_ = p; }
+
   // One clock cycle with the root complex serving the DMA streams.
   void step() {
+    dut_.cc_ready_i = !sim_.chance(cc_stall_);
     rc_.drive();
     sim_.settle();
     rc_.tick(sim_.cycle());
@@ -171,6 +176,7 @@ class Device {
     set_field(dut_.cq_i, 108, 1, write);
     dut_.cq_valid_i = 1;
     for (int i = 0; i < 100; ++i) {
+      dut_.cc_ready_i = !sim_.chance(cc_stall_);
       rc_.drive();
       sim_.settle();
       const bool taken = dut_.cq_ready_o;
@@ -190,6 +196,7 @@ class Device {
   tpu::host::RootComplex rc_;
   tpu::host::LinkCfg link_;
   std::vector<uint64_t> cc_;
+  double cc_stall_ = 0.0;
   unsigned next_tag_ = 0;
   uint64_t sq_base_ = 0, cq_base_ = 0;
   uint32_t sq_size_ = 1, cq_size_ = 1, sq_tail_ = 0, cq_head_ = 0;

@@ -127,6 +127,7 @@ class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
                                                         << isa::disassemble(prog);
       ASSERT_EQ(dev_->mem().read(core_tb::kGenOutput, out_len), model_mem.read(core_tb::kGenOutput, out_len))
           << "program " << p << ": host output memory\n" << isa::disassemble(prog);
+      ASSERT_EQ(reg(TPU_REG(COMMANDS_DONE)), uint32_t(p + 1));
     }
     EXPECT_TRUE(dev_->rc().protocol_errors().empty()) << dev_->rc().protocol_errors().front();
   }
@@ -156,6 +157,7 @@ TEST_F(Device4Test, RandomProgramsReorderedSplitCompletions) {
   cfg.rc_gap_prob = 0.3;
   cfg.seed = seed_for_rc();
   start(cfg);
+  dev_->set_cc_stall(0.5);  // backpressure on all four streams
   random_programs(30);
 }
 

@@ -5,12 +5,11 @@
   gen_isa.py --check   exit 1 if either committed file differs from its generation
 """
 
-import argparse
-import difflib
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generated_files  # noqa: E402
 import isa_table as t  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -368,39 +367,8 @@ def outputs() -> dict:
     return {SV_PATH: generate_sv(), CPP_PATH: generate_cpp()}
 
 
-def check(files: dict) -> int:
-    stale = 0
-    for path, text in files.items():
-        current = path.read_text() if path.exists() else ""
-        if current == text:
-            continue
-        stale += 1
-        rel = path.relative_to(ROOT)
-        print(f"gen_isa: {rel} differs from what scripts/isa_table.py generates "
-              f"(run scripts/gen_isa.py):", file=sys.stderr)
-        diff = difflib.unified_diff(current.splitlines(True), text.splitlines(True),
-                                    f"{rel} (committed)", f"{rel} (generated)")
-        sys.stderr.writelines(list(diff)[:60])
-    if stale == 0:
-        print(f"gen_isa: {len(files)} generated files are current")
-    return 1 if stale else 0
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true",
-                        help="fail if a generated file is not current; write nothing")
-    args = parser.parse_args()
-    files = outputs()
-    if args.check:
-        return check(files)
-    for path, text in files.items():
-        if not path.exists() or path.read_text() != text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-            print(f"gen_isa: wrote {path.relative_to(ROOT)}")
-    return 0
+    return generated_files.main("gen_isa", "scripts/isa_table.py", __doc__, outputs, ROOT)
 
 
 if __name__ == "__main__":

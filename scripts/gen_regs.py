@@ -12,14 +12,14 @@ Committed outputs:
   docs/registers.md              register tables     this script, via systemrdl-compiler
 """
 
-import argparse
-import difflib
 import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generated_files  # noqa: E402
 from systemrdl import RDLCompiler
 from systemrdl.node import AddrmapNode, FieldNode, RegNode
 from systemrdl.rdltypes import AccessType, OnWriteType, PrecedenceType
@@ -273,42 +273,15 @@ def outputs() -> dict:
     return files
 
 
-def check(files: dict) -> int:
-    stale = 0
-    for path, body in files.items():
-        current = path.read_text() if path.exists() else ""
-        if current == body:
-            continue
-        stale += 1
-        rel = path.relative_to(ROOT)
-        print(f"gen_regs: {rel} differs from what rtl/host/tpu_regs.rdl generates "
-              f"(run scripts/gen_regs.py or make regs):", file=sys.stderr)
-        diff = difflib.unified_diff(current.splitlines(True), body.splitlines(True),
-                                    f"{rel} (committed)", f"{rel} (generated)")
-        sys.stderr.writelines(list(diff)[:60])
-    if stale == 0:
-        print(f"gen_regs: {len(files)} generated files are current")
-    return 1 if stale else 0
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true",
-                        help="fail if a generated file is not current; write nothing")
-    args = parser.parse_args()
-    files = outputs()
-    if args.check:
-        return check(files)
-    for path, body in files.items():
-        if not path.exists() or path.read_text() != body:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(body)
-            print(f"gen_regs: wrote {path.relative_to(ROOT)}")
+def write_html() -> None:
     HTML_DIR.mkdir(parents=True, exist_ok=True)
     peakrdl("html", "-o", str(HTML_DIR))
     print(f"gen_regs: HTML docs in {HTML_DIR.relative_to(ROOT)}/index.html")
-    return 0
+
+
+def main() -> int:
+    return generated_files.main("gen_regs", "rtl/host/tpu_regs.rdl", __doc__, outputs, ROOT,
+                                after_write=write_html)
 
 
 if __name__ == "__main__":

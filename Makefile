@@ -55,7 +55,7 @@ wave: build ## Rerun one test with FST waves and open GTKWave: make wave TEST=<n
 synth: ## Yosys synth_ecp5 of the MXU at 8x8; utilization report under build/synth
 	scripts/synth.sh mxu 8
 
-bench: build ## Benchmarks: MXU streaming throughput and simulation speed
+bench: build ## Benchmarks: MXU streaming, a 256^3 GEMM on the core, simulator speed
 	$(BUILD)/tb/mxu_bench --n 16 --tiles 20000
 	$(BUILD)/tb/mxu_bench --n 8 --tiles 40000
 	$(BUILD)/tb/mxu_bench --n 4 --tiles 80000

@@ -244,6 +244,18 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
     for (uint64_t i = 0; i < cycles; ++i) cycle();
   }
 
+  // Cycles until pred() holds; false (and a failure) after max_cycles.
+  template <class Pred>
+  bool wait_for(Pred pred, uint64_t max_cycles, const char* what) {
+    for (uint64_t i = 0; i < max_cycles; ++i) {
+      if (pred()) return true;
+      cycle();
+    }
+    if (pred()) return true;
+    ADD_FAILURE() << "timed out waiting for " << what;
+    return false;
+  }
+
   RdJob read(uint64_t addr, uint32_t len, uint64_t max_cycles = 200000) {
     rd_todo_.push_back(RdJob{addr, len});
     const size_t n = rd_done_.size();
@@ -287,7 +299,9 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
   void expect_read_err(const RdJob& j, int err, std::optional<uint64_t> err_addr,
                        size_t max_bytes) {
     EXPECT_EQ(j.err, err);
-    if (err_addr) EXPECT_EQ(j.err_addr, *err_addr) << std::hex << "err_addr 0x" << j.err_addr;
+    if (err_addr) {
+      EXPECT_EQ(j.err_addr, *err_addr) << std::hex << "err_addr 0x" << j.err_addr;
+    }
     EXPECT_LE(j.data.size(), max_bytes);
     const auto want = rc_->memory().read(j.addr, j.data.size());
     EXPECT_TRUE(j.data == want) << "delivered bytes are not a prefix of the data";
@@ -823,10 +837,10 @@ TEST_F(DmaTest, BusMasterDisabled) {
   cycle();
   rd_todo_.push_back(RdJob{kReadBase + 0x100000, 65536});
   const size_t done_before = rd_done_.size();
-  while (rc_->reads().size() < 5) cycle();
+  ASSERT_TRUE(wait_for([&] { return rc_->reads().size() >= 5; }, 5000, "reads"));
   l.bus_master_en = false;
   set_link(l);
-  while (rd_done_.size() == done_before) cycle();
+  ASSERT_TRUE(wait_for([&] { return rd_done_.size() > done_before; }, 20000, "rd_done"));
   const RdJob& mid = rd_done_.back();
   EXPECT_EQ(mid.err, kBusMasterOff);
   const auto& last = rc_->reads().back();
@@ -839,11 +853,11 @@ TEST_F(DmaTest, BusMasterDisabled) {
   const uint64_t wa2 = next_write_addr(65536);
   wr_todo_.push_back(WrJob{wa2, random_bytes(65536)});
   const size_t wr_before = wr_done_.size();
-  while (rc_->writes().size() < 3) cycle();
+  ASSERT_TRUE(wait_for([&] { return rc_->writes().size() >= 3; }, 5000, "writes"));
   l.bus_master_en = false;
   set_link(l);
   const uint64_t off_cycle = sim().cycle();
-  while (wr_done_.size() == wr_before) cycle();
+  ASSERT_TRUE(wait_for([&] { return wr_done_.size() > wr_before; }, 20000, "wr_done"));
   EXPECT_EQ(wr_done_.back().err, 1);
   uint64_t expect_addr = wa2;
   for (const auto& w : rc_->writes()) {
@@ -870,7 +884,8 @@ TEST_F(DmaTest, BusMasterDisabled) {
 TEST_F(DmaTest, SoftResetMidRead) {
   for (const int level : {1, 25}) {
     rd_todo_.push_back(RdJob{kReadBase + 0x9000, 65536});
-    while (rd_active_.empty() || rd_active_.front().data.size() < 4096) cycle();
+    ASSERT_TRUE(wait_for([&] { return !rd_active_.empty() && rd_active_.front().data.size() >= 4096; },
+                         20000, "read data"));
     const auto unexpected_before = dut().cnt_unexpected_o;
     soft_reset(level);
     const size_t rq_after = rq_seen_.size();
@@ -889,11 +904,10 @@ TEST_F(DmaTest, SoftResetMidWrite) {
     wr_todo_.push_back(WrJob{next_write_addr(65536), random_bytes(65536)});
     rd_todo_.push_back(RdJob{kReadBase + 0x9000, 65536});
     // Wait until a write packet is half sent.
-    while (true) {
-      cycle();
+    ASSERT_TRUE(wait_for([&] {
       const auto& s = rq_seen_;
-      if (s.size() > 40 && s.back().beat.write && !s.back().beat.last) break;
-    }
+      return s.size() > 40 && s.back().beat.write && !s.back().beat.last;
+    }, 20000, "a half-sent write packet"));
     soft_reset(level);
     const size_t rq_after = rq_seen_.size();
     run(1500);
@@ -912,11 +926,11 @@ TEST_F(DmaTest, Throughput) {
   uint64_t start = sim().cycle();
   rd_todo_.push_back(RdJob{kReadBase, len});
   uint64_t first_beat = 0;
-  while (rd_done_.empty()) {
-    cycle();
+  ASSERT_TRUE(wait_for([&] {
     if (!first_beat && !rd_active_.empty() && !rd_active_.front().data.empty())
       first_beat = sim().cycle();
-  }
+    return !rd_done_.empty();
+  }, 20000, "rd_done"));
   const uint64_t rd_cycles = rd_done_.back().done_cycle - start;
   const uint64_t rd_stream = rd_done_.back().done_cycle - first_beat;
   expect_read_ok(rd_done_.back());

@@ -35,7 +35,6 @@ module cmd_proc #(
   output logic               cmd_done_o,       // a completion entry was written
   output logic               prog_error_o,     // ... with a nonzero status
   output logic               bad_command_o,
-  output logic               irq_check_o,      // the cycle to decide on an MSI
   input  logic               irq_pending_i,    // INT_STATUS has an unmasked bit
   input  logic               msi_en_i,
   input  logic [63:0]        msi_addr_i,
@@ -145,7 +144,6 @@ module cmd_proc #(
     cmd_done_o      = 1'b0;
     prog_error_o    = 1'b0;
     bad_command_o   = 1'b0;
-    irq_check_o     = 1'b0;
     dma_fault_o     = 1'b0;
 
     unique case (state_q)
@@ -265,7 +263,6 @@ module cmd_proc #(
       end
       StMsiReq: begin
         // INT_STATUS was set in the previous cycle; it decides the MSI now.
-        irq_check_o = 1'b1;
         if (!(msi_en_i && irq_pending_i)) begin
           state_d = StIdle;
         end else begin

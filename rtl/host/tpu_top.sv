@@ -266,7 +266,7 @@ module tpu_top #(
   logic [31:0]        core_err_pc;
   logic [63:0]        perf_cycles, perf_mxu_busy, perf_macs, perf_wgt_stall, perf_wgt_shift;
   logic [63:0]        perf_dep_stall, perf_mem_stall;
-  logic               cmd_busy, sq_error, cmd_done, prog_error, bad_command, irq_check;
+  logic               cmd_busy, sq_error, cmd_done, prog_error, bad_command;
   logic [15:0]        sq_head, cq_tail;
   logic [31:0]        commands_q;
 
@@ -290,7 +290,6 @@ module tpu_top #(
     .cmd_done_o     (cmd_done),
     .prog_error_o   (prog_error),
     .bad_command_o  (bad_command),
-    .irq_check_o    (irq_check),
     .irq_pending_i  (hwif_out.INT_STATUS.intr),
     .msi_en_i       (link_cfg_i.msi_en),
     .msi_addr_i     (link_cfg_i.msi_addr),
@@ -515,6 +514,7 @@ module tpu_top #(
   end
 
   logic unused;
-  assign unused = ^{core_irq, irq_check, cq_i.addr[11:0], wr_ack};
+  // A program's IRQ instruction does not reach the host yet (docs/host_interface.md).
+  assign unused = core_irq;
 
 endmodule

@@ -13,6 +13,7 @@
 #include "Vtpu_core_n4___024root.h"
 #include "core_harness.h"
 #include "gemm_program.h"
+#include "program_generator.h"
 #include "quant.h"
 #include "verilated_fixture.h"
 
@@ -48,14 +49,7 @@ class CoreTest : public tb::VerilatedFixture<typename Cfg::Model> {
     harness_ = std::make_unique<Harness>(this->sim());
   }
 
-  static tpu::model::CoreConfig config() {
-    tpu::model::CoreConfig c;
-    c.n = Cfg::N;
-    c.ub_rows = Cfg::UbRows;
-    c.acc_rows = Cfg::AccRows;
-    c.imem_depth = Cfg::Imem;
-    return c;
-  }
+  static tpu::model::CoreConfig config() { return model_config<Cfg>(); }
 
   MatrixI8 random_matrix(int rows, int cols, int lo = -128, int hi = 127) {
     MatrixI8 m(rows, cols);

@@ -23,17 +23,8 @@ TEST_F(Core4Test, RandomProgramsMatchModel) {
   int rejected = 0;
   constexpr int kPrograms = 60;
   for (int p = 0; p < kPrograms; ++p) {
-    std::vector<isa::Instr> prog;
-    for (int attempt = 0;; ++attempt) {
-      ProgramGenerator<Core4Test, N, 256, 128> gen(*this, int(model.pending_tiles()));
-      prog = gen.make(int(rand_int(5, 40)));
-      tpu::model::TpuModel trial = model;
-      HostMemory trial_mem = mem;
-      trial.load_program(0, prog);
-      if (trial.run(0, trial_mem).err == ErrCode::kOk) break;
-      ++rejected;
-      ASSERT_LT(attempt, 100) << "the generator keeps making invalid programs";
-    }
+    const std::vector<isa::Instr> prog = valid_program<N, 256, 128>(*this, model, mem, 5, 40, &rejected);
+    ASSERT_FALSE(prog.empty()) << "the generator keeps making invalid programs";
     const tb::MemoryTiming timing{int(rand_int(1, 30)), double(rand_int(0, 3)) / 10,
                                   double(rand_int(0, 3)) / 10};
     run_both(model, prog, mem, timing, kOutput, 0x4000,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "isa.h"
+#include "tpu_model.h"
 
 namespace core_tb {
 
@@ -109,5 +110,37 @@ class ProgramGenerator {
   Fixture& fx_;
   int tiles_;
 };
+
+// The reference model's configuration for a test configuration struct
+// (N, UbRows, AccRows, Imem), matching the Verilator -G arguments.
+template <class Cfg>
+tpu::model::CoreConfig model_config() {
+  tpu::model::CoreConfig c;
+  c.n = Cfg::N;
+  c.ub_rows = Cfg::UbRows;
+  c.acc_rows = Cfg::AccRows;
+  c.imem_depth = Cfg::Imem;
+  return c;
+}
+
+// A random program of min_len..max_len instructions (plus HALT) that runs
+// without error on a copy of the model from its present state (pending tiles,
+// configuration) and memory image. Empty after 100 invalid tries. *rejected
+// counts the tries that failed.
+template <int N, int UbRows, int AccRows, class Fixture>
+std::vector<isa::Instr> valid_program(Fixture& fx, const tpu::model::TpuModel& model,
+                                      const tpu::model::HostMemory& mem, int min_len, int max_len,
+                                      int* rejected = nullptr) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    ProgramGenerator<Fixture, N, UbRows, AccRows> gen(fx, int(model.pending_tiles()));
+    std::vector<isa::Instr> prog = gen.make(int(fx.rand_int(min_len, max_len)));
+    tpu::model::TpuModel trial = model;
+    tpu::model::HostMemory trial_mem = mem;
+    trial.load_program(0, prog);
+    if (trial.run(0, trial_mem).err == isa::ErrCode::kOk) return prog;
+    if (rejected) ++*rejected;
+  }
+  return {};
+}
 
 }  // namespace core_tb

@@ -48,14 +48,7 @@ class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
     dev_->setup_rings(kSq, 3, kCq, 3);
   }
 
-  static tpu::model::CoreConfig config() {
-    tpu::model::CoreConfig c;
-    c.n = Cfg::N;
-    c.ub_rows = Cfg::UbRows;
-    c.acc_rows = Cfg::AccRows;
-    c.imem_depth = Cfg::Imem;
-    return c;
-  }
+  static tpu::model::CoreConfig config() { return core_tb::model_config<Cfg>(); }
 
   // Runs one program through the rings and returns its completion.
   tb::CqEntry run(const std::vector<isa::Instr>& prog, uint16_t id = 1, uint64_t max_cycles = 2'000'000) {
@@ -107,16 +100,9 @@ class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
     for (auto& b : bytes) b = uint8_t(this->rand_int(0, 255));
     dev_->mem().write(core_tb::kGenInput, bytes);
     for (int p = 0; p < count; ++p) {
-      std::vector<isa::Instr> prog;
-      for (int attempt = 0;; ++attempt) {
-        core_tb::ProgramGenerator<DeviceTest, N, Cfg::UbRows, Cfg::AccRows> gen(*this, int(model.pending_tiles()));
-        prog = gen.make(int(this->rand_int(5, 30)));
-        tpu::model::TpuModel trial = model;
-        tpu::model::HostMemory trial_mem = dev_->mem();
-        trial.load_program(0, prog);
-        if (trial.run(0, trial_mem).err == ErrCode::kOk) break;
-        ASSERT_LT(attempt, 100);
-      }
+      const std::vector<isa::Instr> prog =
+          core_tb::valid_program<N, Cfg::UbRows, Cfg::AccRows>(*this, model, dev_->mem(), 5, 30);
+      ASSERT_FALSE(prog.empty()) << "the generator keeps making invalid programs";
       tpu::model::HostMemory model_mem = dev_->mem();
       model.load_program(0, prog);
       const auto expect = model.run(0, model_mem);
@@ -395,14 +381,8 @@ TEST_F(Device4Test, FuzzValidAndInvalidCommands) {
       isa::Instr in = isa::decode(uint64_t(rand_int(0, INT64_MAX)), uint64_t(rand_int(0, INT64_MAX)));
       prog = {isa::sync(0), in, isa::halt()};
     } else {
-      for (;;) {
-        core_tb::ProgramGenerator<Device4Test, N, 256, 128> gen(*this, int(model.pending_tiles()));
-        prog = gen.make(int(rand_int(3, 15)));
-        tpu::model::TpuModel trial = model;
-        tpu::model::HostMemory trial_mem = dev_->mem();
-        trial.load_program(0, prog);
-        if (trial.run(0, trial_mem).err == ErrCode::kOk) break;
-      }
+      prog = core_tb::valid_program<N, 256, 128>(*this, model, dev_->mem(), 3, 15);
+      ASSERT_FALSE(prog.empty()) << "the generator keeps making invalid programs";
     }
     tpu::model::HostMemory model_mem = dev_->mem();
     model.load_program(0, prog);

@@ -55,14 +55,14 @@ wave: build ## Rerun one test with FST waves and open GTKWave: make wave TEST=<n
 synth: ## Yosys synth_ecp5 of the MXU at 8x8; utilization report under build/synth
 	scripts/synth.sh mxu 8
 
-bench: build ## Benchmarks: MXU streaming, a 256^3 GEMM on the core, simulator speed
+bench: build ## Benchmarks: MXU streaming, a GEMM sweep on the TPU (CSV + plot), simulator speed
 	$(BUILD)/tb/mxu_bench --n 16 --tiles 20000
 	$(BUILD)/tb/mxu_bench --n 8 --tiles 40000
 	$(BUILD)/tb/mxu_bench --n 4 --tiles 80000
-	$(BUILD)/tb/core_demo --m 256 --k 256 --n 256 --latency 500
+	python3 scripts/bench_gemm.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --out $(BUILD)/bench
 
-demo: build ## Main job: an int8 GEMM program on the TPU core, checked against the reference
-	$(BUILD)/tb/core_demo
+demo: build ## Main job: a digits MLP, int8 on the simulated TPU, checked against the CPU reference
+	python3 demo/digits_mlp.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --workdir $(BUILD)/demo
 
 clean: ## Remove all generated files
 	rm -rf $(BUILD)

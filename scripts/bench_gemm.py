@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""GEMM sweep on the simulated TPU (`make bench`).
+
+Runs `tpu bench` (a random int8 GEMM, checked bit for bit against the CPU) for cubes
+16..1024 and a few rectangular shapes, prints one table row per shape as it finishes,
+and writes gemm_sweep.csv and gemm_sweep.png (MXU utilization and simulator speed per
+shape) into --out. Exits 1 if any run fails or is not exact. --quick keeps only shapes
+whose sides are all <= 256 (a smoke test of a few seconds).
+
+    python3 scripts/bench_gemm.py [--tpu build/bin/tpu] [--config default]
+                                  [--out build/bench] [--quick]
+"""
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+CUBES = [16, 32, 64, 128, 256, 512, 1024]
+RECTANGLES = [(1024, 64, 64), (64, 1024, 64), (64, 64, 1024), (512, 256, 1024)]
+QUICK_MAX = 256
+HEADLINE = (512, 512, 512)
+
+COLUMNS = ["m", "k", "n", "macs", "cycles", "utilization", "useful_macs", "commands",
+           "sim_cycles_per_second", "wall_seconds", "exact"]
+
+
+def shapes(quick):
+    all_shapes = [(s, s, s) for s in CUBES] + RECTANGLES
+    return [s for s in all_shapes if not quick or max(s) <= QUICK_MAX]
+
+
+def run_one(tpu, config, shape, tmp):
+    """One `tpu bench`; returns its JSON, or raises RuntimeError with the tool's output."""
+    m, k, n = shape
+    out = Path(tmp) / f"bench_{m}x{k}x{n}.json"
+    cmd = [str(tpu), "--config", config, "bench", "--m", str(m), "--k", str(k), "--n", str(n),
+           "--json", str(out)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise RuntimeError(f"cannot run {tpu}: {e.strerror} (build it with `make build`)")
+    if proc.returncode != 0:
+        msg = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
+        raise RuntimeError(f"exit status {proc.returncode}: {msg}")
+    try:
+        return json.loads(out.read_text())
+    except (OSError, ValueError) as e:
+        raise RuntimeError(f"unreadable JSON {out}: {e}")
+
+
+def plot(rows, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{r['m']}x{r['k']}x{r['n']}" for r in rows]
+    x = range(len(rows))
+    fig, (ax_u, ax_s) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+    ax_u.bar(x, [100 * r["utilization"] for r in rows], color="tab:blue")
+    ax_u.set_ylabel("MXU utilization (%)")
+    ax_u.set_ylim(0, 108)
+    ax_u.grid(axis="y", alpha=0.3)
+    for i, r in enumerate(rows):
+        ax_u.annotate(f"{100 * r['utilization']:.1f}", (i, 100 * r["utilization"]),
+                      ha="center", va="bottom", fontsize=8)
+    ax_s.bar(x, [r["sim_cycles_per_second"] / 1e3 for r in rows], color="tab:orange")
+    ax_s.set_ylabel("simulator speed (k cycles/s)")
+    ax_s.grid(axis="y", alpha=0.3)
+    ax_s.set_xticks(list(x), labels, rotation=45, ha="right")
+    ax_s.set_xlabel("GEMM M x K x N (int8)")
+    fig.suptitle("int8 GEMM on the simulated TPU")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tpu", default=str(REPO / "build/bin/tpu"), help="the tpu tool")
+    ap.add_argument("--config", default="default", help="TPU configuration (tiny|small|default|wide)")
+    ap.add_argument("--out", default=str(REPO / "build/bench"), help="directory for the CSV and plot")
+    ap.add_argument("--quick", action="store_true", help=f"only shapes with sides <= {QUICK_MAX}")
+    args = ap.parse_args()
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    header = f"{'M':>5} {'K':>5} {'N':>5} {'cycles':>10} {'util %':>7} {'sim cyc/s':>10} {'wall s':>7}  check"
+    print(f"GEMM sweep, config {args.config}")
+    print(header)
+    print("-" * len(header))
+
+    rows, failures = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape in shapes(args.quick):
+            m, k, n = shape
+            print(f"{m:>5} {k:>5} {n:>5} ", end="", flush=True)
+            try:
+                r = run_one(args.tpu, args.config, shape, tmp)
+            except RuntimeError as e:
+                print(f"FAILED: {e}", flush=True)
+                failures.append(f"{m}x{k}x{n}: {e}")
+                if "cannot run" in str(e):
+                    break
+                continue
+            row = {"m": m, "k": k, "n": n, "macs": m * k * n, **{c: r.get(c) for c in COLUMNS[4:]}}
+            exact = r.get("exact") is True
+            print(f"{row['cycles']:>10,} {100 * row['utilization']:>7.1f} "
+                  f"{row['sim_cycles_per_second']:>10,.0f} {row['wall_seconds']:>7.1f}  "
+                  f"{'exact' if exact else 'NOT EXACT'}", flush=True)
+            if not exact:
+                failures.append(f"{m}x{k}x{n}: result differs from the CPU reference")
+            rows.append(row)
+
+    if rows:
+        with open(out / "gemm_sweep.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS)
+            w.writeheader()
+            w.writerows(rows)
+        plot(rows, out / "gemm_sweep.png")
+        print(f"\nwrote {out / 'gemm_sweep.csv'} and {out / 'gemm_sweep.png'}")
+        for r in rows:
+            if (r["m"], r["k"], r["n"]) == HEADLINE:
+                print(f"512x512x512: {r['cycles']:,} cycles, MXU utilization {100 * r['utilization']:.1f}%")
+        timed = [r for r in rows if r["sim_cycles_per_second"]]
+        sim_seconds = sum(r["cycles"] / r["sim_cycles_per_second"] for r in timed)
+        total_cycles = sum(r["cycles"] for r in timed)
+        if sim_seconds > 0:
+            print(f"simulator speed: {total_cycles / sim_seconds:,.0f} device cycles/s overall "
+                  f"({total_cycles:,} cycles in {sim_seconds:.1f} s of simulation)")
+
+    if failures:
+        print("bench_gemm: error: " + "; ".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

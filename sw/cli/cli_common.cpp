@@ -1,0 +1,138 @@
+#include "cli_common.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+
+namespace tpu::cli {
+
+std::string Global::uri() const { return device.empty() ? "sim:?config=" + config : device; }
+
+std::string Global::config_name() const {
+  if (device.empty()) return config;
+  // The config= query key of a sim: URI; the simulator's default otherwise.
+  const std::string u = device;
+  const size_t q = u.find('?');
+  if (u.rfind("sim:", 0) != 0) return u;
+  if (q != std::string::npos) {
+    size_t pos = q + 1;
+    while (pos <= u.size()) {
+      const size_t amp = std::min(u.find('&', pos), u.size());
+      const std::string kv = u.substr(pos, amp - pos);
+      if (kv.rfind("config=", 0) == 0) return kv.substr(7);
+      pos = amp + 1;
+    }
+  }
+  return "default";
+}
+
+Device Global::open() const { return Device::open(uri()); }
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": cannot read: it is a directory");
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      throw Error(path + ": cannot read: " + why);
+    }
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  ::close(fd);
+  return bytes;
+}
+
+void write_file(const std::string& path, std::span<const uint8_t> bytes) {
+  npy::write_atomic(path, bytes);
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+  const std::string text = j.dump(2) + "\n";
+  write_file(path, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+bool parse_u64(const std::string& text, uint64_t* out) {
+  if (text.empty() || text[0] == '-' || text[0] == '+' || text[0] == ' ') return false;
+  const bool is_hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const std::string digits = is_hex ? text.substr(2) : text;
+  if (digits.empty()) return false;
+  uint64_t v = 0;
+  const uint64_t base = is_hex ? 16 : 10;
+  for (char c : digits) {
+    uint64_t d;
+    if (c >= '0' && c <= '9') d = uint64_t(c - '0');
+    else if (is_hex && c >= 'a' && c <= 'f') d = uint64_t(c - 'a' + 10);
+    else if (is_hex && c >= 'A' && c <= 'F') d = uint64_t(c - 'A' + 10);
+    else return false;
+    if (v > (UINT64_MAX - d) / base) return false;
+    v = v * base + d;
+  }
+  *out = v;
+  return true;
+}
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string dims(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+MatrixI8 to_matrix_i8(const npy::Array& a, const std::string& path) {
+  if (a.shape.size() != 2 || a.dtype != npy::Dtype::kInt8) {
+    throw Error(path + ": expected a 2-d int8 array");
+  }
+  if (a.shape[0] > INT_MAX || a.shape[1] > INT_MAX) {
+    throw Error(path + ": " + std::to_string(a.shape[0]) + "x" + std::to_string(a.shape[1]) +
+                " is too large");
+  }
+  MatrixI8 m(int(a.shape[0]), int(a.shape[1]));
+  if (!m.data.empty()) std::memcpy(m.data.data(), a.data.data(), m.data.size());
+  return m;
+}
+
+npy::Array to_npy(const MatrixI8& m) {
+  return npy::make(npy::Dtype::kInt8, {m.rows, m.cols}, m.data.data());
+}
+
+npy::Array to_npy(const MatrixI32& m) {
+  return npy::make(npy::Dtype::kInt32, {m.rows, m.cols}, m.data.data());
+}
+
+nlohmann::json counters_json(const PerfCounters& c) {
+  return {{"cycles", c.cycles},       {"mxu_busy", c.mxu_busy},   {"useful_macs", c.useful_macs},
+          {"wgt_stall", c.wgt_stall}, {"wgt_shift", c.wgt_shift}, {"dep_stall", c.dep_stall},
+          {"mem_stall", c.mem_stall}};
+}
+
+nlohmann::json stats_json(const Global& g, const Device& dev, const OpStats& s) {
+  return {{"config", g.config_name()},
+          {"device", dev.info().name},
+          {"n", s.n},
+          {"cycles", s.cycles},
+          {"commands", s.commands},
+          {"instructions", s.instructions},
+          {"macs", s.macs},
+          {"useful_macs", s.counters.useful_macs},
+          {"utilization", s.utilization()},
+          {"counters", counters_json(s.counters)}};
+}
+
+}  // namespace tpu::cli

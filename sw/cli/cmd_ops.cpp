@@ -1,0 +1,389 @@
+// The operator subcommands: info, matmul, bench, perf and mlp (docs/cli.md).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include "cli_common.h"
+
+namespace tpu::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * fraction);
+  return buf;
+}
+
+// "1 command", "3 commands".
+std::string count(uint64_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// "TPU1" from 0x54505531, most significant byte first; "" if not printable.
+std::string id_text(uint32_t id) {
+  std::string s;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    const char c = char((id >> shift) & 0xff);
+    if (c < 0x20 || c > 0x7e) return "";
+    s += c;
+  }
+  return s;
+}
+
+// A x B with the dimensions checked; on the host when one of them is 0 (the
+// result is empty or all zeros, and there is nothing for the device to do).
+void check_inner(const MatrixI8& a, const MatrixI8& b) {
+  if (a.cols != b.rows) {
+    throw Error("inner dimensions differ: A is " + dims(a.rows, a.cols) + " but B is " +
+                dims(b.rows, b.cols) + " (A's columns must equal B's rows)");
+  }
+}
+
+MatrixI32 checked_matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* stats) {
+  check_inner(a, b);
+  if (a.rows == 0 || a.cols == 0 || b.cols == 0) {
+    *stats = OpStats{};
+    stats->n = dev.info().n;
+    return MatrixI32(a.rows, b.cols);
+  }
+  return matmul(dev, a, b, stats);
+}
+
+MatrixI8 random_matrix(std::mt19937_64& rng, int rows, int cols) {
+  std::uniform_int_distribution<int> dist(-128, 127);
+  MatrixI8 m(rows, cols);
+  for (int8_t& v : m.data) v = int8_t(dist(rng));
+  return m;
+}
+
+// What bench and perf measure.
+struct GemmRun {
+  OpStats stats;
+  double wall_seconds = 0;
+  bool exact = false;
+  std::string mismatch;  // the first differing element, when not exact
+};
+
+GemmRun run_random_gemm(const Global& g, Device& dev, const GemmArgs& args) {
+  std::mt19937_64 rng(g.seed);
+  const MatrixI8 a = random_matrix(rng, args.m, args.k);
+  const MatrixI8 b = random_matrix(rng, args.k, args.n);
+
+  GemmRun r;
+  const auto t0 = std::chrono::steady_clock::now();
+  const MatrixI32 c = checked_matmul(dev, a, b, &r.stats);
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const MatrixI32 ref = model::matmul_i8(a, b);
+  r.exact = c == ref;
+  if (!r.exact) {
+    size_t wrong = 0, first = SIZE_MAX;
+    for (size_t i = 0; i < ref.data.size(); ++i) {
+      if (i >= c.data.size() || c.data[i] != ref.data[i]) {
+        ++wrong;
+        if (first == SIZE_MAX) first = i;
+      }
+    }
+    if (c.rows != ref.rows || c.cols != ref.cols) {
+      r.mismatch = "the device returned a " + dims(c.rows, c.cols) + " result for a " +
+                   dims(ref.rows, ref.cols) + " product";
+    } else {
+      const int i = int(first / size_t(ref.cols)), j = int(first % size_t(ref.cols));
+      r.mismatch = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
+                   std::to_string(c.at(i, j)) + " but the CPU reference gives " +
+                   std::to_string(ref.at(i, j)) + " (" + std::to_string(wrong) + " of " +
+                   std::to_string(ref.data.size()) + " elements differ)";
+    }
+  }
+  return r;
+}
+
+std::string gemm_shape(const GemmArgs& a) {
+  return std::to_string(a.m) + "x" + std::to_string(a.k) + "x" + std::to_string(a.n);
+}
+
+json shape_json(int m, int k, int n) { return {{"m", m}, {"k", k}, {"n", n}}; }
+
+json gemm_json(const Global& g, const Device& dev, const GemmArgs& args, const GemmRun& r) {
+  json j = stats_json(g, dev, r.stats);
+  j["shape"] = shape_json(args.m, args.k, args.n);
+  j["seed"] = g.seed;
+  j["wall_seconds"] = r.wall_seconds;
+  j["sim_cycles_per_second"] = r.wall_seconds > 0 ? double(r.stats.cycles) / r.wall_seconds : 0.0;
+  j["exact"] = r.exact;
+  return j;
+}
+
+// ---- mlp model files ---------------------------------------------------------------
+
+// One layer as the model file describes it, with where its arrays came from.
+struct LayerSource {
+  DenseLayer layer;
+  std::string w_path;
+};
+
+int64_t int_field(const json& layer, const std::string& where, const char* key, int64_t lo,
+                  int64_t hi, const int64_t* fallback) {
+  if (!layer.contains(key)) {
+    if (fallback) return *fallback;
+    throw Error(where + ": \"" + key + "\" is missing");
+  }
+  const json& v = layer.at(key);
+  if (!v.is_number_integer()) throw Error(where + ": \"" + key + "\" must be an integer");
+  const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)
+                        ? INT64_MAX
+                        : v.get<int64_t>();
+  if (x < lo || x > hi) {
+    throw Error(where + ": \"" + key + "\" is " + v.dump() + "; it must be in " +
+                std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return x;
+}
+
+std::vector<LayerSource> load_model(const std::string& path) {
+  const std::vector<uint8_t> bytes = read_file(path);
+  json doc;
+  try {
+    doc = json::parse(bytes.begin(), bytes.end());
+  } catch (const json::parse_error& e) {
+    throw Error(path + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("layers") || !doc["layers"].is_array() ||
+      doc["layers"].empty()) {
+    throw Error(path + ": expected an object with a non-empty \"layers\" array, like "
+                "{\"layers\": [{\"w\": \"w0.npy\", \"bias\": \"b0.npy\", \"multiplier\": 1073741824, "
+                "\"shift\": 7, \"zero_point\": 0, \"act\": \"relu\"}]}");
+  }
+  const std::filesystem::path base = std::filesystem::path(path).parent_path();
+  auto resolve = [&](const std::string& f) {
+    const std::filesystem::path p(f);
+    return (p.is_absolute() || base.empty() ? p : base / p).string();
+  };
+
+  static const std::set<std::string> kKeys = {"w",    "bias", "multiplier", "shift",    "zero_point",
+                                              "qmin", "qmax", "act",        "relu6_max"};
+  std::vector<LayerSource> layers;
+  const json& list = doc["layers"];
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string where = path + ": layer " + std::to_string(i);
+    const json& l = list[i];
+    if (!l.is_object()) throw Error(where + ": expected an object");
+    for (const auto& [key, value] : l.items()) {
+      if (!kKeys.count(key)) {
+        throw Error(where + ": unknown key \"" + key +
+                    "\" (known: w, bias, multiplier, shift, zero_point, qmin, qmax, act, relu6_max)");
+      }
+    }
+    if (!l.contains("w") || !l["w"].is_string()) {
+      throw Error(where + ": \"w\" must name the weights' .npy file");
+    }
+    LayerSource src;
+    DenseLayer& d = src.layer;
+    src.w_path = resolve(l["w"].get<std::string>());
+    const npy::Array w = npy::load_matrix(src.w_path, npy::Dtype::kInt8);
+    d.w = to_matrix_i8(w, src.w_path);
+
+    if (l.contains("bias")) {
+      if (!l["bias"].is_string()) throw Error(where + ": \"bias\" must name a .npy file");
+      const std::string bias_path = resolve(l["bias"].get<std::string>());
+      const npy::Array b = npy::load_vector(bias_path, npy::Dtype::kInt32);
+      if (b.shape[0] != d.w.cols) {
+        throw Error(where + ": the bias " + bias_path + " has " + std::to_string(b.shape[0]) +
+                    " entries but the layer has " + std::to_string(d.w.cols) + " outputs (" +
+                    src.w_path + " is " + dims(d.w.rows, d.w.cols) + ")");
+      }
+      d.bias = npy::values<int32_t>(b);
+    } else {
+      d.bias.assign(size_t(d.w.cols), 0);
+    }
+
+    const int64_t qmin_default = -128, qmax_default = 127, zero = 0;
+    d.q.multiplier = int32_t(int_field(l, where, "multiplier", INT32_MIN, INT32_MAX, nullptr));
+    d.q.shift = int32_t(int_field(l, where, "shift", 0, 31, nullptr));
+    d.q.zero_point = int32_t(int_field(l, where, "zero_point", -128, 127, &zero));
+    d.q.qmin = int32_t(int_field(l, where, "qmin", -128, 127, &qmin_default));
+    d.q.qmax = int32_t(int_field(l, where, "qmax", -128, 127, &qmax_default));
+    d.q.relu6_max = int32_t(int_field(l, where, "relu6_max", -128, 127, &qmax_default));
+    if (d.q.qmin > d.q.qmax) {
+      throw Error(where + ": qmin " + std::to_string(d.q.qmin) + " is above qmax " +
+                  std::to_string(d.q.qmax));
+    }
+    const std::string act = l.contains("act") && l["act"].is_string() ? l["act"].get<std::string>()
+                            : l.contains("act")                       ? std::string("?")
+                                                                      : std::string("none");
+    if (act == "none") d.act = Activation::kNone;
+    else if (act == "relu") d.act = Activation::kRelu;
+    else if (act == "relu6") d.act = Activation::kRelu6;
+    else throw Error(where + ": \"act\" is " + l["act"].dump() + "; use \"none\", \"relu\" or \"relu6\"");
+
+    if (!layers.empty()) {
+      const LayerSource& prev = layers.back();
+      if (prev.layer.w.cols != d.w.rows) {
+        throw Error(where + ": its weights " + src.w_path + " are " + dims(d.w.rows, d.w.cols) +
+                    ", so it takes " + std::to_string(d.w.rows) + " inputs, but layer " +
+                    std::to_string(i - 1) + " gives " + std::to_string(prev.layer.w.cols) +
+                    " outputs (" + prev.w_path + " is " +
+                    dims(prev.layer.w.rows, prev.layer.w.cols) + ")");
+      }
+    }
+    layers.push_back(std::move(src));
+  }
+  return layers;
+}
+
+}  // namespace
+
+// ---- info ----------------------------------------------------------------------------
+
+int cmd_info(const Global& g) {
+  Device dev = g.open();
+  const DeviceInfo& i = dev.info();
+  const std::string tag = id_text(i.id);
+  std::string types;
+  if (i.int8) types += "int8";
+  if (i.bf16) types += std::string(types.empty() ? "" : ", ") + "bf16";
+  if (types.empty()) types = "none";
+  Transport& t = dev.transport();
+  std::printf("device              %s\n", i.name.c_str());
+  std::printf("id                  %s%s\n", hex(i.id).c_str(),
+              tag.empty() ? "" : (" (" + tag + ")").c_str());
+  std::printf("version             %d.%d.%d\n", i.version_major, i.version_minor, i.version_patch);
+  std::printf("array               %dx%d\n", i.n, i.n);
+  std::printf("datatypes           %s\n", types.c_str());
+  std::printf("unified buffer      %d rows\n", i.ub_rows);
+  std::printf("accumulators        %d rows\n", i.acc_rows);
+  std::printf("instruction memory  %d instructions\n", i.imem_depth);
+  std::printf("weight FIFO         %d tiles\n", i.wgt_fifo_tiles);
+  std::printf("DMA tags            %d\n", i.dma_tags);
+  std::printf("raw host memory     0x0 .. %s (tpu run --load/--dump)\n", hex(t.dma_base()).c_str());
+  return 0;
+}
+
+// ---- matmul --------------------------------------------------------------------------
+
+int cmd_matmul(const Global& g, const MatmulArgs& args) {
+  const MatrixI8 a = to_matrix_i8(npy::load_matrix(args.a, npy::Dtype::kInt8), args.a);
+  const MatrixI8 b = to_matrix_i8(npy::load_matrix(args.b, npy::Dtype::kInt8), args.b);
+  check_inner(a, b);  // before the device is opened
+  Device dev = g.open();
+  OpStats stats;
+  const MatrixI32 c = checked_matmul(dev, a, b, &stats);
+
+  // Outputs only after the whole computation succeeded.
+  npy::save(args.out, to_npy(c));
+  if (!args.stats_json.empty()) {
+    json j = stats_json(g, dev, stats);
+    j["shape"] = shape_json(a.rows, a.cols, b.cols);
+    write_json(args.stats_json, j);
+  }
+  std::printf("matmul %s x %s -> %s int32: %llu cycles, %s, utilization %s; wrote %s\n",
+              dims(a.rows, a.cols).c_str(), dims(b.rows, b.cols).c_str(),
+              dims(c.rows, c.cols).c_str(), static_cast<unsigned long long>(stats.cycles),
+              count(stats.commands, "command").c_str(), percent(stats.utilization()).c_str(),
+              args.out.c_str());
+  return 0;
+}
+
+// ---- bench and perf ------------------------------------------------------------------
+
+int cmd_bench(const Global& g, const GemmArgs& args) {
+  Device dev = g.open();
+  const GemmRun r = run_random_gemm(g, dev, args);
+  const double speed = r.wall_seconds > 0 ? double(r.stats.cycles) / r.wall_seconds : 0.0;
+  std::printf("bench %s (MxKxN) on %s, seed %llu\n", gemm_shape(args).c_str(),
+              dev.info().name.c_str(), static_cast<unsigned long long>(g.seed));
+  std::printf("  cycles        %llu\n", static_cast<unsigned long long>(r.stats.cycles));
+  std::printf("  utilization   %s\n", percent(r.stats.utilization()).c_str());
+  std::printf("  commands      %llu (%s)\n", static_cast<unsigned long long>(r.stats.commands),
+              count(r.stats.instructions, "instruction").c_str());
+  std::printf("  exact         %s\n", r.exact ? "yes (matches the CPU reference)" : "NO");
+  std::printf("  simulator     %.0f device cycles/s (%.3f s wall)\n", speed, r.wall_seconds);
+  // The JSON is written either way: "exact": false is part of its story.
+  if (!args.json.empty()) write_json(args.json, gemm_json(g, dev, args, r));
+  if (!r.exact) throw Error("bench " + gemm_shape(args) + ": wrong result: " + r.mismatch);
+  return 0;
+}
+
+int cmd_perf(const Global& g, const GemmArgs& args) {
+  Device dev = g.open();
+  const GemmRun r = run_random_gemm(g, dev, args);
+  const PerfCounters& c = r.stats.counters;
+  std::printf("perf %s (MxKxN) on %s: %llu device cycles, %s, %s\n", gemm_shape(args).c_str(),
+              dev.info().name.c_str(), static_cast<unsigned long long>(r.stats.cycles),
+              count(r.stats.commands, "command").c_str(),
+              count(r.stats.instructions, "instruction").c_str());
+  std::printf("  %-12s %14s  %s\n", "counter", "value", "share of core cycles");
+  const std::pair<const char*, uint64_t> rows[] = {
+      {"cycles", c.cycles},       {"mxu_busy", c.mxu_busy},   {"wgt_stall", c.wgt_stall},
+      {"wgt_shift", c.wgt_shift}, {"dep_stall", c.dep_stall}, {"mem_stall", c.mem_stall}};
+  for (const auto& [name, value] : rows) {
+    std::printf("  %-12s %14llu  %s\n", name, static_cast<unsigned long long>(value),
+                c.cycles ? percent(double(value) / double(c.cycles)).c_str() : "-");
+  }
+  std::printf("  useful MACs  %14llu  (%llu needed by the math)\n",
+              static_cast<unsigned long long>(c.useful_macs),
+              static_cast<unsigned long long>(r.stats.macs));
+  std::printf("  utilization  %14s  of %d x %d MACs per device cycle\n",
+              percent(r.stats.utilization()).c_str(), r.stats.n, r.stats.n);
+  if (!args.json.empty()) write_json(args.json, gemm_json(g, dev, args, r));
+  if (!r.exact) throw Error("perf " + gemm_shape(args) + ": wrong result: " + r.mismatch);
+  return 0;
+}
+
+// ---- mlp -----------------------------------------------------------------------------
+
+int cmd_mlp(const Global& g, const MlpArgs& args) {
+  std::vector<LayerSource> sources = load_model(args.model);
+  const MatrixI8 x = to_matrix_i8(npy::load_matrix(args.x, npy::Dtype::kInt8), args.x);
+  const LayerSource& first = sources.front();
+  if (x.cols != first.layer.w.rows) {
+    throw Error(args.x + " is " + dims(x.rows, x.cols) + " (samples x inputs) but the model takes " +
+                std::to_string(first.layer.w.rows) + " inputs (layer 0's " + first.w_path + " is " +
+                dims(first.layer.w.rows, first.layer.w.cols) + ")");
+  }
+  std::vector<DenseLayer> layers;
+  for (LayerSource& s : sources) layers.push_back(std::move(s.layer));
+  const Mlp mlp(std::move(layers));
+
+  Device dev = g.open();
+  MatrixI8 logits(x.rows, mlp.outputs());
+  OpStats total;
+  total.n = dev.info().n;
+  for (int row = 0; row < x.rows; row += args.batch) {
+    const int rows = std::min(args.batch, x.rows - row);
+    MatrixI8 chunk(rows, x.cols);
+    std::copy_n(x.data.begin() + std::ptrdiff_t(size_t(row) * size_t(x.cols)), chunk.data.size(),
+                chunk.data.begin());
+    OpStats s;
+    const MatrixI8 y = mlp.run(dev, chunk, &s);
+    if (y.rows != rows || y.cols != logits.cols) {
+      throw Error("mlp: the driver returned a " + dims(y.rows, y.cols) + " result for " +
+                  std::to_string(rows) + " samples; expected " + dims(rows, logits.cols));
+    }
+    std::copy(y.data.begin(), y.data.end(),
+              logits.data.begin() + std::ptrdiff_t(size_t(row) * size_t(logits.cols)));
+    total += s;
+    std::printf("mlp: %d/%d samples, %llu cycles\n", row + rows, x.rows,
+                static_cast<unsigned long long>(total.cycles));
+    std::fflush(stdout);
+  }
+
+  npy::save(args.out, to_npy(logits));
+  if (!args.stats_json.empty()) {
+    json j = stats_json(g, dev, total);
+    j["samples"] = x.rows;
+    j["batch"] = args.batch;
+    json shapes = json::array();
+    for (const DenseLayer& l : mlp.layers()) shapes.push_back({{"in", l.w.rows}, {"out", l.w.cols}});
+    j["layers"] = shapes;
+    write_json(args.stats_json, j);
+  }
+  std::printf("mlp: wrote %s (%s int8 logits)\n", args.out.c_str(), dims(logits.rows, logits.cols).c_str());
+  return 0;
+}
+
+}  // namespace tpu::cli

@@ -1,0 +1,137 @@
+// tpu: the command-line tool for the TPU (docs/cli.md).
+//
+//   tpu [--config NAME | --device URI] [--timeout CYCLES] [--seed N] <command> ...
+//
+// Every failure is one line on stderr, "tpu: error: <message>", and exit
+// status 1; a mistake in the command line exits 2. Output files are written
+// only after the work succeeded, each atomically.
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cli_common.h"
+
+namespace {
+
+using namespace tpu::cli;
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+// One line, whatever the message holds.
+std::string one_line(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s.empty() ? "unknown error" : s;
+}
+
+int fail(int code, const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "tpu: error: %s\n", one_line(message).c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tpu: run matrix work and programs on the TPU (simulated or real); docs/cli.md"};
+  app.name("tpu");
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may also follow the subcommand
+  app.set_version_flag("--version", "tpu 0.1");
+
+  Global g;
+  app.add_option("--config", g.config, "named configuration of the simulated device (default, tiny)")
+      ->capture_default_str();
+  app.add_option("--device", g.device, "device URI, e.g. sim:?config=tiny&latency=100 (overrides --config)");
+  app.add_option("--timeout", g.timeout, "device cycles each command may take")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--seed", g.seed, "seed of the random matrices (bench, perf)")->capture_default_str();
+
+  int code = 0;
+  auto* info = app.add_subcommand("info", "print what the device is and what it has");
+  info->callback([&] { code = cmd_info(g); });
+
+  MatmulArgs mm;
+  auto* matmul = app.add_subcommand("matmul", "C = A*B: int8 A (MxK) and B (KxN) to int32 C (MxN)");
+  matmul->add_option("--a", mm.a, "A.npy, int8, M x K")->required();
+  matmul->add_option("--b", mm.b, "B.npy, int8, K x N")->required();
+  matmul->add_option("--out", mm.out, "where to write C, int32 M x N .npy")->required();
+  matmul->add_option("--stats-json", mm.stats_json, "write cycles, utilization and counters here");
+  matmul->callback([&] { code = cmd_matmul(g, mm); });
+
+  RunArgs run;
+  auto* runc = app.add_subcommand("run", "run a program (assembly text, or .bin) on the device");
+  runc->add_option("program", run.program, "PROGRAM.asm, or PROGRAM.bin (16 bytes per instruction)")
+      ->required();
+  // One value per occurrence; occurrences add up.
+  runc->add_option("--load", run.loads, "ADDR=FILE: put the file's bytes at host address ADDR first")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  runc->add_option("--dump", run.dumps, "ADDR:LEN=FILE: save LEN bytes from ADDR afterwards")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  runc->add_option("--stats-json", run.stats_json, "write status, cycles and counters here");
+  runc->callback([&] { code = cmd_run(g, run); });
+
+  AsmArgs as;
+  auto* asmc = app.add_subcommand("asm", "assemble a program to binary (16 bytes per instruction)");
+  asmc->add_option("input", as.in, "IN.asm")->required();
+  asmc->add_option("-o,--out", as.out, "OUT.bin")->required();
+  asmc->callback([&] { code = cmd_asm(as); });
+
+  AsmArgs dis;
+  auto* disc = app.add_subcommand("disasm", "disassemble a binary program to text");
+  disc->add_option("input", dis.in, "IN.bin")->required();
+  disc->add_option("-o,--out", dis.out, "write the text here instead of stdout");
+  disc->callback([&] { code = cmd_disasm(dis); });
+
+  GemmArgs bench_args, perf_args;
+  for (auto [name, help, args] :
+       {std::tuple{"bench", "random GEMM: check it against the CPU and measure the simulator",
+                   &bench_args},
+        std::tuple{"perf", "random GEMM: where the cycles go (performance counters)", &perf_args}}) {
+    auto* sub = app.add_subcommand(name, help);
+    sub->add_option("--m", args->m, "rows of A")->required()->check(CLI::Range(1, 1 << 20));
+    sub->add_option("--k", args->k, "columns of A, rows of B")->required()->check(CLI::Range(1, 1 << 20));
+    sub->add_option("--n", args->n, "columns of B")->required()->check(CLI::Range(1, 1 << 20));
+    sub->add_option("--json", args->json, "write the statistics here");
+  }
+  app.get_subcommand("bench")->callback([&] { code = cmd_bench(g, bench_args); });
+  app.get_subcommand("perf")->callback([&] { code = cmd_perf(g, perf_args); });
+
+  MlpArgs mlp;
+  auto* mlpc = app.add_subcommand("mlp", "run a quantized multi-layer perceptron on int8 samples");
+  mlpc->add_option("--model", mlp.model, "MODEL.json: layers with weights, bias, quantization")->required();
+  mlpc->add_option("--x", mlp.x, "X.npy, int8, samples x inputs")->required();
+  mlpc->add_option("--out", mlp.out, "where to write the int8 logits, samples x outputs")->required();
+  mlpc->add_option("--batch", mlp.batch, "samples per run")->capture_default_str()->check(
+      CLI::Range(1, 1 << 20));
+  mlpc->add_option("--stats-json", mlp.stats_json, "write cycles, utilization and counters here");
+  mlpc->callback([&] { code = cmd_mlp(g, mlp); });
+
+  try {
+    app.parse(argc, argv);  // runs the chosen subcommand's callback
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::string hint = "run 'tpu --help'";
+    for (const CLI::App* sub : app.get_subcommands()) hint = "run 'tpu " + sub->get_name() + " --help'";
+    return fail(kExitUsage, std::string(e.what()) + " (" + hint + ")");
+  } catch (const UsageError& e) {
+    return fail(kExitUsage, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(kExitError, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(kExitError, e.what());
+  } catch (...) {
+    return fail(kExitError, "unexpected failure");
+  }
+  std::fflush(stdout);
+  return code;
+}

@@ -1,0 +1,550 @@
+// NumPy .npy reader and writer (docs/cli.md, "Files").
+//
+// The format (numpy.lib.format): the magic "\x93NUMPY", a major and a minor
+// version byte, the header length (2 bytes little-endian in version 1.0, 4
+// bytes in 2.0 and 3.0), then the header, a Python dict literal such as
+//   {'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }
+// padded with spaces and a final '\n', then the raw elements.
+//
+// The reader parses the dict with a small recursive-descent parser that takes
+// exactly the literals numpy writes (strings, True/False, tuples of integers)
+// and rejects everything else with a message naming the file. The writer
+// emits version 1.0 the way numpy does (header padded to a multiple of 64
+// bytes) into a temporary file in the destination directory and renames it.
+#include "tpu/npy.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <type_traits>
+
+namespace tpu::npy {
+
+static_assert(std::endian::native == std::endian::little,
+              "the .npy data is kept little-endian and used in place");
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+constexpr size_t kAlign = 64;  // numpy aligns the data to 64 bytes
+
+size_t item_size(Dtype d) {
+  switch (d) {
+    case Dtype::kInt8:
+    case Dtype::kUint8: return 1;
+    case Dtype::kInt32:
+    case Dtype::kFloat32: return 4;
+  }
+  return 1;
+}
+
+// numpy's name for a descriptor's type, for messages ("float64", "int16",
+// "big-endian int32"); the descriptor itself when it names nothing known.
+std::string describe_descr(const std::string& descr) {
+  if (descr.size() < 2) return "'" + descr + "'";
+  const char order = descr[0];
+  const std::string body = (order == '<' || order == '>' || order == '|' || order == '=')
+                               ? descr.substr(1)
+                               : descr;
+  static const std::map<std::string, std::string> kNames = {
+      {"b1", "bool"},       {"i1", "int8"},        {"u1", "uint8"},     {"i2", "int16"},
+      {"u2", "uint16"},     {"i4", "int32"},       {"u4", "uint32"},    {"i8", "int64"},
+      {"u8", "uint64"},     {"f2", "float16"},     {"f4", "float32"},   {"f8", "float64"},
+      {"f16", "float128"},  {"c8", "complex64"},   {"c16", "complex128"}, {"O", "object"},
+      {"O8", "object"}};
+  std::string name;
+  if (auto it = kNames.find(body); it != kNames.end()) {
+    name = it->second;
+  } else if (!body.empty() && (body[0] == 'U' || body[0] == 'S' || body[0] == 'V' ||
+                               body[0] == 'M' || body[0] == 'm')) {
+    static const std::map<char, std::string> kKinds = {
+        {'U', "unicode string"}, {'S', "bytes"}, {'V', "void (raw bytes)"},
+        {'M', "datetime64"},     {'m', "timedelta64"}};
+    name = kKinds.at(body[0]) + " ('" + descr + "')";
+    return name;
+  } else {
+    return "'" + descr + "'";
+  }
+  if (order == '>' && name != "int8" && name != "uint8" && name != "bool") {
+    name = "big-endian " + name;
+  }
+  return name;
+}
+
+// The dtype a descriptor stands for, when the tools take it. One-byte types
+// have no byte order ('|'); numpy writes '<' for the others on little-endian
+// hosts, and '=' means native, which is little-endian here.
+bool parse_descr(const std::string& descr, Dtype* out) {
+  static const std::map<std::string, Dtype> kAccepted = {
+      {"|i1", Dtype::kInt8},  {"<i1", Dtype::kInt8},    {"=i1", Dtype::kInt8},
+      {">i1", Dtype::kInt8},  {"i1", Dtype::kInt8},     {"|u1", Dtype::kUint8},
+      {"<u1", Dtype::kUint8}, {"=u1", Dtype::kUint8},   {">u1", Dtype::kUint8},
+      {"u1", Dtype::kUint8},  {"<i4", Dtype::kInt32},   {"=i4", Dtype::kInt32},
+      {"<f4", Dtype::kFloat32}, {"=f4", Dtype::kFloat32}};
+  auto it = kAccepted.find(descr);
+  if (it == kAccepted.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  if (shape.empty()) return "a scalar (0-d)";
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+// Python's repr of a shape tuple: (), (3,), (3, 4).
+std::string shape_tuple(const std::vector<int64_t>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+const char* kHeaderExample = "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 4), }";
+
+// What the header says.
+struct Header {
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<int64_t> shape;
+};
+
+// Parses the header dict. Throws std::string (the problem) on anything numpy
+// would not have written.
+class HeaderParser {
+ public:
+  explicit HeaderParser(const std::string& text) : s_(text) {}
+
+  Header parse() {
+    Header h;
+    bool have_descr = false, have_order = false, have_shape = false;
+    skip_space();
+    expect('{');
+    for (;;) {
+      skip_space();
+      if (peek() == '}') {
+        ++pos_;
+        break;
+      }
+      const std::string key = parse_string();
+      skip_space();
+      expect(':');
+      skip_space();
+      if (key == "descr") {
+        if (peek() == '[') throw std::string("structured dtypes (records) are not supported");
+        h.descr = parse_string();
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        h.fortran_order = parse_bool();
+        have_order = true;
+      } else if (key == "shape") {
+        h.shape = parse_shape();
+        have_shape = true;
+      } else {
+        throw "unexpected key '" + key + "'";
+      }
+      skip_space();
+      if (peek() == ',') {
+        ++pos_;
+      } else if (peek() != '}') {
+        throw std::string("expected ',' or '}' after the value of '") + key + "'";
+      }
+    }
+    skip_space();
+    if (pos_ != s_.size()) throw std::string("text after the closing '}'");
+    if (!have_descr) throw std::string("no 'descr' key");
+    if (!have_order) throw std::string("no 'fortran_order' key");
+    if (!have_shape) throw std::string("no 'shape' key");
+    return h;
+  }
+
+ private:
+  char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
+  void skip_space() {
+    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' ||
+                                s_[pos_] == '\r'))
+      ++pos_;
+  }
+  void expect(char c) {
+    if (peek() != c) {
+      throw std::string("expected '") + c + "' at offset " + std::to_string(pos_) +
+          (pos_ < s_.size() ? std::string(", found '") + s_[pos_] + "'" : ", found the end");
+    }
+    ++pos_;
+  }
+  std::string parse_string() {
+    const char q = peek();
+    if (q != '\'' && q != '"') throw "expected a quoted string at offset " + std::to_string(pos_);
+    ++pos_;
+    std::string out;
+    while (pos_ < s_.size() && s_[pos_] != q) {
+      if (s_[pos_] == '\\' || s_[pos_] == '\n') throw std::string("unsupported string literal");
+      out += s_[pos_++];
+    }
+    if (pos_ >= s_.size()) throw std::string("unterminated string");
+    ++pos_;
+    return out;
+  }
+  bool parse_bool() {
+    if (s_.compare(pos_, 4, "True") == 0) {
+      pos_ += 4;
+      return true;
+    }
+    if (s_.compare(pos_, 5, "False") == 0) {
+      pos_ += 5;
+      return false;
+    }
+    throw std::string("'fortran_order' must be True or False");
+  }
+  std::vector<int64_t> parse_shape() {
+    std::vector<int64_t> shape;
+    expect('(');
+    skip_space();
+    bool trailing_comma = false;
+    while (peek() != ')') {
+      if (peek() < '0' || peek() > '9') {
+        throw std::string("'shape' must be a tuple of non-negative integers");
+      }
+      int64_t v = 0;
+      while (peek() >= '0' && peek() <= '9') {
+        const int digit = s_[pos_++] - '0';
+        if (v > (std::numeric_limits<int64_t>::max() - digit) / 10) {
+          throw std::string("a dimension in 'shape' is too large");
+        }
+        v = v * 10 + digit;
+      }
+      if (peek() == 'L') ++pos_;  // Python 2 long, as old numpy wrote it
+      shape.push_back(v);
+      skip_space();
+      trailing_comma = false;
+      if (peek() == ',') {
+        ++pos_;
+        trailing_comma = true;
+        skip_space();
+      } else if (peek() != ')') {
+        throw std::string("expected ',' or ')' in 'shape'");
+      }
+    }
+    ++pos_;
+    // (3) is not a tuple in Python; numpy writes (3,).
+    if (shape.size() == 1 && !trailing_comma) throw std::string("'shape' is not a tuple");
+    return shape;
+  }
+
+  const std::string& s_;
+  size_t pos_ = 0;
+};
+
+std::string errno_text() { return std::strerror(errno); }
+
+// The whole file; tpu::Error with the system's reason when it cannot be read.
+std::vector<uint8_t> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open: " + errno_text());
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": cannot read: it is a directory; expected a .npy file");
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = errno_text();
+      ::close(fd);
+      throw Error(path + ": cannot read: " + why);
+    }
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  ::close(fd);
+  return bytes;
+}
+
+// The suggestion for a file whose dtype is not `want`.
+std::string convert_hint(Dtype want, const char* what) {
+  return std::string("the TPU takes ") + dtype_name(want) + " " + what + " (convert with a.astype(np." +
+         dtype_name(want) + "))";
+}
+
+// Reads and checks the file. With `want` set, dtype problems are explained
+// in terms of that dtype (`what` names the kind of array: "matrices").
+Array load_impl(const std::string& path, const Dtype* want, const char* what) {
+  const std::vector<uint8_t> bytes = read_file(path);
+
+  const std::string expected = "; expected a NumPy .npy file (np.save)";
+  if (bytes.size() < kMagicLen || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
+    throw Error(path + ": not a .npy file (it does not start with \\x93NUMPY)" + expected);
+  }
+  if (bytes.size() < 8) throw Error(path + ": truncated in the preamble" + expected);
+  const int major = bytes[6], minor = bytes[7];
+  if ((major != 1 && major != 2 && major != 3) || minor != 0) {
+    throw Error(path + ": .npy format version " + std::to_string(major) + "." +
+                std::to_string(minor) + " is not supported; versions 1.0, 2.0 and 3.0 are");
+  }
+  const size_t len_bytes = major == 1 ? 2 : 4;
+  if (bytes.size() < 8 + len_bytes) throw Error(path + ": truncated in the preamble" + expected);
+  size_t header_len = 0;
+  for (size_t i = 0; i < len_bytes; ++i) header_len |= size_t(bytes[8 + i]) << (8 * i);
+  const size_t data_start = 8 + len_bytes + header_len;
+  if (data_start > bytes.size()) {
+    throw Error(path + ": truncated: the header is " + std::to_string(header_len) +
+                " bytes but the file ends after " + std::to_string(bytes.size() - 8 - len_bytes) +
+                expected);
+  }
+  const std::string text(reinterpret_cast<const char*>(bytes.data()) + 8 + len_bytes, header_len);
+
+  Header h;
+  try {
+    h = HeaderParser(text).parse();
+  } catch (const std::string& problem) {
+    throw Error(path + ": malformed header (" + problem + "); expected a dict like " +
+                kHeaderExample);
+  }
+
+  Array a;
+  if (!parse_descr(h.descr, &a.dtype)) {
+    const std::string name = describe_descr(h.descr);
+    std::string hint;
+    if (h.descr.size() > 1 && h.descr[0] == '>') {
+      hint = want ? "; " + convert_hint(*want, what) + ", little-endian ('<')"
+                  : "; save it little-endian (a.astype(a.dtype.newbyteorder('<')))";
+    } else {
+      hint = want ? "; " + convert_hint(*want, what)
+                  : "; use int8, uint8, int32 or float32";
+    }
+    throw Error(path + ": dtype " + name + " is not supported" + hint);
+  }
+  if (want && a.dtype != *want) {
+    throw Error(path + ": dtype " + dtype_name(a.dtype) + " where " + dtype_name(*want) +
+                " is needed; " + convert_hint(*want, what));
+  }
+  a.shape = h.shape;
+
+  // Fortran order only changes the layout of arrays with two or more
+  // dimensions longer than 1; for the others both orders are the same bytes.
+  int long_dims = 0;
+  for (int64_t d : a.shape) long_dims += d > 1;
+  if (h.fortran_order && long_dims > 1) {
+    throw Error(path + ": Fortran-order (column-major) arrays are not supported; save a C-order "
+                "array (np.save(path, np.ascontiguousarray(a)))");
+  }
+
+  // Size in bytes, without overflow: any product past the file size is wrong.
+  const size_t have = bytes.size() - data_start;
+  size_t need = item_size(a.dtype);
+  bool too_big = false;
+  for (int64_t d : a.shape) {
+    if (d == 0) {
+      need = 0;
+      too_big = false;
+      break;
+    }
+    if (need > std::numeric_limits<size_t>::max() / size_t(d)) too_big = true;
+    else need *= size_t(d);
+  }
+  if (too_big || need > have) {
+    throw Error(path + ": truncated: the header promises a " + shape_text(a.shape) + " " +
+                dtype_name(a.dtype) + " array" +
+                (too_big ? std::string() : " (" + std::to_string(need) + " bytes of data)") +
+                " but the file has " + std::to_string(have) + " bytes after the header" +
+                expected);
+  }
+  if (need < have) {
+    throw Error(path + ": " + std::to_string(have - need) +
+                " bytes after the data of a " + shape_text(a.shape) + " " + dtype_name(a.dtype) +
+                " array; the file is corrupt" + expected);
+  }
+  a.data.assign(bytes.begin() + std::ptrdiff_t(data_start), bytes.end());
+  return a;
+}
+
+Array load_ndim(const std::string& path, Dtype want, size_t ndim, const char* what) {
+  Array a = load_impl(path, &want, what);
+  if (a.shape.size() != ndim) {
+    throw Error(path + ": the array is " +
+                (a.shape.empty() ? std::string("a scalar (0-d)")
+                                 : std::to_string(a.shape.size()) + "-d (" +
+                                       shape_text(a.shape) + ")") +
+                " but a " + std::to_string(ndim) + "-d array is needed; " +
+                convert_hint(want, what));
+  }
+  return a;
+}
+
+}  // namespace
+
+const char* dtype_name(Dtype d) {
+  switch (d) {
+    case Dtype::kInt8: return "int8";
+    case Dtype::kUint8: return "uint8";
+    case Dtype::kInt32: return "int32";
+    case Dtype::kFloat32: return "float32";
+  }
+  return "?";
+}
+
+const char* dtype_descr(Dtype d) {
+  switch (d) {
+    case Dtype::kInt8: return "|i1";
+    case Dtype::kUint8: return "|u1";
+    case Dtype::kInt32: return "<i4";
+    case Dtype::kFloat32: return "<f4";
+  }
+  return "?";
+}
+
+int64_t Array::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Array load(const std::string& path) { return load_impl(path, nullptr, "arrays"); }
+
+Array load_matrix(const std::string& path, Dtype want) {
+  return load_ndim(path, want, 2, "matrices");
+}
+
+Array load_vector(const std::string& path, Dtype want) {
+  return load_ndim(path, want, 1, "vectors");
+}
+
+void write_atomic(const std::string& path, std::span<const uint8_t> bytes) {
+  // The temporary file sits next to the target so rename() stays within one
+  // file system, which makes the replacement atomic.
+  const size_t slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) throw Error(path + ": cannot write: the path names a directory");
+  std::string tmpl = (dir.empty() ? std::string() : dir + "/") + "." + base + ".tmp.XXXXXX";
+  if (slash == 0) tmpl = "/." + base + ".tmp.XXXXXX";
+
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw Error(path + ": cannot write: " + errno_text());
+  auto fail = [&](const char* what) {
+    const std::string why = errno_text();
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    throw Error(path + ": cannot " + what + ": " + why);
+  };
+  // mkstemp creates the file 0600; give it the mode a plain open() would.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  if (::fchmod(fd, 0666 & ~mask) != 0) fail("write");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write");
+    }
+    done += size_t(n);
+  }
+  if (::fsync(fd) != 0) fail("write");
+  if (::close(fd) != 0) {
+    const std::string why = errno_text();
+    ::unlink(tmpl.c_str());
+    throw Error(path + ": cannot write: " + why);
+  }
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    const std::string why = errno_text();
+    ::unlink(tmpl.c_str());
+    throw Error(path + ": cannot write: " + why);
+  }
+}
+
+namespace {
+
+std::vector<uint8_t> encode(const Array& a) {
+  for (int64_t d : a.shape) {
+    if (d < 0) throw Error("npy: negative dimension in shape " + shape_tuple(a.shape));
+  }
+  const size_t need = size_t(a.elements()) * item_size(a.dtype);
+  if (a.data.size() != need) {
+    throw Error("npy: a " + shape_text(a.shape) + " " + dtype_name(a.dtype) + " array needs " +
+                std::to_string(need) + " bytes of data but has " + std::to_string(a.data.size()));
+  }
+  std::string header = std::string("{'descr': '") + dtype_descr(a.dtype) +
+                       "', 'fortran_order': False, 'shape': " + shape_tuple(a.shape) + ", }";
+  // numpy leaves room for the first dimension to grow to 21 digits in place
+  // (numpy.lib.format.GROWTH_AXIS_MAX_DIGITS); the same padding makes the
+  // bytes identical to np.save's.
+  if (!a.shape.empty()) {
+    const size_t digits = std::to_string(a.shape[0]).size();
+    if (digits < 21) header.append(21 - digits, ' ');
+  }
+  // Version 1.0 unless the header does not fit its 2-byte length (thousands
+  // of dimensions), as numpy does.
+  const bool v1 = header.size() + 1 + 10 <= 0xffff;
+  const size_t pre = v1 ? 10 : 12;
+  const size_t total = (pre + header.size() + 1 + kAlign - 1) / kAlign * kAlign;
+  header.append(total - pre - header.size() - 1, ' ');
+  header += '\n';
+
+  std::vector<uint8_t> out(kMagic, kMagic + kMagicLen);
+  out.push_back(v1 ? 1 : 2);
+  out.push_back(0);
+  for (size_t i = 0; i < pre - 8; ++i) out.push_back(uint8_t(header.size() >> (8 * i)));
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), a.data.begin(), a.data.end());
+  return out;
+}
+
+}  // namespace
+
+void save(const std::string& path, const Array& a) {
+  std::vector<uint8_t> bytes;
+  try {
+    bytes = encode(a);
+  } catch (const Error& e) {
+    throw Error(path + ": " + std::string(e.what()).substr(5));  // drop "npy: "
+  }
+  write_atomic(path, bytes);
+}
+
+template <class T>
+std::vector<T> values(const Array& a) {
+  Dtype d;
+  if constexpr (std::is_same_v<T, int8_t>) d = Dtype::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>) d = Dtype::kUint8;
+  else if constexpr (std::is_same_v<T, int32_t>) d = Dtype::kInt32;
+  else d = Dtype::kFloat32;
+  if (a.dtype != d) {
+    throw Error(std::string("npy: the array is ") + dtype_name(a.dtype) + ", not " + dtype_name(d));
+  }
+  std::vector<T> out(a.data.size() / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), a.data.data(), out.size() * sizeof(T));
+  return out;
+}
+
+template std::vector<int8_t> values<int8_t>(const Array&);
+template std::vector<uint8_t> values<uint8_t>(const Array&);
+template std::vector<int32_t> values<int32_t>(const Array&);
+template std::vector<float> values<float>(const Array&);
+
+Array make(Dtype d, std::vector<int64_t> shape, const void* data) {
+  Array a;
+  a.dtype = d;
+  a.shape = std::move(shape);
+  for (int64_t dim : a.shape) {
+    if (dim < 0) throw Error("npy: negative dimension in shape " + shape_tuple(a.shape));
+  }
+  a.data.resize(size_t(a.elements()) * item_size(d));
+  if (!a.data.empty() && data) std::memcpy(a.data.data(), data, a.data.size());
+  return a;
+}
+
+}  // namespace tpu::npy

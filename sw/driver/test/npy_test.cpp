@@ -1,0 +1,390 @@
+// .npy reader and writer: round trips of every dtype and rank, files laid out
+// byte for byte as numpy writes them, and one rejection per kind of bad file,
+// each with the start of its message checked.
+#include "tpu/npy.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace tpu::npy {
+namespace {
+
+// A fresh directory per test, removed afterwards.
+class NpyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/npy_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    for (const std::string& f : files()) std::remove((dir_ + "/" + f).c_str());
+    ::rmdir(dir_.c_str());
+  }
+
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  // Every name in the directory (to see that no temporary file is left).
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    if (DIR* d = ::opendir(dir_.c_str())) {
+      while (dirent* e = ::readdir(d)) {
+        const std::string n = e->d_name;
+        if (n != "." && n != "..") out.push_back(n);
+      }
+      ::closedir(d);
+    }
+    return out;
+  }
+
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::ofstream(path(name), std::ios::binary) << bytes;
+    return path(name);
+  }
+
+  std::string read(const std::string& p) const {
+    std::ifstream f(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+  }
+
+  std::string dir_;
+};
+
+// A .npy file as numpy.lib.format writes it: magic, version, header length,
+// the dict padded with spaces (room for the first dimension to grow to 21
+// digits, then to a multiple of 64 bytes) and '\n', then the data.
+std::string numpy_file(const std::string& dict, const std::string& data, int major = 1,
+                       size_t growth = 0) {
+  const size_t pre = major == 1 ? 10 : 12;
+  std::string header = dict + std::string(growth, ' ');
+  const size_t total = (pre + header.size() + 1 + 63) / 64 * 64;
+  header.append(total - pre - header.size() - 1, ' ');
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += char(major);
+  out += '\0';
+  for (size_t i = 0; i < pre - 8; ++i) out += char((header.size() >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+std::string dict(const std::string& descr, const std::string& shape, bool fortran = false) {
+  return "{'descr': '" + descr + "', 'fortran_order': " + (fortran ? "True" : "False") +
+         ", 'shape': " + shape + ", }";
+}
+
+// The message of the tpu::Error that f throws ("" when it throws none).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+// Whether msg is a one-line rejection containing every part.
+::testing::AssertionResult rejected(const std::string& msg, std::initializer_list<std::string> parts) {
+  if (msg.empty()) return ::testing::AssertionFailure() << "no tpu::Error was thrown";
+  if (msg.find('\n') != std::string::npos) {
+    return ::testing::AssertionFailure() << "message is not one line: " << msg;
+  }
+  for (const std::string& part : parts) {
+    if (msg.find(part) == std::string::npos) {
+      return ::testing::AssertionFailure() << "message: " << msg << "\nmissing: " << part;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+#define EXPECT_REJECTED(expr, ...) \
+  EXPECT_TRUE(rejected(error_of([&] { (void)(expr); }), {__VA_ARGS__})) << #expr
+
+// ---- Files as numpy writes them --------------------------------------------------
+
+TEST_F(NpyTest, ReadsInt8MatrixWrittenByNumpy) {
+  // np.save("a.npy", np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)): 134 bytes.
+  const std::string bytes =
+      numpy_file(dict("|i1", "(2, 3)"), std::string("\x01\xfe\x03\x04\x05\xfa", 6), 1, 20);
+  ASSERT_EQ(bytes.size(), 134u);
+  ASSERT_EQ(bytes.substr(6, 4), std::string("\x01\x00\x76\x00", 4));
+  const Array a = load(write("a.npy", bytes));
+  EXPECT_EQ(a.dtype, Dtype::kInt8);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values<int8_t>(a), (std::vector<int8_t>{1, -2, 3, 4, 5, -6}));
+}
+
+TEST_F(NpyTest, ReadsInt32VectorAndFloatScalarWrittenByNumpy) {
+  // np.array([7, -8, 2**31 - 1], dtype=np.int32)
+  const Array v = load(write("v.npy", numpy_file(dict("<i4", "(3,)"),
+                                                 std::string("\x07\0\0\0\xf8\xff\xff\xff"
+                                                             "\xff\xff\xff\x7f",
+                                                             12),
+                                                 1, 20)));
+  EXPECT_EQ(v.shape, (std::vector<int64_t>{3}));
+  EXPECT_EQ(values<int32_t>(v), (std::vector<int32_t>{7, -8, 2147483647}));
+
+  // np.array(1.5, dtype=np.float32): a 0-d array, shape ().
+  const Array s =
+      load(write("s.npy", numpy_file(dict("<f4", "()"), std::string("\0\0\xc0\x3f", 4))));
+  EXPECT_TRUE(s.shape.empty());
+  EXPECT_EQ(s.elements(), 1);
+  EXPECT_EQ(values<float>(s), (std::vector<float>{1.5f}));
+}
+
+TEST_F(NpyTest, ReadsVersions2And3) {
+  for (int major : {2, 3}) {
+    const Array a = load(write("v.npy", numpy_file(dict("|i1", "(1, 2)"), "\x01\x02", major, 20)));
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{1, 2})) << "version " << major;
+    EXPECT_EQ(values<int8_t>(a), (std::vector<int8_t>{1, 2})) << "version " << major;
+  }
+}
+
+TEST_F(NpyTest, ReadsHeaderSpellingsNumpyAccepts) {
+  // Keys in another order, double quotes, no trailing comma, no spaces.
+  const Array a = load(write(
+      "a.npy", numpy_file("{\"shape\":(2,),\"fortran_order\":False,\"descr\":\"|u1\"}", "\xff\x01")));
+  EXPECT_EQ(a.dtype, Dtype::kUint8);
+  EXPECT_EQ(values<uint8_t>(a), (std::vector<uint8_t>{255, 1}));
+  // Fortran order of a 1-d array is the same layout as C order.
+  const Array f = load(write("f.npy", numpy_file(dict("|i1", "(3,)", true), "\x01\x02\x03")));
+  EXPECT_EQ(values<int8_t>(f), (std::vector<int8_t>{1, 2, 3}));
+}
+
+TEST_F(NpyTest, SaveWritesExactlyWhatNumpyWrites) {
+  const int8_t i8[] = {1, -2, 3, 4, 5, -6};
+  save(path("a.npy"), make(Dtype::kInt8, {2, 3}, i8));
+  EXPECT_EQ(read(path("a.npy")),
+            numpy_file(dict("|i1", "(2, 3)"), std::string("\x01\xfe\x03\x04\x05\xfa", 6), 1, 20));
+
+  const int32_t i32[] = {7, -8, 2147483647};
+  save(path("v.npy"), make(Dtype::kInt32, {3}, i32));
+  EXPECT_EQ(read(path("v.npy")),
+            numpy_file(dict("<i4", "(3,)"),
+                       std::string("\x07\0\0\0\xf8\xff\xff\xff\xff\xff\xff\x7f", 12), 1, 20));
+
+  const float f = 1.5f;
+  save(path("s.npy"), make(Dtype::kFloat32, {}, &f));
+  EXPECT_EQ(read(path("s.npy")), numpy_file(dict("<f4", "()"), std::string("\0\0\xc0\x3f", 4)));
+
+  save(path("e.npy"), make(Dtype::kUint8, {0, 4}, nullptr));
+  EXPECT_EQ(read(path("e.npy")), numpy_file(dict("|u1", "(0, 4)"), "", 1, 20));
+  EXPECT_EQ(read(path("e.npy")).size(), 128u);  // np.save(np.zeros((0, 4), np.uint8))
+}
+
+// ---- Round trips ----------------------------------------------------------------
+
+TEST_F(NpyTest, RoundTripsEveryDtypeAndRank) {
+  const std::vector<std::vector<int64_t>> shapes = {{}, {5}, {3, 4}, {2, 3, 2}, {0}, {0, 7}, {7, 0}};
+  for (Dtype d : {Dtype::kInt8, Dtype::kUint8, Dtype::kInt32, Dtype::kFloat32}) {
+    for (const auto& shape : shapes) {
+      Array a = make(d, shape, nullptr);
+      for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = uint8_t(i * 37 + 11);
+      save(path("r.npy"), a);
+      const Array b = load(path("r.npy"));
+      EXPECT_EQ(b.dtype, d) << dtype_name(d);
+      EXPECT_EQ(b.shape, shape) << dtype_name(d);
+      EXPECT_EQ(b.data, a.data) << dtype_name(d);
+      EXPECT_EQ(read(path("r.npy")).size() % 64, a.data.size() % 64) << "data starts 64-aligned";
+    }
+  }
+}
+
+TEST_F(NpyTest, ValuesAndMake) {
+  const float in[] = {-1.25f, 0.0f, 3.5f, 1e30f};
+  const Array a = make(Dtype::kFloat32, {2, 2}, in);
+  EXPECT_EQ(a.elements(), 4);
+  EXPECT_EQ(values<float>(a), (std::vector<float>{-1.25f, 0.0f, 3.5f, 1e30f}));
+  EXPECT_REJECTED(values<int8_t>(a), "float32", "int8");
+  EXPECT_EQ(make(Dtype::kInt32, {2, 3}, nullptr).data, std::vector<uint8_t>(24, 0));
+  EXPECT_EQ(dtype_name(Dtype::kUint8), std::string("uint8"));
+  EXPECT_EQ(dtype_descr(Dtype::kInt32), std::string("<i4"));
+}
+
+TEST_F(NpyTest, LoadMatrixAndVector) {
+  const int8_t m[] = {1, 2, 3, 4, 5, 6};
+  save(path("m.npy"), make(Dtype::kInt8, {3, 2}, m));
+  const Array a = load_matrix(path("m.npy"), Dtype::kInt8);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{3, 2}));
+
+  EXPECT_REJECTED(load_matrix(path("m.npy"), Dtype::kInt32), path("m.npy") + ": dtype int8",
+                  "int8 where int32 is needed", "a.astype(np.int32)");
+  EXPECT_REJECTED(load_vector(path("m.npy"), Dtype::kInt8),
+                  path("m.npy") + ": the array is 2-d (3x2)", "1-d array is needed");
+  save(path("v.npy"), make(Dtype::kInt32, {4}, nullptr));
+  EXPECT_EQ(load_vector(path("v.npy"), Dtype::kInt32).shape, (std::vector<int64_t>{4}));
+  EXPECT_REJECTED(load_matrix(path("v.npy"), Dtype::kInt32), "the array is 1-d (4)",
+                  "2-d array is needed");
+  save(path("s.npy"), make(Dtype::kInt8, {}, m));
+  EXPECT_REJECTED(load_matrix(path("s.npy"), Dtype::kInt8), "the array is a scalar (0-d)");
+}
+
+// ---- Rejections -------------------------------------------------------------------
+
+// Writes the bytes as `name` and loads them: the message must start with the
+// file's path and contain every part.
+#define EXPECT_FILE_REJECTED(name, bytes, ...)                        \
+  do {                                                                \
+    const std::string p_ = write(name, bytes);                        \
+    const std::string m_ = error_of([&] { load(p_); });               \
+    EXPECT_TRUE(starts_with(m_, p_ + ": ")) << "message: " << m_;     \
+    EXPECT_TRUE(rejected(m_, {__VA_ARGS__})) << name;                 \
+  } while (0)
+
+TEST_F(NpyTest, RejectsUnsupportedDtypes) {
+  EXPECT_FILE_REJECTED("f8.npy", numpy_file(dict("<f8", "(2,)"), std::string(16, '\0')),
+                       "dtype float64 is not supported", "int8, uint8, int32 or float32");
+  EXPECT_FILE_REJECTED("i2.npy", numpy_file(dict("<i2", "(2,)"), std::string(4, '\0')),
+                       "dtype int16 is not supported");
+  EXPECT_FILE_REJECTED("i8.npy", numpy_file(dict("<i8", "(1,)"), std::string(8, '\0')),
+                       "dtype int64 is not supported");
+  EXPECT_FILE_REJECTED("be.npy", numpy_file(dict(">i4", "(3,)"), std::string(12, '\0')),
+                       "dtype big-endian int32 is not supported", "little-endian");
+  EXPECT_FILE_REJECTED("obj.npy", numpy_file(dict("|O", "(2,)"), std::string(16, '\0')),
+                       "dtype object is not supported");
+  EXPECT_FILE_REJECTED("b.npy", numpy_file(dict("|b1", "(2,)"), std::string(2, '\0')),
+                       "dtype bool is not supported");
+  EXPECT_FILE_REJECTED("u.npy", numpy_file(dict("<U3", "(1,)"), std::string(12, '\0')),
+                       "dtype unicode string ('<U3') is not supported");
+  EXPECT_FILE_REJECTED(
+      "rec.npy",
+      numpy_file("{'descr': [('a', '<i4')], 'fortran_order': False, 'shape': (1,), }",
+                 std::string(4, '\0')),
+      "structured dtypes");
+}
+
+TEST_F(NpyTest, WantedDtypeGivesConversionHint) {
+  const std::string p = write("A.npy", numpy_file(dict("<f8", "(2, 2)"), std::string(32, '\0')));
+  EXPECT_EQ(error_of([&] { load_matrix(p, Dtype::kInt8); }),
+            p + ": dtype float64 is not supported; the TPU takes int8 matrices (convert with "
+                "a.astype(np.int8))");
+  const std::string q = write("B.npy", numpy_file(dict("<i2", "(2, 2)"), std::string(8, '\0')));
+  EXPECT_EQ(error_of([&] { load_matrix(q, Dtype::kInt8); }),
+            q + ": dtype int16 is not supported; the TPU takes int8 matrices (convert with "
+                "a.astype(np.int8))");
+}
+
+TEST_F(NpyTest, RejectsFortranOrder) {
+  // np.save(np.asfortranarray(np.arange(6, dtype=np.int8).reshape(2, 3)))
+  EXPECT_FILE_REJECTED("f.npy",
+                       numpy_file(dict("|i1", "(2, 3)", true), "\x00\x03\x01\x04\x02\x05", 1, 20),
+                       "Fortran-order", "np.ascontiguousarray");
+}
+
+TEST_F(NpyTest, RejectsBadMagicAndVersion) {
+  EXPECT_FILE_REJECTED("magic.npy", "PK\x03\x04 this is a zip file, maybe an .npz",
+                       "not a .npy file", "expected a NumPy .npy file");
+  EXPECT_FILE_REJECTED("empty.npy", "", "not a .npy file");
+  EXPECT_FILE_REJECTED("short.npy", std::string("\x93NUMPY\x01", 7), "truncated");
+  std::string v4 = numpy_file(dict("|i1", "(1,)"), "\x01");
+  v4[6] = 4;
+  EXPECT_FILE_REJECTED("v4.npy", v4, "format version 4.0 is not supported");
+}
+
+TEST_F(NpyTest, RejectsTruncatedFiles) {
+  const std::string good =
+      numpy_file(dict("<i4", "(3, 4)"), std::string(48, '\x01'), 1, 20);
+  EXPECT_FILE_REJECTED("data.npy", good.substr(0, good.size() - 5),
+                       "truncated: the header promises a 3x4 int32 array (48 bytes of data) but "
+                       "the file has 43 bytes after the header");
+  EXPECT_FILE_REJECTED("header.npy", good.substr(0, 40), "truncated: the header is 118 bytes");
+  EXPECT_FILE_REJECTED("extra.npy", good + "xyz", "3 bytes after the data", "corrupt");
+  // A shape whose byte count overflows 64 bits.
+  EXPECT_FILE_REJECTED(
+      "huge.npy",
+      numpy_file(dict("<i4", "(9223372036854775807, 9223372036854775807)"), "abcd"),
+      "truncated: the header promises a 9223372036854775807x9223372036854775807 int32 array but");
+}
+
+TEST_F(NpyTest, RejectsMalformedHeaders) {
+  const std::string data(4, '\0');
+  EXPECT_FILE_REJECTED("nodescr.npy", numpy_file("{'fortran_order': False, 'shape': (4,), }", data),
+                       "malformed header (no 'descr' key)", "expected a dict like {'descr'");
+  EXPECT_FILE_REJECTED("noshape.npy",
+                       numpy_file("{'descr': '|i1', 'fortran_order': False, }", data),
+                       "no 'shape' key");
+  EXPECT_FILE_REJECTED("extra.npy",
+                       numpy_file("{'descr': '|i1', 'fortran_order': False, 'shape': (4,), "
+                                  "'x': 1}",
+                                  data),
+                       "unexpected key 'x'");
+  EXPECT_FILE_REJECTED("neg.npy", numpy_file(dict("|i1", "(-4,)"), data),
+                       "'shape' must be a tuple of non-negative integers");
+  EXPECT_FILE_REJECTED("notuple.npy", numpy_file(dict("|i1", "(4)"), data),
+                       "'shape' is not a tuple");
+  EXPECT_FILE_REJECTED("order.npy", numpy_file("{'descr': '|i1', 'fortran_order': 0, 'shape': (4,), }", data),
+                       "'fortran_order' must be True or False");
+  EXPECT_FILE_REJECTED("brace.npy", numpy_file("['descr', '|i1']", data), "expected '{'");
+  EXPECT_FILE_REJECTED("garbage.npy", numpy_file(dict("|i1", "(4,)") + " junk", data),
+                       "text after the closing '}'");
+  EXPECT_FILE_REJECTED("quote.npy",
+                       numpy_file("{'descr: '|i1', 'fortran_order': False, 'shape': (4,), }", data),
+                       "malformed header");
+}
+
+TEST_F(NpyTest, RejectsMissingFileAndDirectory) {
+  const std::string p = path("missing.npy");
+  EXPECT_EQ(error_of([&] { load(p); }), p + ": cannot open: No such file or directory");
+  EXPECT_REJECTED(load(dir_), dir_ + ": cannot read: it is a directory");
+}
+
+// ---- Atomic save -------------------------------------------------------------------
+
+TEST_F(NpyTest, SaveReplacesAtomicallyAndLeavesNothingOnFailure) {
+  const int8_t one[] = {1};
+  save(path("out.npy"), make(Dtype::kInt8, {1}, one));
+  const std::string before = read(path("out.npy"));
+
+  // A malformed array is rejected before anything is written.
+  Array bad = make(Dtype::kInt32, {2, 2}, nullptr);
+  bad.data.resize(10);
+  EXPECT_REJECTED(save(path("out.npy"), bad), path("out.npy") + ": a 2x2 int32 array needs 16 bytes");
+  EXPECT_EQ(read(path("out.npy")), before);
+  EXPECT_REJECTED(save(path("new.npy"), bad), path("new.npy") + ": ");
+
+  // A directory that does not exist: nothing appears anywhere.
+  EXPECT_REJECTED(save(path("nodir/x.npy"), make(Dtype::kInt8, {1}, one)),
+                  path("nodir/x.npy") + ": cannot write: No such file or directory");
+  EXPECT_EQ(files(), std::vector<std::string>{"out.npy"});
+
+  // Overwriting replaces the whole file and leaves no temporary behind.
+  const int32_t many[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  save(path("out.npy"), make(Dtype::kInt32, {8}, many));
+  EXPECT_EQ(values<int32_t>(load(path("out.npy"))), (std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(files(), std::vector<std::string>{"out.npy"});
+
+  // The file gets the usual permissions, not mkstemp's 0600.
+  struct stat st {};
+  ASSERT_EQ(::stat(path("out.npy").c_str(), &st), 0);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(st.st_mode & 0777, 0666u & ~mask);
+}
+
+TEST_F(NpyTest, WriteAtomicRelativePath) {
+  const std::string cwd = [] {
+    char buf[4096];
+    return std::string(::getcwd(buf, sizeof buf) ? buf : ".");
+  }();
+  ASSERT_EQ(::chdir(dir_.c_str()), 0);
+  const uint8_t bytes[] = {'h', 'i'};
+  write_atomic("plain.bin", bytes);
+  EXPECT_EQ(::chdir(cwd.c_str()), 0);
+  EXPECT_EQ(read(path("plain.bin")), "hi");
+}
+
+}  // namespace
+}  // namespace tpu::npy

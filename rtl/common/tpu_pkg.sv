@@ -14,18 +14,25 @@ package tpu_pkg;
   } datapath_e;
 
   // ---- Named configurations ------------------------------------------------
+// WgtFifoTiles is sized so the weight FIFO covers the host link's read
+  // latency (about 500 cycles) while the MXU consumes one tile per pass of
+  // rows; see docs/decisions.md.
 `ifdef TPU_CONFIG_TINY
-  localparam int unsigned ArrayN = 4;
-  localparam string       ConfigName = "tiny";
+  localparam int unsigned ArrayN       = 4;
+  localparam int unsigned WgtFifoTiles = 4;
+  localparam string       ConfigName   = "tiny";
 `elsif TPU_CONFIG_SMALL
-  localparam int unsigned ArrayN = 8;
-  localparam string       ConfigName = "small";
+  localparam int unsigned ArrayN       = 8;
+  localparam int unsigned WgtFifoTiles = 8;
+  localparam string       ConfigName   = "small";
 `elsif TPU_CONFIG_WIDE
-  localparam int unsigned ArrayN = 32;
-  localparam string       ConfigName = "wide";
+  localparam int unsigned ArrayN       = 32;
+  localparam int unsigned WgtFifoTiles = 16;
+  localparam string       ConfigName   = "wide";
 `else
-  localparam int unsigned ArrayN = 16;
-  localparam string       ConfigName = "default";
+  localparam int unsigned ArrayN       = 16;
+  localparam int unsigned WgtFifoTiles = 16;
+  localparam string       ConfigName   = "default";
 `endif
   localparam datapath_e   MxuDatapath = DatapathInt8;
 

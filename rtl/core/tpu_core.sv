@@ -19,7 +19,7 @@ module tpu_core #(
   parameter int unsigned ImemDepth    = 1024,  // instructions
   parameter int unsigned UbRows       = 4096,  // unified buffer rows of N int8
   parameter int unsigned AccRows      = 1024,  // accumulator rows of N int32
-  parameter int unsigned WgtFifoTiles = 4,     // weight FIFO depth in N x N tiles
+  parameter int unsigned WgtFifoTiles = tpu_pkg::WgtFifoTiles,  // weight FIFO depth in N x N tiles
   // ---- memory port ----
   parameter int unsigned MemOutstanding = 16,  // read requests in flight on the memory port
   parameter int unsigned RowsW          = 24,  // bits of a request's row count

@@ -7,6 +7,11 @@
 // Rows are only requested when the FIFO has room for them and for every row
 // already in flight, so read data never waits. done_o pulses when the
 // command's last row is in the FIFO. Faults behave as in unit_mem.
+//
+// The unit takes the next RW as soon as every row of the current one has been
+// requested, so back-to-back RWs keep the read latency covered: commands
+// whose rows are still in flight wait in a small queue (oldest first) that
+// counts their rows home and gives done_o and the fault pc.
 `include "tpu_macros.svh"
 
 module unit_wgt #(
@@ -14,6 +19,7 @@ module unit_wgt #(
   parameter int unsigned FifoTiles = 4,
   parameter int unsigned PcW       = 10,
   parameter int unsigned RowsW     = 24,
+  parameter int unsigned RxDepth   = 4,   // RWs with rows in flight, at most
   localparam int unsigned FifoRows = FifoTiles * N,
   localparam int unsigned CntW     = $clog2(FifoRows + 1)
 ) (
@@ -45,18 +51,28 @@ module unit_wgt #(
 
   localparam int unsigned TotalW = 16 + $clog2(N);
 
-  logic               active_q, active_d, faulted_q, faulted_d, burst_q;
-  logic [TotalW-1:0]  total_q, sent_q, sent_d, recv_q, recv_d, left;
+  typedef struct packed {
+    logic [TotalW-1:0] rows;
+    logic [PcW-1:0]    pc;
+  } rx_cmd_t;
+
+  // ---- request side: the command whose rows are being requested ----
+  logic               active_q, active_d, burst_q;
+  logic [TotalW-1:0]  total_q, sent_q, sent_d, left;
   logic [63:0]        addr_q, addr_d, stride_q;
-  logic [PcW-1:0]     pc_q;
   logic [CntW-1:0]    inflight_q, inflight_d, fifo_count, room;
   logic [TotalW-1:0]  burst_rows;
-  logic               start, req_fire, finished, fifo_push, fifo_ready;
+  logic               start, req_fire;
   logic               offered_q;         // a request is on the port, not yet taken
   logic [TotalW-1:0]  offered_rows_q;    // ... and its size, held until taken
-  logic               unused_fifo_ready;
+  // ---- receive side: commands with rows still to arrive ----
+  logic               rx_ready, rx_valid, faulted_q, faulted_d;
+  rx_cmd_t            rx_head;
+  logic [TotalW-1:0]  recv_q, recv_d;
+  logic               finished, fifo_push, fifo_ready, unused_fifo_ready;
+  logic [$clog2(RxDepth+1)-1:0] unused_rx_count;
 
-  assign cmd_ready_o = !active_q;
+  assign cmd_ready_o = !active_q && rx_ready;
   assign start       = cmd_valid_i && cmd_ready_o;
 
   // Room after everything in flight has landed; a burst takes all of it (a
@@ -75,30 +91,31 @@ module unit_wgt #(
   assign req_fire    = req_valid_o && req_ready_i;
 
   assign fifo_push  = rd_valid_i && !rd_err_i && !faulted_q;
-  assign finished   = active_q && !faulted_q && !fault_o && rd_valid_i && (recv_q + 1'b1 == total_q);
+  assign finished   = rx_valid && !faulted_q && !fault_o && rd_valid_i &&
+                      (recv_q + 1'b1 == rx_head.rows);
   assign done_o     = finished;
   assign fault_o    = rd_valid_i && rd_err_i && !faulted_q;
-  assign fault_pc_o = pc_q;
+  assign fault_pc_o = rx_head.pc;
   assign waiting_o  = inflight_q != '0;
 
   always_comb begin
     sent_d     = sent_q + (req_fire ? burst_rows : '0);
-    recv_d     = recv_q + TotalW'(rd_valid_i);
+    recv_d     = finished ? '0 : recv_q + TotalW'(rd_valid_i);
     addr_d     = req_fire ? addr_q + stride_q * 64'(burst_rows) : addr_q;
     inflight_d = inflight_q + (req_fire ? CntW'(burst_rows) : '0) - CntW'(rd_valid_i);
     faulted_d  = faulted_q || fault_o;
-    active_d   = active_q && !finished;
+    // Every row requested: the next command may start.
+    active_d   = active_q && !(req_fire && burst_rows == left);
     if (start) begin
-      active_d  = 1'b1;
-      sent_d    = '0;
-      recv_d    = '0;
-      addr_d    = cmd_i.c;
-      faulted_d = 1'b0;
+      active_d = 1'b1;
+      sent_d   = '0;
+      addr_d   = cmd_i.c;
     end
     if (flush_i) begin
       active_d   = 1'b0;
       faulted_d  = 1'b0;
       inflight_d = '0;
+      recv_d     = '0;
     end
   end
 
@@ -113,7 +130,22 @@ module unit_wgt #(
   `FFLNR(total_q, TotalW'(cmd_i.count) * TotalW'(N), start)
   `FFLNR(burst_q, cmd_i.b == 16'(N), start)
   `FFLNR(stride_q, 64'(cmd_i.b), start)
-  `FFLNR(pc_q, cmd_pc_i, start)
+
+  stream_fifo #(
+    .Width($bits(rx_cmd_t)),
+    .Depth(RxDepth)
+  ) u_rx (
+    .clk_i,
+    .rst_ni,
+    .clear_i(flush_i),
+    .valid_i(start),
+    .ready_o(rx_ready),
+    .data_i (rx_cmd_t'{rows: TotalW'(cmd_i.count) * TotalW'(N), pc: cmd_pc_i}),
+    .valid_o(rx_valid),
+    .ready_i(finished),
+    .data_o (rx_head),
+    .count_o(unused_rx_count)
+  );
 
   // The FIFO is cleared by a flush along with the rest of the unit.
   stream_fifo #(

@@ -22,7 +22,7 @@ module tpu_top #(
   parameter int unsigned ImemDepth    = 1024,
   parameter int unsigned UbRows       = 4096,
   parameter int unsigned AccRows      = 1024,
-  parameter int unsigned WgtFifoTiles = 4,
+  parameter int unsigned WgtFifoTiles = tpu_pkg::WgtFifoTiles,
   // ---- DMA ----
   parameter int unsigned DmaTags      = 32,
   parameter int unsigned DmaTimeout   = 4096   // completion timeout, cycles

@@ -29,7 +29,7 @@ struct CoreConfig {
   int ub_rows = 4096;
   int acc_rows = 1024;
   int imem_depth = 1024;
-  int wgt_fifo_tiles = 4;  // an RW may leave up to wgt_fifo_tiles + 2 tiles unretired
+  int wgt_fifo_tiles = 16;  // an RW may leave up to wgt_fifo_tiles + 2 tiles unretired
 };
 
 // Sparse, byte-addressed 64-bit host memory in 4 KiB pages; unwritten bytes

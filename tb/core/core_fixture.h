@@ -29,11 +29,11 @@ using tpu::model::MatrixI8;
 // arguments in tb/CMakeLists.txt.
 struct Core4 {
   using Model = Vtpu_core_n4;
-  static constexpr int N = 4, UbRows = 256, AccRows = 128, Imem = 256;
+  static constexpr int N = 4, UbRows = 256, AccRows = 128, Imem = 256, WgtFifoTiles = 4;
 };
 struct Core16 {
   using Model = Vtpu_core_n16;
-  static constexpr int N = 16, UbRows = 4096, AccRows = 1024, Imem = 1024;
+  static constexpr int N = 16, UbRows = 4096, AccRows = 1024, Imem = 1024, WgtFifoTiles = 16;
 };
 
 constexpr uint64_t kInput = 0x10000, kOutput = 0x80000, kScratch = 0x200000;

@@ -112,7 +112,7 @@ class ProgramGenerator {
 };
 
 // The reference model's configuration for a test configuration struct
-// (N, UbRows, AccRows, Imem), matching the Verilator -G arguments.
+// (N, UbRows, AccRows, Imem, WgtFifoTiles), matching the Verilator -G arguments.
 template <class Cfg>
 tpu::model::CoreConfig model_config() {
   tpu::model::CoreConfig c;
@@ -120,6 +120,7 @@ tpu::model::CoreConfig model_config() {
   c.ub_rows = Cfg::UbRows;
   c.acc_rows = Cfg::AccRows;
   c.imem_depth = Cfg::Imem;
+  c.wgt_fifo_tiles = Cfg::WgtFifoTiles;
   return c;
 }
 

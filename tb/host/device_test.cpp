@@ -27,11 +27,11 @@ constexpr uint32_t kMsiData = 0x4321;
 
 struct Top4 {
   using Model = Vtpu_top_n4;
-  static constexpr int N = 4, UbRows = 256, AccRows = 128, Imem = 256;
+  static constexpr int N = 4, UbRows = 256, AccRows = 128, Imem = 256, WgtFifoTiles = 4;
 };
 struct Top16 {
   using Model = Vtpu_top_n16;
-  static constexpr int N = 16, UbRows = 4096, AccRows = 1024, Imem = 1024;
+  static constexpr int N = 16, UbRows = 4096, AccRows = 1024, Imem = 1024, WgtFifoTiles = 16;
 };
 
 template <class Cfg>

@@ -31,6 +31,7 @@ class Sim {
     ctx_->randReset(0);
     ctx_->fatalOnError(false);  // a failed SV assertion is counted, not fatal
     if (!wave_path.empty()) ctx_->traceEverOn(true);
+    Verilated::threadContextp(ctx_.get());
     dut_ = std::make_unique<Model>(ctx_.get(), "TOP");
     if (!wave_path.empty()) {
       std::filesystem::create_directories(std::filesystem::path(wave_path).parent_path());
@@ -42,9 +43,15 @@ class Sim {
     reset();
   }
 
+  // Verilator's runtime reaches the model's context through a thread-local
+  // "current context" (scope teardown, assertion errors). With several models
+  // in one thread it must point at this one whenever this model runs or dies.
   ~Sim() {
+    Verilated::threadContextp(ctx_.get());
     dut_->final();
     if (trace_) trace_->close();
+    trace_.reset();
+    dut_.reset();
   }
 
   Sim(const Sim&) = delete;
@@ -53,6 +60,7 @@ class Sim {
   // The test sets inputs while the clock is low; the rising edge samples them;
   // the falling edge ends the cycle.
   void tick() {
+    Verilated::threadContextp(ctx_.get());
     dut_->eval();
     dump();
     ctx_->timeInc(kHalfPeriodNs);
@@ -68,7 +76,10 @@ class Sim {
     }
   }
 
-  void settle() { dut_->eval(); }
+  void settle() {
+    Verilated::threadContextp(ctx_.get());
+    dut_->eval();
+  }
 
   void reset(int cycles = 4) {
     dut_->clk_i = 0;

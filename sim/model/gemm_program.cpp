@@ -1,6 +1,7 @@
 #include "gemm_program.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -11,159 +12,310 @@ using isa::Instr;
 namespace {
 
 int round_up(int v, int multiple) { return (v + multiple - 1) / multiple * multiple; }
-uint64_t align64(uint64_t v) { return (v + 63) / 64 * 64; }
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-uint64_t padded_a_bytes(const GemmShape& s, int n) {
-  return align64(uint64_t(s.m) * round_up(s.k, n));
+std::string dims(const GemmShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n_out);
 }
 
-// UB rows per row of A in a pass: Kb blocks of A plus two result regions of 4 rows
-// (an int32 row is 4 UB rows).
-int ub_rows_per_a_row(int k_blocks) { return k_blocks + 2 * 4; }
-
-void write_padded_a(HostMemory& mem, const GemmProgram& g, uint64_t a_addr) {
-  const int kp = g.k_blocks * g.n;
-  std::vector<uint8_t> row(size_t(kp), 0);
-  for (int i = 0; i < g.shape.m; ++i) {
-    mem.read(a_addr + uint64_t(i) * g.shape.k, std::span(row.data(), size_t(g.shape.k)));
-    mem.write(g.a_padded + uint64_t(i) * kp, row);
-  }
-}
-
-void write_weight_tiles(HostMemory& mem, const GemmProgram& g, uint64_t w_addr) {
-  const int n = g.n;
-  const MatrixI8 w = read_matrix_i8(mem, w_addr, g.shape.k, g.shape.n_out);
-  std::vector<int8_t> tile(size_t(n) * n);
-  for (int j = 0; j < g.col_tiles; ++j)
-    for (int kb = 0; kb < g.k_blocks; ++kb) {
-      for (int r = 0; r < n; ++r)
-        for (int col = 0; col < n; ++col) {
-          const int wr = kb * n + r, wc = j * n + col;
-          tile[size_t(r) * n + col] = wr < w.rows && wc < w.cols ? w.at(wr, wc) : int8_t{0};
-        }
-      mem.write(g.w_tiles + uint64_t(j * g.k_blocks + kb) * n * n, std::span<const int8_t>(tile));
-    }
-}
-
-int choose_pass_rows(const GemmShape& s, int k_blocks, const CoreConfig& core,
-                     const GemmOptions& options) {
-  const int per_row = ub_rows_per_a_row(k_blocks);
-  int rows = std::min({s.m, core.ub_rows / per_row, core.acc_rows / 2,
-                       65536 / per_row,  // UB addresses are 16-bit fields
-                       0xFFFF / 4});     // WHM of 4 UB rows per result row
-  if (options.max_pass_rows > 0) rows = std::min(rows, options.max_pass_rows);
-  if (rows < 1)
-    throw std::invalid_argument("build_gemm: K = " + std::to_string(s.k) + " needs " +
-                                std::to_string(per_row) + " UB rows per row of A; the core has " +
-                                std::to_string(core.ub_rows) + " UB rows");
-  return rows;
-}
-
-// Appends instructions; repeat() uses a LOOP only when it saves instructions.
-class ProgramWriter {
+// Instructions in groups that must stay in one program (a LOOP and its body).
+class Stream {
  public:
-  void emit(const Instr& in) { program_.push_back(in); }
+  void add(const Instr& in) { groups_.push_back({in}); }
+  void add_group(std::vector<Instr> g) { groups_.push_back(std::move(g)); }
 
-  // body (as for iteration 0) `times` times, with the LOOP's per-iteration offsets.
-  void repeat(int times, const std::vector<Instr>& body, int32_t ub_inc, int64_t host_inc) {
-    if (times <= 0) return;
-    if (times > 1) emit(isa::loop(uint32_t(times), uint32_t(body.size()), ub_inc, 0, host_inc));
-    for (const Instr& in : body) emit(in);
+  // MMCs over `count` consecutive A blocks (UB rows ub, ub+step, ...) into
+  // the same ACC rows: one MMC, or a LOOP around one.
+  void mmc_run(int count, uint32_t ub, uint32_t step, uint32_t acc, uint32_t rows, bool accumulate) {
+    const Instr mmc = isa::mmc(ub, acc, rows, accumulate, true);
+    if (count == 1) add(mmc);
+    else add_group({isa::loop(uint32_t(count), 1, int32_t(step)), mmc});
   }
 
-  std::vector<Instr> take() { return std::move(program_); }
+  // Cuts the stream into programs of at most `depth` instructions with HALT.
+  std::vector<std::vector<Instr>> programs(int depth) const {
+    std::vector<std::vector<Instr>> out(1);
+    for (const auto& g : groups_) {
+      if (out.back().size() + g.size() + 1 > size_t(depth)) {
+        if (out.back().empty())
+          throw std::invalid_argument("gemm: an instruction group of " + std::to_string(g.size()) +
+                                      " does not fit an instruction memory of " + std::to_string(depth));
+        out.back().push_back(isa::halt());
+        out.emplace_back();
+      }
+      out.back().insert(out.back().end(), g.begin(), g.end());
+    }
+    out.back().push_back(isa::halt());
+    return out;
+  }
 
  private:
-  std::vector<Instr> program_;
+  std::vector<std::vector<Instr>> groups_;
 };
 
-// One pass: rows [m0, m0 + rows) of A against all of W.
-void emit_pass(ProgramWriter& out, const GemmProgram& g, const CoreConfig& core, int m0, int rows) {
-  const int n = g.n, kb = g.k_blocks, kp = kb * n;
-  const uint64_t tile_bytes = uint64_t(n) * n;
-  const auto tile_addr = [&](int s) { return g.w_tiles + uint64_t(s) * tile_bytes; };
+// Weight tiles in the order the MMCs retire them, RWs issued ahead within
+// the capacity.
+class WeightStream {
+ public:
+  WeightStream(Stream& out, const GemmPlan& plan, uint64_t w)
+      : out_(out), w_(w), tile_bytes_(uint64_t(plan.n) * plan.n), per_pass_(int64_t(plan.col_tiles) * plan.k_blocks),
+        total_(per_pass_ * plan.passes), cap_(plan.wgt_capacity), batch_(std::max(1, plan.wgt_capacity / 2)),
+        n_(uint32_t(plan.n)) {}
 
-  // A's column block k goes to UB rows [k*rows, (k+1)*rows).
-  out.repeat(kb, {isa::rhm(0, uint32_t(rows), g.a_padded + uint64_t(m0) * kp, uint32_t(kp))}, rows,
-             n);
-
-  // Tile s (= j*kb + k) is used by the s-th MMC; each RW runs `ahead` tiles
-  // in front, never leaving more than the capacity unretired.
-  const int total = g.col_tiles * kb;
-  const int ahead = std::min(core.wgt_fifo_tiles + isa::kWgtBanks, total);
-  out.emit(isa::rw(tile_addr(0), uint32_t(ahead), uint32_t(n)));
-
-  for (int j = 0; j < g.col_tiles; ++j) {
-    const uint32_t acc_region = uint32_t((j % 2) * rows);
-    const uint32_t ub_result = uint32_t(kb * rows + (j % 2) * 4 * rows);
-    const int s0 = j * kb;
-    out.emit(isa::mmc(0, acc_region, uint32_t(rows), false, true));
-    if (s0 + ahead < total) out.emit(isa::rw(tile_addr(s0 + ahead), 1, uint32_t(n)));
-    // k = 1 .. kb-1: first those that still fetch a tile, then the rest.
-    const int with_rw = std::clamp(total - s0 - ahead - 1, 0, kb - 1);
-    const Instr mmc_k1 = isa::mmc(uint32_t(rows), acc_region, uint32_t(rows), true, true);
-    out.repeat(with_rw, {mmc_k1, isa::rw(tile_addr(s0 + 1 + ahead), 1, uint32_t(n))}, rows,
-               int64_t(tile_bytes));
-    out.repeat(kb - 1 - with_rw,
-               {isa::mmc(uint32_t((1 + with_rw) * rows), acc_region, uint32_t(rows), true, true)},
-               rows, 0);
-    out.emit(isa::act(acc_region, ub_result, uint32_t(rows), isa::Act::kNone, false, true));
-    out.emit(isa::whm(ub_result, uint32_t(4 * rows), g.c + (uint64_t(j) * g.shape.m + m0) * 4 * n,
-                      uint32_t(n)));
+  // Before an MMC: its tile must have been requested.
+  void need_one() {
+    if (issued_ == retired_) issue(std::min<int64_t>(cap_, total_ - issued_));
   }
-}
+  // After an MMC that POPs its tile: request more once a batch fits.
+  void retire_one() {
+    ++retired_;
+    top_up();
+  }
+  int64_t available() const { return issued_ - retired_; }
+  // Retirements until top_up() would issue an RW (a large number if none is left).
+  int64_t retires_until_rw() const {
+    const int64_t left = total_ - issued_;
+    if (left == 0) return INT64_MAX;
+    const int64_t room = cap_ - (issued_ - retired_);
+    return std::max<int64_t>(1, std::min(batch_, left) - room);
+  }
+  void top_up() {
+    const int64_t room = cap_ - (issued_ - retired_), left = total_ - issued_;
+    if (left > 0 && room >= std::min<int64_t>(batch_, left)) issue(std::min(room, left));
+  }
+
+ private:
+  // Tiles issued_ .. issued_+count-1; an RW never crosses a pass (tiles restart).
+  void issue(int64_t count) {
+    while (count > 0) {
+      const int64_t s = issued_ % per_pass_, c = std::min(count, per_pass_ - s);
+      out_.add(isa::rw(w_ + uint64_t(s) * tile_bytes_, uint32_t(c), n_));
+      issued_ += c;
+      count -= c;
+    }
+  }
+
+  Stream& out_;
+  uint64_t w_, tile_bytes_;
+  int64_t per_pass_, total_, cap_, batch_;
+  uint32_t n_;
+  int64_t issued_ = 0, retired_ = 0;
+};
 
 }  // namespace
 
-uint64_t gemm_scratch_bytes(const GemmShape& s, int n) {
-  const uint64_t tiles = uint64_t(round_up(s.k, n) / n) * (round_up(s.n_out, n) / n);
-  return padded_a_bytes(s, n) + tiles * n * n;
+// ---- plan ---------------------------------------------------------------------------
+
+int GemmPlan::rows_of_pass(int p) const { return std::min(pass_rows, shape.m - p * pass_rows); }
+uint64_t GemmPlan::a_bytes() const { return uint64_t(shape.m) * k_blocks * n; }
+uint64_t GemmPlan::w_bytes() const { return uint64_t(col_tiles) * k_blocks * n * n; }
+uint64_t GemmPlan::c_bytes() const { return uint64_t(col_tiles) * shape.m * out_row_bytes(); }
+uint64_t GemmPlan::mxu_rows() const { return uint64_t(col_tiles) * k_blocks * shape.m; }
+
+GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
+                   const GemmOptions& options) {
+  if (shape.m < 1 || shape.k < 1 || shape.n_out < 1)
+    throw std::invalid_argument("gemm " + dims(shape) + ": every dimension must be at least 1");
+  GemmPlan p;
+  p.shape = shape;
+  p.output = output;
+  p.n = core.n;
+  p.k_blocks = ceil_div(shape.k, core.n);
+  p.col_tiles = ceil_div(shape.n_out, core.n);
+  p.wgt_capacity = core.wgt_fifo_tiles + isa::kWgtBanks;
+  const int out_rows = output == GemmOutput::kInt32 ? 4 : 1;  // UB rows per result row
+  const int kb = p.k_blocks;
+
+  // Rows per pass with `regions` A regions and two result regions in the UB,
+  // two ACC regions, and 16-bit counts.
+  const auto max_rows = [&](int regions) {
+    int rows = std::min({core.ub_rows / (regions * kb + 2 * out_rows), core.acc_rows / 2,
+                         0xFFFF / out_rows, 0xFFFF / kb});
+    if (options.max_pass_rows > 0) rows = std::min(rows, options.max_pass_rows);
+    return rows;
+  };
+  if (max_rows(1) >= shape.m) {
+    p.a_regions = 1;  // one pass
+    p.pass_rows = shape.m;
+  } else {
+    p.a_regions = max_rows(2) >= 1 ? 2 : 1;
+    const int rows = max_rows(p.a_regions);
+    if (rows < 1)
+      throw std::invalid_argument(
+          "gemm " + dims(shape) + ": K = " + std::to_string(shape.k) + " needs " +
+          std::to_string(kb + 2 * out_rows) + " unified-buffer rows per row of A; the core has " +
+          std::to_string(core.ub_rows) + " (K can be at most " +
+          std::to_string((core.ub_rows - 2 * out_rows) * core.n) + ")");
+    p.pass_rows = ceil_div(shape.m, ceil_div(shape.m, rows));  // balanced passes
+  }
+  p.passes = ceil_div(shape.m, p.pass_rows);
+  if (round_up(shape.k, core.n) > 0xFFFF)
+    throw std::invalid_argument("gemm " + dims(shape) + ": K is too large for the core");
+  return p;
 }
 
-uint64_t gemm_result_bytes(const GemmShape& s, int n) {
-  return uint64_t(s.m) * round_up(s.n_out, n) * 4;
+// ---- host images ----------------------------------------------------------------------
+
+std::vector<int8_t> pack_a(const GemmPlan& p, const MatrixI8& a) {
+  if (a.rows != p.shape.m || a.cols != p.shape.k) throw std::invalid_argument("pack_a: A's shape differs from the plan");
+  const int n = p.n, kp = p.k_blocks * n;
+  std::vector<int8_t> out(p.a_bytes(), 0);
+  for (int pass = 0; pass < p.passes; ++pass) {
+    const int m0 = p.pass_begin(pass), r = p.rows_of_pass(pass);
+    for (int kb = 0; kb < p.k_blocks; ++kb)
+      for (int i = 0; i < r; ++i) {
+        int8_t* dst = out.data() + size_t(m0) * kp + (size_t(kb) * r + i) * n;
+        const int c0 = kb * n, c1 = std::min(c0 + n, a.cols);
+        for (int c = c0; c < c1; ++c) dst[c - c0] = a.at(m0 + i, c);
+      }
+  }
+  return out;
+}
+
+std::vector<int8_t> pack_w(const GemmPlan& p, const MatrixI8& w) {
+  if (w.rows != p.shape.k || w.cols != p.shape.n_out) throw std::invalid_argument("pack_w: W's shape differs from the plan");
+  const int n = p.n;
+  std::vector<int8_t> out(p.w_bytes(), 0);
+  for (int j = 0; j < p.col_tiles; ++j)
+    for (int kb = 0; kb < p.k_blocks; ++kb) {
+      int8_t* tile = out.data() + (size_t(j) * p.k_blocks + kb) * n * n;
+      for (int r = 0; r < n && kb * n + r < w.rows; ++r)
+        for (int c = 0; c < n && j * n + c < w.cols; ++c) tile[r * n + c] = w.at(kb * n + r, j * n + c);
+    }
+  return out;
+}
+
+MatrixI32 unpack_c_i32(const GemmPlan& p, std::span<const uint8_t> c) {
+  if (p.output != GemmOutput::kInt32 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_i32: not an int32 result of this plan");
+  MatrixI32 out(p.shape.m, p.shape.n_out);
+  const size_t row = size_t(p.out_row_bytes());
+  for (int i = 0; i < p.shape.m; ++i)
+    for (int j = 0; j < p.shape.n_out; ++j) {
+      const uint8_t* b = c.data() + (size_t(j / p.n) * p.shape.m + i) * row + size_t(j % p.n) * 4;
+      out.at(i, j) = int32_t(uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24);
+    }
+  return out;
+}
+
+MatrixI8 unpack_c_i8(const GemmPlan& p, std::span<const uint8_t> c) {
+  if (p.output != GemmOutput::kInt8 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_i8: not an int8 result of this plan");
+  MatrixI8 out(p.shape.m, p.shape.n_out);
+  for (int i = 0; i < p.shape.m; ++i)
+    for (int j = 0; j < p.shape.n_out; ++j)
+      out.at(i, j) = int8_t(c[(size_t(j / p.n) * p.shape.m + i) * p.n + size_t(j % p.n)]);
+  return out;
+}
+
+// ---- programs ---------------------------------------------------------------------------
+
+std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a,
+                                              uint64_t w, uint64_t c, const CoreConfig& core) {
+  if (epi.output != p.output) throw std::invalid_argument("gemm: the epilogue's output type differs from the plan's");
+  const bool int8 = p.output == GemmOutput::kInt8;
+  if (!epi.bias.empty() && (!int8 || int(epi.bias.size()) != p.shape.n_out))
+    throw std::invalid_argument("gemm: the bias needs one int32 per output column (" +
+                                std::to_string(p.shape.n_out) + "), and an int8 output");
+  const int n = p.n, kb = p.k_blocks, P = p.pass_rows, out_rows = int8 ? 1 : 4;
+  const uint32_t result_base = uint32_t(p.a_regions * kb * P);
+  const uint64_t row_bytes = uint64_t(p.out_row_bytes());
+
+  Stream out;
+  WeightStream weights(out, p, w);
+
+  if (int8) {
+    out.add(isa::cfg(isa::kCfgQmult, uint32_t(epi.q.multiplier)));
+    out.add(isa::cfg(isa::kCfgQshift, uint32_t(epi.q.shift)));
+    out.add(isa::cfg(isa::kCfgQzp, uint32_t(epi.q.zero_point)));
+    out.add(isa::cfg(isa::kCfgQmin, uint32_t(epi.q.qmin)));
+    out.add(isa::cfg(isa::kCfgQmax, uint32_t(epi.q.qmax)));
+    out.add(isa::cfg(isa::kCfgRelu6Max, uint32_t(epi.q.relu6_max)));
+  }
+  weights.top_up();
+
+  const auto a_region = [&](int pass) { return uint32_t((pass % p.a_regions) * kb * P); };
+  const auto load_a = [&](int pass) {
+    out.add(isa::rhm(a_region(pass), uint32_t(kb * p.rows_of_pass(pass)),
+                     a + uint64_t(p.pass_begin(pass)) * kb * n, uint32_t(n)));
+  };
+
+  // ACT and WHM of output tile t (pass, column tile j).
+  std::vector<int32_t> lane_bias(size_t(n), 0);  // the BIAS registers' values
+  const auto epilogue = [&](int t) {
+    const int pass = t / p.col_tiles, j = t % p.col_tiles, rows = p.rows_of_pass(pass);
+    const uint32_t acc = uint32_t((t % 2) * P), ub = result_base + uint32_t((t % 2) * out_rows * P);
+    if (!epi.bias.empty())
+      for (int l = 0; l < n; ++l) {
+        const int col = j * n + l;
+        const int32_t b = col < p.shape.n_out ? epi.bias[size_t(col)] : 0;
+        if (b != lane_bias[size_t(l)]) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(b)));
+        lane_bias[size_t(l)] = b;
+      }
+    if (int8) out.add(isa::act(acc, ub, uint32_t(rows), epi.act, !epi.bias.empty()));
+    else out.add(isa::act(acc, ub, uint32_t(rows), isa::Act::kNone, false, true));
+    out.add(isa::whm(ub, uint32_t(out_rows * rows),
+                     c + (uint64_t(j) * p.shape.m + uint64_t(p.pass_begin(pass))) * row_bytes, uint32_t(n)));
+  };
+
+  int t = 0;  // output tile index over all passes
+  for (int pass = 0; pass < p.passes; ++pass) {
+    if (pass == 0) load_a(0);
+    if (pass + 1 < p.passes && p.a_regions == 2) load_a(pass + 1);  // prefetch
+    if (pass > 0 && p.a_regions == 1) load_a(pass);                   // waits for the last pass's MMCs
+    const int rows = p.rows_of_pass(pass);
+    const uint32_t a0 = a_region(pass);
+    for (int j = 0; j < p.col_tiles; ++j, ++t) {
+      const uint32_t acc = uint32_t((t % 2) * P);
+      // k = 0 alone (it starts the accumulation), then runs of accumulating
+      // MMCs, each ending where the weight stream has room for its next RW.
+      int k = 0;
+      while (k < kb) {
+        weights.need_one();
+        const int run = k == 0 ? 1 : int(std::min<int64_t>({kb - k, weights.available(), weights.retires_until_rw()}));
+        out.mmc_run(run, a0 + uint32_t(k * rows), uint32_t(rows), acc, uint32_t(rows), k > 0);
+        for (int r = 0; r < run; ++r) weights.retire_one();
+        k += run;
+        if (k == 1 && t > 0) epilogue(t - 1);  // the previous tile's ACT/WHM after this tile's first MMC
+      }
+    }
+  }
+  epilogue(t - 1);
+  return out.programs(core.imem_depth);
+}
+
+// ---- one-program form -------------------------------------------------------------------
+
+uint64_t gemm_scratch_bytes(const GemmShape& s, const CoreConfig& core) {
+  const GemmPlan p = plan_gemm(s, GemmOutput::kInt32, core);
+  return (p.a_bytes() + 63) / 64 * 64 + p.w_bytes();
 }
 
 GemmProgram build_gemm(HostMemory& mem, const GemmShape& shape, const GemmAddrs& addrs,
                        const CoreConfig& core, const GemmOptions& options) {
-  if (shape.m < 1 || shape.k < 1 || shape.n_out < 1)
-    throw std::invalid_argument("build_gemm: every dimension must be >= 1");
-  if (round_up(shape.k, core.n) > 0xFFFF)
-    throw std::invalid_argument("build_gemm: K too large for a 16-bit host stride");
   GemmProgram g;
+  g.plan = plan_gemm(shape, GemmOutput::kInt32, core, options);
+  const GemmPlan& p = g.plan;
   g.shape = shape;
-  g.n = core.n;
-  g.k_blocks = round_up(shape.k, core.n) / core.n;
-  g.col_tiles = round_up(shape.n_out, core.n) / core.n;
-  g.pass_rows = choose_pass_rows(shape, g.k_blocks, core, options);
-  g.passes = (shape.m + g.pass_rows - 1) / g.pass_rows;
-  g.a_padded = addrs.scratch;
-  g.w_tiles = addrs.scratch + padded_a_bytes(shape, core.n);
+  g.n = p.n;
+  g.k_blocks = p.k_blocks;
+  g.col_tiles = p.col_tiles;
+  g.pass_rows = p.pass_rows;
+  g.passes = p.passes;
+  g.a_packed = addrs.scratch;
+  g.w_tiles = addrs.scratch + (p.a_bytes() + 63) / 64 * 64;
   g.c = addrs.c;
-
-  write_padded_a(mem, g, addrs.a);
-  write_weight_tiles(mem, g, addrs.w);
-
-  ProgramWriter out;
-  for (int m0 = 0; m0 < shape.m; m0 += g.pass_rows)
-    emit_pass(out, g, core, m0, std::min(g.pass_rows, shape.m - m0));
-  out.emit(isa::halt());
-  g.program = out.take();
-  if (g.program.size() > size_t(core.imem_depth))
-    throw std::invalid_argument(
-        "build_gemm: the program needs " + std::to_string(g.program.size()) +
-        " instructions; the instruction memory holds " + std::to_string(core.imem_depth));
+  mem.write(g.a_packed, std::span<const int8_t>(pack_a(p, read_matrix_i8(mem, addrs.a, shape.m, shape.k))));
+  mem.write(g.w_tiles, std::span<const int8_t>(pack_w(p, read_matrix_i8(mem, addrs.w, shape.k, shape.n_out))));
+  auto programs = gemm_programs(p, {}, g.a_packed, g.w_tiles, g.c, core);
+  if (programs.size() > 1)
+    throw std::invalid_argument("build_gemm " + dims(shape) + ": the GEMM needs " +
+                                std::to_string(programs.size()) + " programs of at most " +
+                                std::to_string(core.imem_depth) + " instructions");
+  g.program = std::move(programs[0]);
   return g;
 }
 
 MatrixI32 read_gemm_result(const HostMemory& mem, const GemmProgram& g) {
-  MatrixI32 c(g.shape.m, g.shape.n_out);
-  const int n = g.n;
-  for (int i = 0; i < g.shape.m; ++i)
-    for (int j = 0; j < g.shape.n_out; ++j)
-      c.at(i, j) =
-          int32_t(mem.read32(g.c + ((uint64_t(j / n) * g.shape.m + i) * n + uint64_t(j % n)) * 4));
-  return c;
+  return unpack_c_i32(g.plan, mem.read(g.c, g.plan.c_bytes()));
 }
 
 void write_matrix(HostMemory& mem, uint64_t addr, const MatrixI8& m) {

@@ -1,33 +1,37 @@
-// Builds the program for an int8 GEMM C = A x W (int32 result) on the core,
-// for the reference model, the RTL testbench and the driver alike.
+// Plans and builds the programs of an int8 GEMM C = A x W on the core, for
+// the driver's operators, the reference model and the RTL testbenches alike.
 //
-// Host memory layout (all written by build_gemm except A and W):
-//   A        M x K int8, row-major (the caller's)
-//   W        K x Nout int8, row-major (the caller's)
-//   scratch  A padded to M x Kp (Kp = K rounded up to n, zeros), then the
-//            weight tiles: tile (j, k) = W[k*n .. k*n+n-1][j*n .. j*n+n-1]
-//            zero-padded, n x n row-major, stored at index j*Kb + k
-//   C        the int32 result in column tiles: tile j (columns j*n .. j*n+n-1)
-//            is an M x n int32 row-major block at C + j*M*4n, little-endian
-//            (exactly what WHM of ACT RAW rows writes); read_gemm_result
-//            turns it into an M x Nout matrix.
+// Host images (the driver writes A and W packed, reads C packed):
+//   A  packed by pass: the rows [m0, m0 + r) of pass p are stored block after
+//      block: block k (columns k*n .. k*n+n-1, zero-padded) as r rows of n
+//      bytes at A + m0*Kp + k*r*n. One RHM of Kb*r rows loads a whole pass.
+//   W  n x n tiles, tile (j, k) = W[k*n .. +n][j*n .. +n] zero-padded and
+//      row-major, at W + (j*Kb + k)*n*n: the order the MMCs use them.
+//   C  column tiles: tile j (columns j*n .. j*n+n-1) is M rows at
+//      C + j*M*row_bytes, row i at + i*row_bytes, row_bytes = 4n (int32,
+//      little-endian: what WHM of ACT RAW rows writes) or n (int8).
 //
-// Program, per pass over at most pass_rows rows of A:
-//   RHM the Kb column blocks of A into UB (a LOOP);
-//   for each output column tile j: MMC per k block into ACC region j % 2
-//   (ACC on k > 0, POP each), the RWs interleaved so the weight stream stays
-//   ahead without exceeding the tile capacity (WgtFifoTiles + 2); ACT RAW into
-//   UB result region j % 2; WHM to C.
-// The alternating ACC and UB result regions let the RTL run the MMCs of tile
-// j+1 while the ACT and WHM of tile j are still in flight. The program starts
-// with no tiles pending (as after HALT of a program that POPs every tile it
-// loads, or after an error) and ends with HALT; load it at index 0.
+// Schedule, in program order, so that DMA overlaps compute:
+//   - A is double-buffered in the UB: the RHM of pass p+1 is issued at the
+//     start of pass p, into the region pass p-1 used.
+//   - Weight tiles stream through RWs issued as far ahead as the weight
+//     capacity (WgtFifoTiles + 2) allows, in batches of half of it.
+//   - Output tile t (all passes, in order) accumulates in ACC region t % 2,
+//     goes through ACT into UB result region t % 2 and leaves by WHM; tile t's
+//     ACT/WHM follow the first MMCs of tile t+1, so the MXU never waits for them.
+//   - Runs of MMCs over consecutive A blocks become LOOPs.
+// The instruction stream is cut into programs of at most imem_depth
+// instructions (each ending in HALT); run them in order. UB, ACC,
+// configuration and pending weight tiles carry over from one to the next.
+// The first program expects no pending tiles; the last leaves none.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "isa.h"
+#include "quant.h"
 #include "ref_matmul.h"
 #include "tpu_model.h"
 
@@ -39,36 +43,78 @@ struct GemmShape {
   int n_out = 0;  // columns of W and C
 };
 
-struct GemmAddrs {
-  uint64_t a = 0;        // M x K int8 input
-  uint64_t w = 0;        // K x Nout int8 input
-  uint64_t c = 0;        // gemm_result_bytes() bytes of output
-  uint64_t scratch = 0;  // gemm_scratch_bytes() bytes for the padded copies
+enum class GemmOutput { kInt32, kInt8 };
+
+// What ACT does with each output tile.
+struct GemmEpilogue {
+  GemmOutput output = GemmOutput::kInt32;
+  quant::QuantParams q;        // kInt8 only
+  isa::Act act = isa::Act::kNone;  // kInt8 only
+  std::vector<int32_t> bias;   // kInt8 only: empty, or n_out entries
 };
 
 struct GemmOptions {
   int max_pass_rows = 0;  // cap on rows of A per pass (0: as many as fit)
 };
 
-struct GemmProgram {
+struct GemmPlan {
   GemmShape shape;
-  int n = 0;          // array size
-  int k_blocks = 0;   // Kp / n
-  int col_tiles = 0;  // Np / n
-  int pass_rows = 0;  // rows of A per pass (the last pass may have fewer)
+  GemmOutput output = GemmOutput::kInt32;
+  int n = 0;            // array size
+  int k_blocks = 0;     // Kp / n
+  int col_tiles = 0;    // Np / n
+  int pass_rows = 0;    // rows of A per pass (the last pass may have fewer)
   int passes = 0;
-  uint64_t a_padded = 0;  // host addresses of the scratch copies
-  uint64_t w_tiles = 0;
-  uint64_t c = 0;
+  int a_regions = 0;    // 2: A double-buffered in the UB
+  int wgt_capacity = 0; // weight tiles an RW may leave unretired
+
+  int pass_begin(int p) const { return p * pass_rows; }
+  int rows_of_pass(int p) const;
+  int out_row_bytes() const { return output == GemmOutput::kInt32 ? 4 * n : n; }
+  uint64_t a_bytes() const;  // sizes of the host images
+  uint64_t w_bytes() const;
+  uint64_t c_bytes() const;
+  uint64_t mxu_rows() const;  // rows the MXU takes: passes * col_tiles * Kb * rows
+};
+
+// Throws std::invalid_argument when a dimension is < 1 or K does not fit the UB.
+GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
+                   const GemmOptions& options = {});
+
+// Host images.
+std::vector<int8_t> pack_a(const GemmPlan& plan, const MatrixI8& a);
+std::vector<int8_t> pack_w(const GemmPlan& plan, const MatrixI8& w);
+MatrixI32 unpack_c_i32(const GemmPlan& plan, std::span<const uint8_t> c);
+MatrixI8 unpack_c_i8(const GemmPlan& plan, std::span<const uint8_t> c);
+
+// The programs, for the packed images at host addresses a, w and c. Throws
+// std::invalid_argument when the epilogue does not match the plan.
+std::vector<std::vector<isa::Instr>> gemm_programs(const GemmPlan& plan, const GemmEpilogue& epi,
+                                                   uint64_t a, uint64_t w, uint64_t c,
+                                                   const CoreConfig& core);
+
+// ---- One-program form for tests: packs the images in host memory ----------------
+
+struct GemmAddrs {
+  uint64_t a = 0;        // M x K int8 input, row-major
+  uint64_t w = 0;        // K x Nout int8 input, row-major
+  uint64_t c = 0;        // plan.c_bytes() bytes of output
+  uint64_t scratch = 0;  // gemm_scratch_bytes() bytes for the packed A and W
+};
+
+struct GemmProgram {
+  GemmPlan plan;
+  GemmShape shape;
+  int n = 0, k_blocks = 0, col_tiles = 0, pass_rows = 0, passes = 0;
+  uint64_t a_packed = 0, w_tiles = 0, c = 0;
   std::vector<isa::Instr> program;
 };
 
-uint64_t gemm_scratch_bytes(const GemmShape& shape, int n);
-uint64_t gemm_result_bytes(const GemmShape& shape, int n);
+uint64_t gemm_scratch_bytes(const GemmShape& shape, const CoreConfig& core);
 
-// Reads A and W from mem, writes the padded copies to scratch and returns the
-// program. Throws std::invalid_argument when the shape does not fit the core
-// (K too large for the UB, or a program longer than the instruction memory).
+// Reads A and W from mem, writes the packed images to scratch and returns the
+// int32 GEMM as one program. Throws std::invalid_argument when the shape does
+// not fit the core or the program does not fit the instruction memory.
 GemmProgram build_gemm(HostMemory& mem, const GemmShape& shape, const GemmAddrs& addrs,
                        const CoreConfig& core, const GemmOptions& options = {});
 

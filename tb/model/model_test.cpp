@@ -151,10 +151,12 @@ TEST_F(GemmTest, ExtremeOperandsDoNotLoseBits) {
 
 TEST_F(GemmTest, SplitsLargeMIntoPasses) {
   use_config({.n = 16, .ub_rows = 256, .acc_rows = 64});
-  // K = 64: 4 blocks + 8 result rows = 12 UB rows per row of A: 21 rows per pass.
+  // K = 64: two A regions of 4 blocks + 8 result rows = 16 UB rows per row
+  // of A: 16 rows per pass at most, so 7 balanced passes of 15 rows.
   const GemmProgram g = check_random_gemm({100, 64, 40});
-  EXPECT_EQ(g.pass_rows, 21);
-  EXPECT_EQ(g.passes, 5);
+  EXPECT_EQ(g.pass_rows, 15);
+  EXPECT_EQ(g.passes, 7);
+  EXPECT_EQ(g.plan.a_regions, 2);
   use_config({});
   EXPECT_EQ(check_random_gemm({40, 32, 16}, {.max_pass_rows = 16}).passes, 3);
 }
@@ -180,6 +182,40 @@ TEST_F(GemmTest, AlternatesAccumulatorAndResultRegions) {
   EXPECT_EQ(act_acc, (std::vector<uint16_t>{0, 24, 0, 24}));
   EXPECT_EQ(act_ub, (std::vector<uint16_t>{48, 144, 48, 144}));
   EXPECT_EQ(whm_ub, act_ub);
+}
+
+// The planner's multi-program form with an int8 epilogue (bias, requantization,
+// activation): every program runs in turn, and the packed result equals
+// act_lane over the reference matmul.
+TEST_F(GemmTest, Int8EpilogueAcrossSeveralPrograms) {
+  namespace m = tpu::model;
+  use_config({.n = 8, .ub_rows = 128, .acc_rows = 32, .imem_depth = 24, .wgt_fifo_tiles = 2});
+  const GemmShape s{37, 29, 21};
+  const MatrixI8 a = random_matrix(s.m, s.k), w = random_matrix(s.k, s.n_out);
+  m::GemmEpilogue epi;
+  epi.output = m::GemmOutput::kInt8;
+  epi.q = {.multiplier = 1518500250, .shift = 9, .zero_point = -3, .qmin = -100, .qmax = 90};
+  epi.act = tpu::isa::Act::kRelu;
+  for (int j = 0; j < s.n_out; ++j) epi.bias.push_back(rand_int(-50000, 50000));
+  const m::GemmPlan plan = m::plan_gemm(s, m::GemmOutput::kInt8, core_);
+  EXPECT_GT(plan.passes, 1);
+  constexpr uint64_t kA = 0x100000, kW = 0x200000, kC = 0x300000;
+  mem_.write(kA, std::span<const int8_t>(m::pack_a(plan, a)));
+  mem_.write(kW, std::span<const int8_t>(m::pack_w(plan, w)));
+  const auto programs = m::gemm_programs(plan, epi, kA, kW, kC, core_);
+  EXPECT_GT(programs.size(), 2u);
+  for (const auto& prog : programs) {
+    ASSERT_LE(prog.size(), size_t(core_.imem_depth));
+    run_ok(prog);
+  }
+  EXPECT_EQ(model().pending_tiles(), 0u);
+  const MatrixI32 acc = matmul_i8(a, w);
+  MatrixI8 want(s.m, s.n_out);
+  const std::array<int8_t, 256> lut{};
+  for (int i = 0; i < s.m; ++i)
+    for (int j = 0; j < s.n_out; ++j)
+      want.at(i, j) = quant::act_lane(acc.at(i, j), epi.bias[size_t(j)], epi.q, epi.act, lut.data());
+  EXPECT_EQ(m::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
 }
 
 TEST_F(GemmTest, RejectsShapesThatDoNotFit) {
@@ -619,8 +655,9 @@ std::vector<ErrorCase> error_cases() {
         mmc(0, 0, 1, true, true)},
        ErrCode::kNoWeights,
        3},
-      {"RW of 7 tiles", {rw(0, 7, 16)}, ErrCode::kWgtOverflow, 0},
-      {"RW 4 then 3", {rw(0, 4, 16), rw(0, 3, 16)}, ErrCode::kWgtOverflow, 1},
+      // The default capacity: 16 FIFO tiles + 2 banks.
+      {"RW of 19 tiles", {rw(0, 19, 16)}, ErrCode::kWgtOverflow, 0},
+      {"RW 16 then 3", {rw(0, 16, 16), rw(0, 3, 16)}, ErrCode::kWgtOverflow, 1},
       // Several faults in one instruction: the first in docs/isa.md's order.
       {"BAD_FLAGS before BAD_COUNT",
        {with(rhm(0, 0, 0, 16), [](Instr& i) { i.flags = 1; })},
@@ -712,8 +749,8 @@ TEST_F(ModelTest, TilesPersistAfterHaltAndAreDiscardedAfterAnError) {
   EXPECT_EQ(model().pending_tiles(), 2u);
   run_ok({mmc(0, 0, 1, false, true), halt()});
   EXPECT_EQ(model().pending_tiles(), 1u);
-  run_ok({rw(0x2000, 5, 16), halt()});  // 1 + 5 = 6: the capacity
-  EXPECT_EQ(model().pending_tiles(), 6u);
+  run_ok({rw(0x2000, 17, 16), halt()});  // 1 + 17 = 18: the default capacity
+  EXPECT_EQ(model().pending_tiles(), 18u);
   EXPECT_EQ(run({rw(0x2000, 1, 16), halt()}).err, ErrCode::kWgtOverflow);
   EXPECT_EQ(model().pending_tiles(), 0u);
   EXPECT_EQ(run({mmc(0, 0, 1, false, true), halt()}).err, ErrCode::kNoWeights);

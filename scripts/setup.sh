@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave
-          g++ cmake ninja-build make python3 python3-pip git)
+          g++ cmake ninja-build make python3 python3-pip git
+          nlohmann-json3-dev libcli11-dev)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi

@@ -1,0 +1,162 @@
+// The TPU host driver: open a device, move data through host buffers, submit
+// programs and wait for their completions. docs/driver.md has a complete
+// example.
+//
+//   auto dev = tpu::Device::open("sim:?config=default");
+//   tpu::Buffer buf = dev.alloc(4096);
+//   buf.write(bytes);
+//   tpu::Completion c = dev.run(program);   // submit + wait; throws on error
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "isa.h"
+#include "tpu/error.h"
+#include "tpu/transport.h"
+
+namespace tpu {
+
+// What the device reports about itself (ID, VERSION, CAPS registers).
+struct DeviceInfo {
+  std::string name;         // the transport's name
+  uint32_t id = 0;          // 0x54505531 ("TPU1")
+  int version_major = 0, version_minor = 0, version_patch = 0;
+  int n = 0;                // the MXU is n x n
+  bool int8 = false, bf16 = false;
+  int ub_rows = 0, acc_rows = 0, imem_depth = 0, wgt_fifo_tiles = 0, dma_tags = 0;
+};
+
+// Performance counters of the core (docs/registers.md), summed over commands.
+struct PerfCounters {
+  uint64_t cycles = 0;       // cycles the core was busy
+  uint64_t mxu_busy = 0;     // cycles the MXU took a row
+  uint64_t useful_macs = 0;  // N*N per row the MXU took
+  uint64_t wgt_stall = 0, wgt_shift = 0, dep_stall = 0, mem_stall = 0;
+
+  PerfCounters& operator+=(const PerfCounters& o);
+};
+
+// Completion status codes (docs/host_interface.md): 0 OK, 1..11 the ISA's
+// error codes, and these two from the command processor.
+constexpr uint16_t kStatusOk = 0;
+constexpr uint16_t kStatusBadCommand = 0x10;
+constexpr uint16_t kStatusFetchFault = 0x11;
+
+// The completion entry of one command.
+struct Completion {
+  uint16_t id = 0;
+  uint16_t status = kStatusOk;
+  uint32_t err_pc = 0;   // faulting instruction when status != 0
+  uint32_t cycles = 0;   // core cycles the command took
+  bool ok() const { return status == kStatusOk; }
+};
+
+// "NO_WEIGHTS (an MMC with no weight tile loaded)" for status 10, and so on.
+std::string status_text(uint16_t status);
+
+class Device;
+namespace detail {
+struct DeviceState;  // the transport and the host-memory allocator, shared with buffers
+}
+
+// A block of host memory the device reaches by DMA. Freed when destroyed
+// (it keeps the device's transport alive until then).
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Buffer&& o) noexcept { *this = std::move(o); }
+  Buffer& operator=(Buffer&& o) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer();
+
+  uint64_t addr() const { return addr_; }  // device address of byte 0
+  size_t size() const { return size_; }
+
+  // Byte ranges; throws tpu::Error past the end.
+  void write(std::span<const uint8_t> data, size_t offset = 0);
+  void read(std::span<uint8_t> out, size_t offset = 0) const;
+  std::vector<uint8_t> read(size_t offset, size_t len) const;
+
+ private:
+  friend class Device;
+  Buffer(std::shared_ptr<detail::DeviceState> state, uint64_t addr, size_t size)
+      : state_(std::move(state)), addr_(addr), size_(size) {}
+  void release();
+  std::shared_ptr<detail::DeviceState> state_;
+  uint64_t addr_ = 0;
+  size_t size_ = 0;
+};
+
+// A submitted command, to wait for.
+struct Command {
+  uint16_t id = 0;
+};
+
+class Device {
+ public:
+  // Default time limit of wait(): generous for any program the tools build.
+  static constexpr uint64_t kDefaultTimeoutCycles = 200'000'000;
+  // Time limit of wait() and run() when they are given 0 (the default), and
+  // so of every program the operators run. Device clock cycles.
+  void set_timeout(uint64_t cycles) { timeout_ = cycles ? cycles : kDefaultTimeoutCycles; }
+  uint64_t timeout() const { return timeout_; }
+
+  // Opens a device by URI:
+  //   sim:?config=default   the Verilated device in-process (configs: default, tiny)
+  //   sim:?config=tiny&latency=100&seed=7&waves=out.fst
+  // Query keys for sim: config, latency (host read latency in cycles, default
+  // 500), seed, waves (FST file). Throws tpu::Error for an unknown scheme,
+  // configuration or key, or when no TPU answers.
+  static Device open(const std::string& uri);
+  // Takes over a transport (for transports defined outside the driver).
+  explicit Device(std::unique_ptr<Transport> transport);
+
+  Device(Device&&) noexcept;
+  Device& operator=(Device&&) noexcept;
+  ~Device();
+
+  const DeviceInfo& info() const { return info_; }
+  Transport& transport();
+
+  // Host memory for the device (64-byte aligned).
+  Buffer alloc(size_t bytes);
+
+  // Copies the program into host memory and queues it. Throws tpu::Error when
+  // it is empty or longer than the instruction memory.
+  Command submit(const std::vector<isa::Instr>& program);
+  // Waits for the command's completion entry. Returns it whatever its status
+  // (see Completion::ok()); throws TimeoutError after timeout_cycles device
+  // cycles (0: timeout()), after resetting the device.
+  Completion wait(Command cmd, uint64_t timeout_cycles = 0);
+  // submit + wait; throws DeviceError when the status is not OK.
+  Completion run(const std::vector<isa::Instr>& program, uint64_t timeout_cycles = 0);
+
+  // The core's counters for the last command (they restart with each command).
+  PerfCounters counters();
+  // Device clock cycles since open.
+  uint64_t cycles() const;
+
+  // Soft reset: the device drops queued commands and comes back idle.
+  void reset();
+
+ private:
+  void setup_rings();
+  std::shared_ptr<detail::DeviceState> state_;
+  DeviceInfo info_;
+  Buffer sq_, cq_;
+  uint32_t sq_size_ = 0, cq_size_ = 0, sq_tail_ = 0, cq_head_ = 0;
+  bool phase_ = true;
+  uint16_t next_id_ = 1;
+  uint64_t timeout_ = kDefaultTimeoutCycles;
+  std::map<uint16_t, Buffer> in_flight_;        // program buffers of queued commands
+  std::map<uint16_t, Completion> completed_;    // completions not waited for yet
+};
+
+}  // namespace tpu

@@ -1,0 +1,39 @@
+// The driver's exceptions. Every message says what happened and what to do
+// about it, so a tool can print what() as its one line of error output.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tpu {
+
+// Base class: bad arguments, unusable files, a device that cannot be opened.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A command ended with a non-zero status in its completion entry: a program
+// error (ISA error code 1..11), a malformed command or a fault while fetching
+// the program. The device has recovered and takes the next command.
+class DeviceError : public Error {
+ public:
+  DeviceError(const std::string& message, uint16_t status, uint32_t err_pc)
+      : Error(message), status_(status), err_pc_(err_pc) {}
+  uint16_t status() const { return status_; }  // completion status (docs/host_interface.md)
+  uint32_t err_pc() const { return err_pc_; }  // index of the faulting instruction
+
+ private:
+  uint16_t status_;
+  uint32_t err_pc_;
+};
+
+// wait() ran out of time before the command completed. The device was soft
+// reset, so it is idle and usable again; the command's results are lost.
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace tpu

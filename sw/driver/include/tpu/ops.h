@@ -1,0 +1,104 @@
+// Operators on the TPU: each tiles its operands to the array size (zero
+// padding), builds the programs, runs them and returns exact results.
+// Programs are scheduled so DMA overlaps compute: A is double-buffered in the
+// unified buffer, weight tiles stream ahead through the weight FIFO, and
+// results leave through alternating accumulator and UB regions.
+//
+// int8 arithmetic is the core's: int32 accumulation, then (for the int8
+// outputs) bias, requantization and activation exactly as quant.h's act_lane.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "quant.h"
+#include "ref_matmul.h"
+#include "tpu/device.h"
+
+namespace tpu {
+
+using model::MatrixI32;
+using model::MatrixI8;
+using quant::QuantParams;
+using Activation = quant::Act;
+
+// What an operator cost on the device.
+struct OpStats {
+  uint64_t cycles = 0;        // device cycles from the first submission to the last completion
+  uint64_t commands = 0;      // programs run
+  uint64_t instructions = 0;  // instructions in those programs
+  uint64_t macs = 0;          // multiply-accumulates the math needs (M*K*N)
+  int n = 0;                  // array size
+  PerfCounters counters;      // summed over the commands
+  // MXU utilization: counters.useful_macs / (cycles * n * n).
+  double utilization() const;
+
+  OpStats& operator+=(const OpStats& o);
+};
+
+// C = A * B: int8 A (M x K), int8 B (K x N), int32 C (M x N).
+MatrixI32 matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* stats = nullptr);
+
+// Requantized: C[i][j] = act_lane((A*B)[i][j], bias[j], q, act). bias is empty
+// (zeros) or has N entries. This is a dense layer y = act(x*W + b).
+MatrixI8 dense(Device& dev, const MatrixI8& x, const MatrixI8& w, const std::vector<int32_t>& bias,
+               const QuantParams& q, Activation act = Activation::kNone, OpStats* stats = nullptr);
+inline MatrixI8 matmul_requant(Device& dev, const MatrixI8& a, const MatrixI8& b,
+                               const QuantParams& q, OpStats* stats = nullptr) {
+  return dense(dev, a, b, {}, q, Activation::kNone, stats);
+}
+
+// NHWC int8 activations.
+struct TensorI8 {
+  int n = 0, h = 0, w = 0, c = 0;
+  std::vector<int8_t> data;  // n*h*w*c, NHWC order
+  TensorI8() = default;
+  TensorI8(int n_, int h_, int w_, int c_, int8_t fill = 0)
+      : n(n_), h(h_), w(w_), c(c_), data(size_t(n_) * h_ * w_ * c_, fill) {}
+  int8_t& at(int b, int y, int x, int ch) { return data[((size_t(b) * h + y) * w + x) * c + ch]; }
+  int8_t at(int b, int y, int x, int ch) const { return data[((size_t(b) * h + y) * w + x) * c + ch]; }
+};
+
+struct Conv2dParams {
+  int kh = 1, kw = 1;          // kernel size
+  int stride = 1;
+  int pad = 0;                 // rows/columns of padding on every side
+  int8_t pad_value = 0;        // the input's zero point
+};
+
+// 2-D convolution by im2col: the host lays out the patches as a matrix
+// (N*OH*OW x KH*KW*C) and the TPU multiplies it by the weights.
+// weights: (KH*KW*C) x OC, row index (ky*KW + kx)*C + c. Output N x OH x OW x OC.
+TensorI8 conv2d(Device& dev, const TensorI8& input, const MatrixI8& weights,
+                const std::vector<int32_t>& bias, const Conv2dParams& p, const QuantParams& q,
+                Activation act = Activation::kNone, OpStats* stats = nullptr);
+// The patch matrix conv2d multiplies (also the CPU reference's input).
+MatrixI8 im2col(const TensorI8& input, const Conv2dParams& p);
+
+// A quantized multi-layer perceptron: dense layers with int8 weights, int32
+// bias, per-layer requantization and activation, all on the TPU. Each layer's
+// int8 output is the next layer's input; the last layer's are the logits.
+struct DenseLayer {
+  MatrixI8 w;                 // in x out
+  std::vector<int32_t> bias;  // out
+  QuantParams q;              // requantization to the next layer's input
+  Activation act = Activation::kRelu;
+};
+
+class Mlp {
+ public:
+  explicit Mlp(std::vector<DenseLayer> layers);
+  const std::vector<DenseLayer>& layers() const { return layers_; }
+  int inputs() const;
+  int outputs() const;
+
+  // x: batch x inputs. Returns batch x outputs int8 logits.
+  MatrixI8 run(Device& dev, const MatrixI8& x, OpStats* stats = nullptr) const;
+  // The same arithmetic on the CPU (quant.h), the int8 reference.
+  MatrixI8 run_reference(const MatrixI8& x) const;
+
+ private:
+  std::vector<DenseLayer> layers_;
+};
+
+}  // namespace tpu

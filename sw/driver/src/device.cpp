@@ -1,0 +1,392 @@
+#include "tpu/device.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <iterator>
+#include <utility>
+
+#include "sim_transport.h"
+#include "tpu_regs.h"
+
+namespace tpu {
+namespace {
+
+#define REG(name) uint32_t(offsetof(tpu_regs_t, name))
+#define FIELD(value, reg, field) \
+  (((value) & TPU_REGS__##reg##__##field##_bm) >> TPU_REGS__##reg##__##field##_bp)
+
+constexpr uint32_t kDeviceId = TPU_REGS__ID__ID_reset;  // "TPU1"
+constexpr int kSqLog2 = 6, kCqLog2 = 6;                // 64-entry rings
+constexpr size_t kSqEntry = 32, kCqEntry = 16;
+constexpr uint8_t kOpRun = 0x01;
+constexpr uint64_t kResetCycles = 100000;
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// What to do about each program error, for DeviceError messages.
+std::string_view hint(uint16_t status) {
+  switch (status) {
+    case 1: case 2: case 6:
+      return "the program holds an instruction the core does not accept; check it with `tpu disasm`";
+    case 3: return "an instruction's UB rows run past the unified buffer; see `tpu info` for its size";
+    case 4: return "an instruction's accumulator rows run past the accumulators; see `tpu info`";
+    case 5: return "fix the instruction's count or the LOOP's body length";
+    case 7: return "use a CFG register and value from docs/isa.md";
+    case 8: return "a host address the program used could not be read or written; check the "
+                   "addresses and that the buffers are allocated";
+    case 9: return "end the program with HALT";
+    case 10: return "load weights with RW before each MMC that needs them";
+    case 11: return "issue fewer weight tiles ahead of the MMCs that use them (see WgtFifoTiles in `tpu info`)";
+    case kStatusBadCommand: return "the submission entry was malformed; this is a driver bug";
+    case kStatusFetchFault:
+      return "the device could not read the program from host memory; check the transport";
+    default: return "see docs/host_interface.md";
+  }
+}
+
+}  // namespace
+
+std::string status_text(uint16_t status) {
+  if (status == kStatusOk) return "OK";
+  if (status == kStatusBadCommand) return "BAD_COMMAND (malformed submission entry)";
+  if (status == kStatusFetchFault) return "FETCH_FAULT (the program could not be fetched)";
+  for (const isa::ErrInfo& e : isa::kErrors)
+    if (uint16_t(e.code) == status) return std::string(e.name) + " (" + std::string(e.description) + ")";
+  return "status " + hex(status);
+}
+
+PerfCounters& PerfCounters::operator+=(const PerfCounters& o) {
+  cycles += o.cycles;
+  mxu_busy += o.mxu_busy;
+  useful_macs += o.useful_macs;
+  wgt_stall += o.wgt_stall;
+  wgt_shift += o.wgt_shift;
+  dep_stall += o.dep_stall;
+  mem_stall += o.mem_stall;
+  return *this;
+}
+
+// ---- host memory: first fit over [dma_base, dma_base + dma_size) --------------
+
+namespace {
+struct Allocator {
+  std::map<uint64_t, uint64_t> free;  // addr -> size
+  uint64_t used = 0;
+
+  Allocator(uint64_t base, uint64_t size) { free[base] = size; }
+
+  uint64_t take(uint64_t bytes) {
+    bytes = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
+    for (auto it = free.begin(); it != free.end(); ++it) {
+      if (it->second < bytes) continue;
+      const uint64_t addr = it->first, left = it->second - bytes;
+      free.erase(it);
+      if (left) free[addr + bytes] = left;
+      used += bytes;
+      return addr;
+    }
+    throw Error("out of device-visible host memory: " + std::to_string(bytes) +
+                " bytes requested, " + std::to_string(used) +
+                " in use; free buffers you no longer need");
+  }
+
+  void give(uint64_t addr, uint64_t bytes) {
+    bytes = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
+    used -= bytes;
+    auto it = free.emplace(addr, bytes).first;
+    if (auto next = std::next(it); next != free.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free.erase(next);
+    }
+    if (it != free.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free.erase(it);
+      }
+    }
+  }
+};
+}  // namespace
+
+namespace detail {
+struct DeviceState {
+  std::unique_ptr<Transport> transport;
+  Allocator alloc;
+  explicit DeviceState(std::unique_ptr<Transport> t)
+      : transport(std::move(t)), alloc(transport->dma_base(), transport->dma_size()) {}
+};
+}  // namespace detail
+
+// ---- Buffer ------------------------------------------------------------------------
+
+void Buffer::release() {
+  if (state_) state_->alloc.give(addr_, size_);
+  state_.reset();
+}
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    release();
+    state_ = std::move(o.state_);
+    addr_ = std::exchange(o.addr_, 0);
+    size_ = std::exchange(o.size_, 0);
+  }
+  return *this;
+}
+
+Buffer::~Buffer() { release(); }
+
+void Buffer::write(std::span<const uint8_t> data, size_t offset) {
+  if (!state_ || offset > size_ || data.size() > size_ - offset)
+    throw Error("buffer write of " + std::to_string(data.size()) + " bytes at offset " +
+                std::to_string(offset) + " does not fit the " + std::to_string(size_) +
+                "-byte buffer");
+  state_->transport->dma_write(addr_ + offset, data);
+}
+
+void Buffer::read(std::span<uint8_t> out, size_t offset) const {
+  if (!state_ || offset > size_ || out.size() > size_ - offset)
+    throw Error("buffer read of " + std::to_string(out.size()) + " bytes at offset " +
+                std::to_string(offset) + " does not fit the " + std::to_string(size_) +
+                "-byte buffer");
+  state_->transport->dma_read(addr_ + offset, out);
+}
+
+std::vector<uint8_t> Buffer::read(size_t offset, size_t len) const {
+  std::vector<uint8_t> out(len);
+  read(out, offset);
+  return out;
+}
+
+// ---- Device ------------------------------------------------------------------------
+
+Device Device::open(const std::string& uri) {
+  const size_t colon = uri.find(':');
+  const std::string scheme = uri.substr(0, colon);
+  if (scheme != "sim")
+    throw Error("device URI '" + uri + "': unknown transport '" + scheme +
+                "'; use sim:?config=default (the simulator)");
+  std::map<std::string, std::string> query;
+  if (colon != std::string::npos) {
+    std::string rest = uri.substr(colon + 1);
+    if (!rest.empty() && rest[0] == '?') rest.erase(0, 1);
+    size_t pos = 0;
+    while (pos < rest.size()) {
+      const size_t amp = std::min(rest.find('&', pos), rest.size());
+      const std::string item = rest.substr(pos, amp - pos);
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw Error("device URI '" + uri + "': '" + item + "' is not key=value");
+      query[item.substr(0, eq)] = item.substr(eq + 1);
+      pos = amp + 1;
+    }
+  }
+  return Device(open_sim(query));
+}
+
+Device::Device(std::unique_ptr<Transport> transport)
+    : state_(std::make_shared<detail::DeviceState>(std::move(transport))) {
+  Transport& t = *state_->transport;
+  info_.name = t.name();
+  info_.id = t.mmio_read(REG(ID));
+  if (info_.id != kDeviceId)
+    throw Error(t.name() + ": the ID register reads " + hex(info_.id) + ", not " + hex(kDeviceId) +
+                " (TPU1); this is not a TPU or the transport is misconfigured");
+  const uint32_t version = t.mmio_read(REG(VERSION));
+  info_.version_major = int(FIELD(version, VERSION, MAJOR));
+  info_.version_minor = int(FIELD(version, VERSION, MINOR));
+  info_.version_patch = int(FIELD(version, VERSION, PATCH));
+  const uint32_t caps0 = t.mmio_read(REG(CAPS0)), caps1 = t.mmio_read(REG(CAPS1)),
+                 caps2 = t.mmio_read(REG(CAPS2));
+  info_.n = int(FIELD(caps0, CAPS0, ARRAY_N));
+  info_.int8 = FIELD(caps0, CAPS0, DTYPE_INT8);
+  info_.bf16 = FIELD(caps0, CAPS0, DTYPE_BF16);
+  info_.ub_rows = int(FIELD(caps1, CAPS1, UB_ROWS));
+  info_.acc_rows = int(FIELD(caps1, CAPS1, ACC_ROWS));
+  info_.imem_depth = int(FIELD(caps2, CAPS2, IMEM_DEPTH));
+  info_.wgt_fifo_tiles = int(FIELD(caps2, CAPS2, WGT_FIFO_TILES));
+  info_.dma_tags = int(FIELD(caps2, CAPS2, DMA_TAGS));
+  if (info_.version_major != 0)
+    throw Error(t.name() + ": register map version " + std::to_string(info_.version_major) +
+                ".x is newer than this driver (0.x); update the driver");
+
+  sq_ = alloc(kSqEntry << kSqLog2);
+  cq_ = alloc(kCqEntry << kCqLog2);
+  sq_size_ = 1u << kSqLog2;
+  cq_size_ = 1u << kCqLog2;
+  reset();
+}
+
+Device::Device(Device&&) noexcept = default;
+Device& Device::operator=(Device&&) noexcept = default;
+
+Device::~Device() = default;
+
+Transport& Device::transport() { return *state_->transport; }
+uint64_t Device::cycles() const { return state_->transport->cycles(); }
+
+Buffer Device::alloc(size_t bytes) {
+  if (bytes == 0) throw Error("alloc: a buffer needs at least one byte");
+  return Buffer(state_, state_->alloc.take(bytes), bytes);
+}
+
+void Device::reset() {
+  Transport& t = *state_->transport;
+  t.mmio_write(REG(CTRL), TPU_REGS__CTRL__SOFT_RESET_bm);
+  uint64_t waited = 0;
+  while (t.mmio_read(REG(STATUS)) & TPU_REGS__STATUS__RESET_BUSY_bm) {
+    if (waited > kResetCycles)
+      throw Error(t.name() + ": the device did not finish its soft reset; power-cycle it");
+    waited += t.wait_interrupt(64);
+  }
+  in_flight_.clear();
+  completed_.clear();
+  setup_rings();
+}
+
+void Device::setup_rings() {
+  Transport& t = *state_->transport;
+  std::vector<uint8_t> zero(cq_.size(), 0);
+  cq_.write(zero);
+  sq_tail_ = cq_head_ = 0;
+  phase_ = true;
+  t.mmio_write(REG(SQ_BASE_LO), uint32_t(sq_.addr()));
+  t.mmio_write(REG(SQ_BASE_HI), uint32_t(sq_.addr() >> 32));
+  t.mmio_write(REG(SQ_LOG2SIZE), kSqLog2);
+  t.mmio_write(REG(CQ_BASE_LO), uint32_t(cq_.addr()));
+  t.mmio_write(REG(CQ_BASE_HI), uint32_t(cq_.addr() >> 32));
+  t.mmio_write(REG(CQ_LOG2SIZE), kCqLog2);
+  t.mmio_write(REG(ERR_CAUSE), ~0u);   // clear sticky errors (write 1 to clear)
+  t.mmio_write(REG(INT_STATUS), ~0u);
+  t.mmio_write(REG(INT_MASK), 0);
+  t.mmio_write(REG(CTRL), TPU_REGS__CTRL__ENABLE_bm);
+}
+
+Command Device::submit(const std::vector<isa::Instr>& program) {
+  if (program.empty()) throw Error("submit: the program is empty; end it with HALT at least");
+  if (program.size() > size_t(info_.imem_depth))
+    throw Error("submit: the program has " + std::to_string(program.size()) +
+                " instructions; the instruction memory holds " + std::to_string(info_.imem_depth) +
+                "; split it into several programs (UB, ACC and weights persist between them)");
+  if (in_flight_.size() + 1 >= sq_size_)
+    throw Error("submit: " + std::to_string(in_flight_.size()) +
+                " commands are queued, the ring is full; wait() for some first");
+
+  Buffer prog = alloc(program.size() * 16);
+  std::vector<uint8_t> bytes(program.size() * 16);
+  for (size_t i = 0; i < program.size(); ++i) {
+    const auto w = program[i].encode();
+    for (int b = 0; b < 8; ++b) {
+      bytes[i * 16 + size_t(b)] = uint8_t(w[0] >> (8 * b));
+      bytes[i * 16 + 8 + size_t(b)] = uint8_t(w[1] >> (8 * b));
+    }
+  }
+  prog.write(bytes);
+
+  const uint16_t id = next_id_++;
+  if (next_id_ == 0) next_id_ = 1;
+  std::vector<uint8_t> entry(kSqEntry, 0);
+  entry[0] = kOpRun;
+  entry[2] = uint8_t(id);
+  entry[3] = uint8_t(id >> 8);
+  for (int i = 0; i < 4; ++i) entry[size_t(4 + i)] = uint8_t(program.size() >> (8 * i));
+  for (int i = 0; i < 8; ++i) entry[size_t(8 + i)] = uint8_t(prog.addr() >> (8 * i));
+  sq_.write(entry, size_t(sq_tail_) * kSqEntry);
+  in_flight_.emplace(id, std::move(prog));
+  sq_tail_ = (sq_tail_ + 1) % sq_size_;
+  state_->transport->mmio_write(REG(SQ_TAIL), sq_tail_);
+  return Command{id};
+}
+
+Completion Device::wait(Command cmd, uint64_t timeout_cycles) {
+  if (timeout_cycles == 0) timeout_cycles = timeout_;
+  if (auto it = completed_.find(cmd.id); it != completed_.end()) {
+    const Completion c = it->second;
+    completed_.erase(it);
+    return c;
+  }
+  if (!in_flight_.count(cmd.id))
+    throw Error("wait: command " + std::to_string(cmd.id) + " was not submitted or was already waited for");
+  Transport& t = *state_->transport;
+  uint64_t waited = 0;
+  for (;;) {
+    // Acknowledge the interrupt first, so no completion after this goes unseen;
+    // then consume every completion entry the device has written.
+    t.mmio_write(REG(INT_STATUS), TPU_REGS__INT_STATUS__COMPLETION_bm);
+    while (true) {
+      const size_t off = size_t(cq_head_) * kCqEntry;
+      uint8_t e[kCqEntry];
+      cq_.read(e, off);
+      if (bool(e[12] & 1) != phase_) break;
+      Completion c;
+      c.id = uint16_t(e[0] | e[1] << 8);
+      c.status = uint16_t(e[2] | e[3] << 8);
+      c.err_pc = uint32_t(e[4] | e[5] << 8 | e[6] << 16 | uint32_t(e[7]) << 24);
+      c.cycles = uint32_t(e[8] | e[9] << 8 | e[10] << 16 | uint32_t(e[11]) << 24);
+      cq_head_ = (cq_head_ + 1) % cq_size_;
+      if (cq_head_ == 0) phase_ = !phase_;
+      t.mmio_write(REG(CQ_HEAD), cq_head_);
+      in_flight_.erase(c.id);
+      completed_[c.id] = c;
+    }
+    if (auto it = completed_.find(cmd.id); it != completed_.end()) {
+      const Completion c = it->second;
+      completed_.erase(it);
+      return c;
+    }
+    if (waited >= timeout_cycles) break;
+    waited += t.wait_interrupt(timeout_cycles - waited);
+  }
+  reset();
+  throw TimeoutError("command " + std::to_string(cmd.id) + " did not complete within " +
+                     std::to_string(timeout_cycles) +
+                     " device cycles; the device was reset and its queued commands dropped. "
+                     "Raise the timeout (--timeout) if the work is that long");
+}
+
+Completion Device::run(const std::vector<isa::Instr>& program, uint64_t timeout_cycles) {
+  const Completion c = wait(submit(program), timeout_cycles);
+  if (c.ok()) return c;
+  std::string msg = "the program failed at instruction " + std::to_string(c.err_pc) + ": " +
+                    status_text(c.status);
+  if (c.status == uint16_t(isa::ErrCode::kMemFault) || c.status == kStatusFetchFault) {
+    Transport& t = *state_->transport;
+    const uint32_t cause = t.mmio_read(REG(ERR_CAUSE));
+    const uint64_t addr = t.mmio_read(REG(ERR_ADDR_LO)) | uint64_t(t.mmio_read(REG(ERR_ADDR_HI))) << 32;
+    const char* what = cause & TPU_REGS__ERR_CAUSE__DMA_UR_bm         ? "Unsupported Request"
+                       : cause & TPU_REGS__ERR_CAUSE__DMA_CA_bm       ? "Completer Abort"
+                       : cause & TPU_REGS__ERR_CAUSE__DMA_POISONED_bm ? "poisoned data"
+                       : cause & TPU_REGS__ERR_CAUSE__DMA_TIMEOUT_bm  ? "a completion timeout"
+                       : cause & TPU_REGS__ERR_CAUSE__BUS_MASTER_OFF_bm ? "bus mastering off"
+                                                                        : nullptr;
+    if (what) msg += "; host access at " + hex(addr) + " ended in " + std::string(what);
+    t.mmio_write(REG(ERR_CAUSE), cause);
+  }
+  msg += "; " + std::string(hint(c.status));
+  throw DeviceError(msg, c.status, c.err_pc);
+}
+
+PerfCounters Device::counters() {
+  Transport& t = *state_->transport;
+  const auto read64 = [&](uint32_t lo) {
+    const uint32_t l = t.mmio_read(lo), h = t.mmio_read(lo + 4);
+    return uint64_t(l) | uint64_t(h) << 32;
+  };
+  PerfCounters p;
+  p.cycles = read64(REG(CYCLES_LO));
+  p.mxu_busy = read64(REG(MXU_BUSY_LO));
+  p.useful_macs = read64(REG(USEFUL_MACS_LO));
+  p.wgt_stall = read64(REG(WGT_STALL_LO));
+  p.wgt_shift = read64(REG(WGT_SHIFT_LO));
+  p.dep_stall = read64(REG(DEP_STALL_LO));
+  p.mem_stall = read64(REG(MEM_STALL_LO));
+  return p;
+}
+
+}  // namespace tpu

@@ -1,0 +1,203 @@
+#include "tpu/ops.h"
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include "gemm_program.h"
+
+namespace tpu {
+namespace {
+
+std::string shape(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
+
+model::CoreConfig core_config(const DeviceInfo& info) {
+  model::CoreConfig c;
+  c.n = info.n;
+  c.ub_rows = info.ub_rows;
+  c.acc_rows = info.acc_rows;
+  c.imem_depth = info.imem_depth;
+  c.wgt_fifo_tiles = info.wgt_fifo_tiles;
+  return c;
+}
+
+void check_quant(const char* op, const QuantParams& q) {
+  const auto bad = [&](const std::string& what) {
+    throw Error(std::string(op) + ": " + what);
+  };
+  if (q.shift < 0 || q.shift > 31) bad("the requantization shift must be 0..31, not " + std::to_string(q.shift));
+  if (q.qmin < -128 || q.qmax > 127 || q.qmin > q.qmax)
+    bad("the output clamp must satisfy -128 <= qmin <= qmax <= 127 (got " + std::to_string(q.qmin) +
+        ".." + std::to_string(q.qmax) + ")");
+  if (q.relu6_max < -128 || q.relu6_max > 127) bad("relu6_max must be -128..127");
+}
+
+// Packs the operands into device buffers, runs the GEMM's programs one after
+// the other (the counters restart with each) and returns the packed result.
+std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, const MatrixI8& b,
+                              const model::GemmEpilogue& epi, model::GemmPlan* plan_out, OpStats* stats) {
+  if (a.rows < 1 || a.cols < 1 || b.rows < 1 || b.cols < 1)
+    throw Error(std::string(op) + ": empty matrix (A is " + shape(a.rows, a.cols) + ", B is " +
+                shape(b.rows, b.cols) + ")");
+  if (a.cols != b.rows)
+    throw Error(std::string(op) + ": inner dimensions differ: A is " + shape(a.rows, a.cols) +
+                " but B is " + shape(b.rows, b.cols) + " (A's columns must equal B's rows)");
+  const model::CoreConfig core = core_config(dev.info());
+  model::GemmPlan plan;
+  std::vector<std::vector<isa::Instr>> programs;
+  Buffer abuf, bbuf, cbuf;
+  try {
+    plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core);
+    abuf = dev.alloc(plan.a_bytes());
+    bbuf = dev.alloc(plan.w_bytes());
+    cbuf = dev.alloc(plan.c_bytes());
+    programs = model::gemm_programs(plan, epi, abuf.addr(), bbuf.addr(), cbuf.addr(), core);
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string(op) + ": " + e.what());
+  }
+  const auto as_bytes = [](const std::vector<int8_t>& v) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size());
+  };
+  abuf.write(as_bytes(model::pack_a(plan, a)));
+  bbuf.write(as_bytes(model::pack_w(plan, b)));
+
+  OpStats s;
+  s.n = dev.info().n;
+  s.macs = uint64_t(a.rows) * uint64_t(a.cols) * uint64_t(b.cols);
+  const uint64_t start = dev.cycles();
+  for (const auto& program : programs) {
+    dev.run(program);
+    s.counters += dev.counters();
+    s.instructions += program.size();
+    ++s.commands;
+  }
+  s.cycles = dev.cycles() - start;
+  if (stats) *stats += s;
+  if (plan_out) *plan_out = plan;
+  return cbuf.read(0, plan.c_bytes());
+}
+
+}  // namespace
+
+double OpStats::utilization() const {
+  if (cycles == 0 || n == 0) return 0.0;
+  return double(counters.useful_macs) / (double(cycles) * n * n);
+}
+
+OpStats& OpStats::operator+=(const OpStats& o) {
+  cycles += o.cycles;
+  commands += o.commands;
+  instructions += o.instructions;
+  macs += o.macs;
+  if (n == 0) n = o.n;
+  counters += o.counters;
+  return *this;
+}
+
+MatrixI32 matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* stats) {
+  model::GemmPlan plan;
+  const auto c = run_gemm(dev, "matmul", a, b, {}, &plan, stats);
+  return model::unpack_c_i32(plan, c);
+}
+
+MatrixI8 dense(Device& dev, const MatrixI8& x, const MatrixI8& w, const std::vector<int32_t>& bias,
+               const QuantParams& q, Activation act, OpStats* stats) {
+  check_quant("dense", q);
+  if (act == Activation::kLut) throw Error("dense: the LUT activation is not supported by dense; use none, relu or relu6");
+  if (!bias.empty() && int(bias.size()) != w.cols)
+    throw Error("dense: the bias has " + std::to_string(bias.size()) + " entries; W has " +
+                std::to_string(w.cols) + " output columns");
+  model::GemmEpilogue epi;
+  epi.output = model::GemmOutput::kInt8;
+  epi.q = q;
+  epi.act = act;
+  epi.bias = bias;
+  model::GemmPlan plan;
+  const auto c = run_gemm(dev, "dense", x, w, epi, &plan, stats);
+  return model::unpack_c_i8(plan, c);
+}
+
+MatrixI8 im2col(const TensorI8& in, const Conv2dParams& p) {
+  if (p.kh < 1 || p.kw < 1 || p.stride < 1 || p.pad < 0)
+    throw Error("conv2d: kernel size and stride must be >= 1 and padding >= 0");
+  const int oh = (in.h + 2 * p.pad - p.kh) / p.stride + 1, ow = (in.w + 2 * p.pad - p.kw) / p.stride + 1;
+  if (in.n < 1 || in.c < 1 || oh < 1 || ow < 1)
+    throw Error("conv2d: a " + std::to_string(p.kh) + "x" + std::to_string(p.kw) +
+                " kernel does not fit an input of " + std::to_string(in.h) + "x" + std::to_string(in.w) +
+                " with padding " + std::to_string(p.pad));
+  MatrixI8 m(in.n * oh * ow, p.kh * p.kw * in.c, p.pad_value);
+  for (int b = 0; b < in.n; ++b)
+    for (int y = 0; y < oh; ++y)
+      for (int x = 0; x < ow; ++x) {
+        const int row = (b * oh + y) * ow + x;
+        for (int ky = 0; ky < p.kh; ++ky)
+          for (int kx = 0; kx < p.kw; ++kx) {
+            const int iy = y * p.stride + ky - p.pad, ix = x * p.stride + kx - p.pad;
+            if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) continue;
+            for (int c = 0; c < in.c; ++c) m.at(row, (ky * p.kw + kx) * in.c + c) = in.at(b, iy, ix, c);
+          }
+      }
+  return m;
+}
+
+TensorI8 conv2d(Device& dev, const TensorI8& input, const MatrixI8& weights, const std::vector<int32_t>& bias,
+                const Conv2dParams& p, const QuantParams& q, Activation act, OpStats* stats) {
+  if (weights.rows != p.kh * p.kw * input.c)
+    throw Error("conv2d: the weights have " + std::to_string(weights.rows) + " rows; a " +
+                std::to_string(p.kh) + "x" + std::to_string(p.kw) + " kernel over " + std::to_string(input.c) +
+                " channels needs " + std::to_string(p.kh * p.kw * input.c));
+  const MatrixI8 patches = im2col(input, p);
+  const MatrixI8 out = dense(dev, patches, weights, bias, q, act, stats);
+  const int oh = (input.h + 2 * p.pad - p.kh) / p.stride + 1, ow = (input.w + 2 * p.pad - p.kw) / p.stride + 1;
+  TensorI8 t(input.n, oh, ow, weights.cols);
+  t.data = out.data;  // rows are (b, y, x), columns the output channels: NHWC
+  return t;
+}
+
+Mlp::Mlp(std::vector<DenseLayer> layers) : layers_(std::move(layers)) {
+  if (layers_.empty()) throw Error("mlp: a model needs at least one layer");
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const DenseLayer& d = layers_[l];
+    const std::string name = "mlp: layer " + std::to_string(l);
+    if (d.w.rows < 1 || d.w.cols < 1) throw Error(name + " has an empty weight matrix");
+    if (!d.bias.empty() && int(d.bias.size()) != d.w.cols)
+      throw Error(name + ": the bias has " + std::to_string(d.bias.size()) + " entries for " +
+                  std::to_string(d.w.cols) + " outputs");
+    if (l > 0 && layers_[l - 1].w.cols != d.w.rows)
+      throw Error(name + " takes " + std::to_string(d.w.rows) + " inputs but layer " +
+                  std::to_string(l - 1) + " gives " + std::to_string(layers_[l - 1].w.cols));
+    check_quant(name.c_str(), d.q);
+  }
+}
+
+int Mlp::inputs() const { return layers_.front().w.rows; }
+int Mlp::outputs() const { return layers_.back().w.cols; }
+
+MatrixI8 Mlp::run(Device& dev, const MatrixI8& x, OpStats* stats) const {
+  if (x.cols != inputs())
+    throw Error("mlp: the input has " + std::to_string(x.cols) + " features; the model takes " +
+                std::to_string(inputs()));
+  MatrixI8 h = x;
+  for (const DenseLayer& d : layers_) h = dense(dev, h, d.w, d.bias, d.q, d.act, stats);
+  return h;
+}
+
+MatrixI8 Mlp::run_reference(const MatrixI8& x) const {
+  if (x.cols != inputs())
+    throw Error("mlp: the input has " + std::to_string(x.cols) + " features; the model takes " +
+                std::to_string(inputs()));
+  static constexpr std::array<int8_t, 256> kNoLut{};
+  MatrixI8 h = x;
+  for (const DenseLayer& d : layers_) {
+    const MatrixI32 acc = model::matmul_i8(h, d.w);
+    MatrixI8 next(acc.rows, acc.cols);
+    for (int i = 0; i < acc.rows; ++i)
+      for (int j = 0; j < acc.cols; ++j)
+        next.at(i, j) = quant::act_lane(acc.at(i, j), d.bias.empty() ? 0 : d.bias[size_t(j)], d.q, d.act,
+                                        kNoLut.data());
+    h = std::move(next);
+  }
+  return h;
+}
+
+}  // namespace tpu

@@ -1,0 +1,153 @@
+// The driver's device API on the simulated TPU: opening, buffers, commands,
+// completions, errors and timeouts.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tpu/device.h"
+
+namespace {
+
+namespace isa = tpu::isa;
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tpu::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DeviceOpen, ReportsTheConfiguration) {
+  tpu::Device dev = tpu::Device::open("sim:?config=default");
+  const tpu::DeviceInfo& i = dev.info();
+  EXPECT_EQ(i.id, 0x54505531u);
+  EXPECT_EQ(i.n, 16);
+  EXPECT_TRUE(i.int8);
+  EXPECT_EQ(i.ub_rows, 4096);
+  EXPECT_EQ(i.acc_rows, 1024);
+  EXPECT_EQ(i.imem_depth, 1024);
+  EXPECT_EQ(i.wgt_fifo_tiles, 16);
+  EXPECT_EQ(i.dma_tags, 32);
+  EXPECT_EQ(i.name, "sim:config=default");
+  tpu::Device tiny = tpu::Device::open("sim:?config=tiny&latency=50&seed=3");
+  EXPECT_EQ(tiny.info().n, 4);
+  EXPECT_EQ(tiny.info().ub_rows, 256);
+  EXPECT_EQ(tiny.info().wgt_fifo_tiles, 4);
+}
+
+TEST(DeviceOpen, BadUrisSayWhatToUse) {
+  EXPECT_EQ(error_of([] { tpu::Device::open("pcie:0000:01:00.0"); }),
+            "device URI 'pcie:0000:01:00.0': unknown transport 'pcie'; use sim:?config=default (the simulator)");
+  EXPECT_EQ(error_of([] { tpu::Device::open("sim:?config=huge"); }),
+            "sim device: unknown configuration 'huge'; the simulator has 'default' (16x16) and 'tiny' (4x4)");
+  EXPECT_EQ(error_of([] { tpu::Device::open("sim:?colour=red"); }),
+            "sim device: unknown option 'colour'; the options are config, latency, seed and waves");
+  EXPECT_EQ(error_of([] { tpu::Device::open("sim:?latency=-5"); }),
+            "sim device: latency=-5 is not a non-negative number");
+  EXPECT_EQ(error_of([] { tpu::Device::open("sim:?config"); }),
+            "device URI 'sim:?config': 'config' is not key=value");
+}
+
+class DeviceTest : public ::testing::Test {
+ protected:
+  DeviceTest() : dev_(tpu::Device::open("sim:?config=tiny&latency=100")) {}
+  tpu::Device dev_;
+};
+
+TEST_F(DeviceTest, BuffersHoldBytesAndCheckBounds) {
+  tpu::Buffer a = dev_.alloc(100), b = dev_.alloc(1);
+  EXPECT_EQ(a.addr() % 64, 0u);
+  EXPECT_GE(b.addr(), a.addr() + 100);
+  std::vector<uint8_t> data(100);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(i * 7);
+  a.write(data);
+  EXPECT_EQ(a.read(0, 100), data);
+  EXPECT_EQ(a.read(99, 1), std::vector<uint8_t>{uint8_t(99 * 7)});
+  EXPECT_EQ(error_of([&] { a.write(data, 1); }),
+            "buffer write of 100 bytes at offset 1 does not fit the 100-byte buffer");
+  EXPECT_THROW(a.read(101, 0), tpu::Error);
+  EXPECT_THROW(dev_.alloc(0), tpu::Error);
+  // Freed memory is reused.
+  const uint64_t addr = a.addr();
+  a = tpu::Buffer();
+  EXPECT_EQ(dev_.alloc(64).addr(), addr);
+}
+
+TEST_F(DeviceTest, RunsAProgramThatCopiesThroughTheUnifiedBuffer) {
+  const int n = dev_.info().n;
+  tpu::Buffer in = dev_.alloc(size_t(8 * n)), out = dev_.alloc(size_t(8 * n));
+  std::vector<uint8_t> data(size_t(8 * n));
+  for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(200 - i);
+  in.write(data);
+  const tpu::Completion c = dev_.run({isa::rhm(3, 8, in.addr(), uint32_t(n)),
+                                      isa::whm(3, 8, out.addr(), uint32_t(n)), isa::halt()});
+  EXPECT_TRUE(c.ok());
+  EXPECT_GT(c.cycles, 0u);
+  EXPECT_EQ(out.read(0, data.size()), data);
+  EXPECT_GT(dev_.counters().cycles, 0u);
+}
+
+TEST_F(DeviceTest, CommandsQueueAndCompleteInOrder) {
+  std::vector<tpu::Command> cmds;
+  for (int i = 0; i < 5; ++i) cmds.push_back(dev_.submit({isa::irq(), isa::halt()}));
+  // Waiting for the last one collects the others' completions on the way.
+  EXPECT_TRUE(dev_.wait(cmds[4]).ok());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(dev_.wait(cmds[size_t(i)]).id, cmds[size_t(i)].id);
+  EXPECT_THROW(dev_.wait(cmds[0]), tpu::Error);  // already waited for
+}
+
+TEST_F(DeviceTest, ProgramErrorsBecomeDeviceErrorsAndTheDeviceGoesOn) {
+  try {
+    dev_.run({isa::irq(), isa::mmc(0, 0, 1, false, true), isa::halt()});
+    FAIL() << "no error";
+  } catch (const tpu::DeviceError& e) {
+    EXPECT_EQ(e.status(), uint16_t(isa::ErrCode::kNoWeights));
+    EXPECT_EQ(e.err_pc(), 1u);
+    EXPECT_EQ(std::string(e.what()),
+              "the program failed at instruction 1: NO_WEIGHTS (an MMC when no weight tile is loaded or "
+              "on its way); load weights with RW before each MMC that needs them");
+  }
+  EXPECT_TRUE(dev_.run({isa::irq(), isa::halt()}).ok());
+}
+
+TEST_F(DeviceTest, MalformedSubmissionsAreRefusedOnTheHost) {
+  EXPECT_EQ(error_of([&] { dev_.submit({}); }), "submit: the program is empty; end it with HALT at least");
+  const std::vector<isa::Instr> long_program(size_t(dev_.info().imem_depth) + 1, isa::halt());
+  EXPECT_NE(error_of([&] { dev_.submit(long_program); }).find("the instruction memory holds 256"),
+            std::string::npos);
+}
+
+TEST_F(DeviceTest, TimeoutResetsTheDeviceWhichThenWorks) {
+  // A long LOOP of IRQs: far more than 500 cycles.
+  const tpu::Command cmd = dev_.submit({isa::loop(60000, 1), isa::irq(), isa::halt()});
+  try {
+    dev_.wait(cmd, 500);
+    FAIL() << "no timeout";
+  } catch (const tpu::TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("did not complete within 500 device cycles"), std::string::npos);
+  }
+  EXPECT_TRUE(dev_.run({isa::irq(), isa::halt()}).ok());
+  // The device-wide limit applies when none is given.
+  dev_.set_timeout(300);
+  EXPECT_THROW(dev_.run({isa::loop(60000, 1), isa::irq(), isa::halt()}), tpu::TimeoutError);
+  dev_.set_timeout(0);
+  EXPECT_EQ(dev_.timeout(), tpu::Device::kDefaultTimeoutCycles);
+  EXPECT_TRUE(dev_.run({isa::irq(), isa::halt()}).ok());
+}
+
+TEST(DeviceLifetime, BuffersMayOutliveAMovedDevice) {
+  tpu::Buffer keep;
+  {
+    tpu::Device a = tpu::Device::open("sim:?config=tiny");
+    tpu::Device b = std::move(a);
+    keep = b.alloc(16);
+    keep.write(std::vector<uint8_t>(16, 5));
+    EXPECT_TRUE(b.run({isa::halt()}).ok());
+  }
+  EXPECT_EQ(keep.read(0, 16), std::vector<uint8_t>(16, 5));
+}
+
+}  // namespace

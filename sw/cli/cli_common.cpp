@@ -31,7 +31,11 @@ std::string Global::config_name() const {
   return "default";
 }
 
-Device Global::open() const { return Device::open(uri()); }
+Device Global::open() const {
+  Device dev = Device::open(uri());
+  dev.set_timeout(timeout);  // every command, including the operators'
+  return dev;
+}
 
 std::vector<uint8_t> read_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

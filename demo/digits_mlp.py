@@ -15,7 +15,7 @@ Exits 1 if the tool fails or any logit differs. `--self-test` checks the quantiz
 helpers alone (no tool needed).
 
     python3 demo/digits_mlp.py [--tpu build/bin/tpu] [--config default]
-                               [--workdir build/demo] [--hidden 32] [--batch 64]
+                               [--workdir build/demo] [--hidden 32] [--batch 150]
 """
 
 import argparse
@@ -282,7 +282,7 @@ def main():
     ap.add_argument("--config", default="default", help="TPU configuration (tiny|small|default|wide)")
     ap.add_argument("--workdir", default=str(REPO / "build/demo"), help="where the model files go")
     ap.add_argument("--hidden", type=int, default=32, help="hidden units")
-    ap.add_argument("--batch", type=int, default=64, help="samples per device batch")
+    ap.add_argument("--batch", type=int, default=150, help="samples per device batch")
     ap.add_argument("--self-test", action="store_true", help="check the quantization helpers and exit")
     args = ap.parse_args()
 

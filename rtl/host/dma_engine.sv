@@ -1,11 +1,12 @@
 // DMA engine: the device's bus master on the TLP-lite rq/rc streams.
 //
-// Two client channels, each taking one descriptor at a time:
+// Two client channels:
 //   read   descriptor (address, length 0 .. 2^20 bytes) -> data stream, bytes
 //          packed from byte 0 in address order, 16 a beat -> rd_done with an
-//          error code and the start address of the failing sub-request
+//          error code and the start address of the failing sub-request.
+//          Up to RdXfers descriptors in flight, completed strictly in order.
 //   write  descriptor + data stream (packed from byte 0) -> posted writes ->
-//          wr_done once the last beat has left rq
+//          wr_done once the last beat has left rq. One descriptor at a time.
 // Reads are split into requests of at most max_read_req bytes, writes into
 // packets of at most max_payload bytes (and at most WrBufBeats * 8); neither
 // crosses a 4 KiB boundary. Up to Tags reads are outstanding, limited also by
@@ -36,6 +37,7 @@
 module dma_engine #(
   parameter int unsigned Tags          = 32,     // outstanding reads, power of two 2 .. 128
   parameter int unsigned RobBytes      = 16384,  // read reorder buffer, power of two
+  parameter int unsigned RdXfers       = 32,     // read descriptors in flight, power of two 2 .. 256
   parameter int unsigned WrBufBeats    = 64,     // write packet buffer, power of two >= 16
   parameter int unsigned TimeoutCycles = 4096    // completion timeout when cpl_timeout_i is 0
 ) (
@@ -149,7 +151,8 @@ module dma_engine #(
 
   dma_rd #(
     .Tags    (Tags),
-    .RobBytes(RobBytes)
+    .RobBytes(RobBytes),
+    .MaxXfers(RdXfers)
   ) u_rd (
     .clk_i,
     .rst_ni,

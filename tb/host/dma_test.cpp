@@ -27,6 +27,7 @@ using tpu::host::SplitMode;
 // The model is built with the engine's defaults.
 constexpr int kTags = 32;
 constexpr uint32_t kRobBytes = 16384;
+constexpr size_t kRdXfers = 32;  // read descriptors in flight
 constexpr uint32_t kWrPayloadCap = 512;  // WrBufBeats * 8
 
 enum Err { kOk = 0, kUr = 1, kCa = 2, kPoisoned = 3, kTimeout = 4, kBusMasterOff = 5 };
@@ -374,7 +375,74 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
     return std::max(xfer, a & ~(mrrs() - 1));
   }
 
+  static int fatal_code(FaultKind k) {
+    return k == FaultKind::kUr ? kUr : k == FaultKind::kCa ? kCa
+         : k == FaultKind::kPoison ? kPoisoned : k == FaultKind::kDrop ? kTimeout : kOk;
+  }
+
+  // The reads of rd_done_ after random faults; returns how many failed. Reads
+  // overlap in time, so a sub-request belongs to a read when it was issued
+  // while the read was in flight and starts inside it. A sub-request can be
+  // issued more than once: an error abandons every tag, and sub-requests of
+  // the transfers it does not end are fetched again. So:
+  //  - a read is either exact, or ends with the error of a fault that hit one
+  //    of its sub-requests, at that sub-request's address, having delivered a
+  //    correct prefix that ends no later than that sub-request;
+  //  - no fatal fault is ignored: each one that hit a read's sub-request either
+  //    ended that read with an error, or the bytes it hit were fetched again.
+  int check_fault_outcomes() {
+    int errors = 0;
+    const auto& reads = rc_->reads();
+    auto in_read = [](const RdJob& j, const tpu::host::ReadRecord& r) {
+      return r.cycle >= j.accept_cycle && r.cycle <= j.done_cycle && r.addr >= j.addr &&
+             r.addr < j.addr + j.len;
+    };
+    std::vector<const tpu::host::ReadRecord*> by_seq;
+    for (const auto& r : reads) by_seq.push_back(&r);
+    auto read_of = [&](uint64_t seq) -> const tpu::host::ReadRecord* {
+      for (const auto* r : by_seq)
+        if (r->seq == seq) return r;
+      return nullptr;
+    };
+    for (const RdJob& j : rd_done_) {
+      SCOPED_TRACE(testing::Message() << "read 0x" << std::hex << j.addr << std::dec << " len "
+                                      << j.len << " accepted at " << j.accept_cycle);
+      if (j.err == kOk) {
+        expect_read_ok(j);
+        if (HasFailure()) return errors;
+        continue;
+      }
+      ++errors;
+      bool known = false;
+      for (const auto& f : rc_->faults_applied()) {
+        const auto* r = read_of(f.seq);
+        known |= r && in_read(j, *r) && fatal_code(f.kind) == j.err && f.addr == j.err_addr;
+      }
+      EXPECT_TRUE(known) << "err " << j.err << " at 0x" << std::hex << j.err_addr
+                         << " matches no fault that hit the transfer";
+      // At most up to the end of the failing sub-request (a poisoned one may
+      // deliver its completions before the poisoned one).
+      const uint64_t sub_end = std::min<uint64_t>(j.addr + j.len, (j.err_addr & ~(mrrs() - 1)) + mrrs());
+      expect_read_err(j, j.err, std::nullopt, size_t(sub_end - j.addr));
+      if (HasFailure()) return errors;
+    }
+    for (const auto& f : rc_->faults_applied()) {
+      if (fatal_code(f.kind) == kOk) continue;
+      const auto* hit = read_of(f.seq);
+      if (!hit) continue;
+      bool explained = false;
+      for (const RdJob& j : rd_done_) explained |= in_read(j, *hit) && j.err != kOk;
+      for (const auto& r : reads)
+        explained |= r.seq > f.seq && r.addr <= hit->addr && hit->addr < r.addr + r.len;
+      EXPECT_TRUE(explained) << "fault " << int(f.kind) << " on the sub-request at 0x" << std::hex
+                             << hit->addr << " was ignored";
+    }
+    return errors;
+  }
+
   void ur_ca_ends_transfer(FaultKind kind, int where);
+  void later_read_fails(FaultKind kind);
+  void head_fails_with_reads_queued(FaultKind kind);
 
   void soft_reset(int level_cycles) {
     auto& d = dut();
@@ -522,9 +590,10 @@ TEST_F(DmaTest, BoundaryLengthsAndOffsets) {
   }
 }
 
-// Random traffic with random faults of every kind: a read either is exact, or
-// ends with the error of a fault that hit one of its sub-requests, at that
-// sub-request's address, with a correct prefix delivered that stops before it.
+// Random traffic with random faults of every kind, many reads in flight: a
+// read either is exact, or ends with the error of a fault that hit one of its
+// sub-requests, at that sub-request's address, with a correct prefix
+// delivered that stops before it; no fault is ignored (check_fault_outcomes).
 TEST_F(DmaTest, RandomFaultsFuzz) {
   dut().cpl_timeout_i = 6000;
   auto& cfg = rc_->config();
@@ -560,43 +629,8 @@ TEST_F(DmaTest, RandomFaultsFuzz) {
     }
   }
   run_all(3000000);
-  int errors = 0;
-  for (const RdJob& j : rd_done_) {
-    SCOPED_TRACE(testing::Message() << "read 0x" << std::hex << j.addr << std::dec << " len "
-                                    << j.len << " accepted at " << j.accept_cycle);
-    // Its sub-requests and the fatal faults that hit them.
-    std::vector<uint64_t> seqs;
-    for (const auto& r : rc_->reads())
-      if (r.cycle >= j.accept_cycle && r.cycle <= j.done_cycle) seqs.push_back(r.seq);
-    std::vector<std::pair<int, uint64_t>> fatal;  // error code, sub-request address
-    for (const auto& f : rc_->faults_applied()) {
-      if (std::find(seqs.begin(), seqs.end(), f.seq) == seqs.end()) continue;
-      const int code = f.kind == FaultKind::kUr ? kUr : f.kind == FaultKind::kCa ? kCa
-                     : f.kind == FaultKind::kPoison ? kPoisoned : f.kind == FaultKind::kDrop ? kTimeout : 0;
-      if (code) fatal.push_back({code, f.addr});
-    }
-    if (fatal.empty()) {
-      expect_read_ok(j);
-      continue;
-    }
-    ++errors;
-    const bool known = std::any_of(fatal.begin(), fatal.end(), [&](const auto& f) {
-      return f.first == j.err && f.second == j.err_addr;
-    });
-    EXPECT_TRUE(known) << "err " << j.err << " at 0x" << std::hex << j.err_addr
-                       << " matches no fault that hit the transfer";
-    uint64_t first_bad = UINT64_MAX, first_bad_end = 0;
-    for (const auto& f : fatal) {
-      for (const auto& r : rc_->reads())
-        if (r.addr == f.second && r.cycle >= j.accept_cycle && r.cycle <= j.done_cycle && r.addr < first_bad) {
-          first_bad = r.addr;
-          first_bad_end = r.addr + r.len;
-        }
-    }
-    // Up to the first faulted sub-request (a poisoned one may deliver its completions before the poisoned one).
-    expect_read_err(j, j.err, std::nullopt, size_t(first_bad_end - j.addr));
-    if (HasFailure()) return;
-  }
+  const int errors = check_fault_outcomes();
+  if (HasFailure()) return;
   for (const WrJob& w : wr_done_) {
     EXPECT_EQ(w.err, 0);
     EXPECT_TRUE(rc_->memory().read(w.addr, w.data.size()) == w.data);
@@ -916,6 +950,218 @@ TEST_F(DmaTest, SoftResetMidWrite) {
     EXPECT_FALSE(rc_->write_in_progress()) << "a posted write was cut";
     expect_next_transfers_ok();
   }
+}
+
+// ---- many reads in flight ------------------------------------------------------------
+
+// Reads are accepted while earlier ones are still in flight, so a run of small
+// reads costs one round trip in all, not one each: 200 tiles of 256 bytes, and
+// 200 reads of random length (0 .. 600) at random offsets, at 500 cycles of
+// latency. Every read is exact, in order.
+TEST_F(DmaTest, ManySmallReadsOverlap) {
+  const uint32_t latency = rc_->config().latency;
+  for (const bool tiles : {true, false}) {
+    rd_done_.clear();
+    rc_->reset_stats();
+    uint64_t bytes = 0;
+    std::vector<std::pair<uint64_t, uint32_t>> want;
+    for (int i = 0; i < 200; ++i) {
+      const uint32_t len = tiles ? 256 : uint32_t(rand_int(0, 600));
+      const uint64_t addr = tiles ? kReadBase + 0x200000 + 256 * uint64_t(i)
+                                  : kReadBase + uint64_t(rand_int(0, kReadSpan - 600));
+      rd_todo_.push_back(RdJob{addr, len});
+      want.push_back({addr, len});
+      bytes += len;
+    }
+    const uint64_t t0 = sim().cycle();
+    size_t max_in_flight = 0;
+    uint64_t c = 0;
+    while (busy() && c++ < 200000) {
+      cycle();
+      max_in_flight = std::max(max_in_flight, rd_active_.size());
+    }
+    ASSERT_FALSE(busy()) << "reads stuck";
+    ASSERT_EQ(rd_done_.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(rd_done_[i].addr, want[i].first) << "out of order";
+      expect_read_ok(rd_done_[i], tiles ? "tile" : "random read");
+      if (HasFailure()) return;
+    }
+    const uint64_t cycles = rd_done_.back().done_cycle - t0;
+    const double bound = latency + 1.3 * double(bytes) / 16 + 2000;
+    std::printf("200 reads of %s at latency %u: %llu bytes in %llu cycles (%.2f B/cycle), "
+                "at most %zu reads and %llu sub-requests in flight\n",
+                tiles ? "256 B" : "0 .. 600 B", latency, (unsigned long long)bytes,
+                (unsigned long long)cycles, double(bytes) / double(cycles), max_in_flight,
+                (unsigned long long)rc_->stats().max_outstanding);
+    EXPECT_LT(double(cycles), bound);
+    EXPECT_LE(max_in_flight, kRdXfers);
+  }
+}
+
+// Byte offsets inside the engine are global and wrap at 2 MiB: reads of the
+// largest length (1 MiB) back to back with small ones, 5 MiB in all, with
+// lengths that leave the running offset unaligned to any power of two above 16.
+TEST_F(DmaTest, LongRunOffsetsWrap) {
+  rc_->config().latency = 100;
+  rc_->config().reorder = true;
+  std::vector<std::pair<uint64_t, uint32_t>> want;
+  uint64_t total = 0;
+  for (int i = 0; total < (5u << 20); ++i) {
+    const uint32_t len = i % 3 == 0 ? (1u << 20) : uint32_t(rand_int(1, 70000));
+    const uint64_t addr = kReadBase + uint64_t(rand_int(0, kReadSpan - len));
+    rd_todo_.push_back(RdJob{addr, len});
+    want.push_back({addr, len});
+    total += len;
+  }
+  run_all(2000000);
+  ASSERT_EQ(rd_done_.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(rd_done_[i].addr, want[i].first);
+    expect_read_ok(rd_done_[i], "long run");
+    if (HasFailure()) return;
+  }
+}
+
+// At most kRdXfers descriptors are accepted while none is done; the rest wait.
+TEST_F(DmaTest, DescriptorLimit) {
+  p_done_ready_ = 0.0;
+  for (int i = 0; i < 100; ++i) rd_todo_.push_back(RdJob{kReadBase + 0x300000 + 64 * uint64_t(i), i % 5 == 0 ? 0u : 40u});
+  run(3000);
+  EXPECT_EQ(rd_active_.size(), kRdXfers);
+  EXPECT_EQ(rd_done_.size(), 0u);
+  p_done_ready_ = 1.0;
+  run_all(20000);
+  ASSERT_EQ(rd_done_.size(), 100u);
+  for (const RdJob& j : rd_done_) expect_read_ok(j);
+}
+
+// A later read fails while an earlier one is still being delivered (slow
+// client): the earlier one is exact, the failing one reports its fault at the
+// sub-request's address, the ones after it are exact. Except for the timeout,
+// the earlier read's last sub-request is delayed, so it is still outstanding
+// when the error comes; it is abandoned with every other tag and requested again.
+void DmaTest::later_read_fails(FaultKind kind) {
+  const bool drop = kind == FaultKind::kDrop;
+  const uint32_t timeout = drop ? 1500 : 4000;
+  dut().cpl_timeout_i = timeout;
+  p_rd_ready_ = 0.2;
+  const uint64_t a = kReadBase + 0x60000;
+  const uint64_t a_last = a + 65536 - 512;
+  const uint64_t b = kReadBase + 0x70123;
+  const uint64_t bad = (b & ~uint64_t(511)) + 512;  // the second sub-request of b
+  rc_->add_fault(FaultRule{kind, bad + 5, 1});
+  if (!drop) rc_->add_fault(FaultRule{FaultKind::kDelay, a_last, 1, 0, 1, 1000});
+  const std::vector<std::pair<uint64_t, uint32_t>> jobs = {
+      {a, 65536}, {b, 3000}, {kReadBase + 0x80007, 1000}, {kReadBase + 0x81000, 0},
+      {kReadBase + 0x82000, 5000}, {kReadBase + 0x84010, 64}};
+  for (const auto& [addr, len] : jobs) rd_todo_.push_back(RdJob{addr, len});
+  run_all(100000);
+  ASSERT_EQ(rd_done_.size(), jobs.size());
+  expect_read_ok(rd_done_[0], "earlier read");
+  expect_read_err(rd_done_[1], fatal_code(kind), bad, bad - b);
+  for (size_t i = 2; i < jobs.size(); ++i) expect_read_ok(rd_done_[i], "read after the failing one");
+  // The fault was detected while the earlier read was still being delivered.
+  uint64_t fault_cycle = 0;
+  for (const auto& f : rc_->faults_applied()) {
+    if (f.kind != kind) continue;
+    for (const auto& r : rc_->reads())
+      if (r.seq == f.seq) fault_cycle = r.cycle;
+  }
+  ASSERT_NE(fault_cycle, 0u);
+  const uint64_t detected = drop ? fault_cycle + timeout + kTags : last_bad_rc_cycle_;
+  ASSERT_NE(detected, 0u);
+  EXPECT_LT(detected, rd_done_[0].done_cycle) << "the earlier read was no longer in flight";
+  if (!drop) {
+    size_t n = 0;
+    for (const auto& r : rc_->reads()) n += r.addr == a_last;
+    EXPECT_EQ(n, 2u) << "the earlier read's outstanding sub-request was not requested again";
+  }
+  rc_->clear_faults();
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, UrOnLaterRead) { later_read_fails(FaultKind::kUr); }
+TEST_F(DmaTest, CaOnLaterRead) { later_read_fails(FaultKind::kCa); }
+TEST_F(DmaTest, PoisonOnLaterRead) { later_read_fails(FaultKind::kPoison); }
+TEST_F(DmaTest, TimeoutOnLaterRead) { later_read_fails(FaultKind::kDrop); }
+
+// The read being delivered fails with reads queued behind it, some of them
+// already requested: it reports the error, the others are exact (their
+// abandoned sub-requests are requested again).
+void DmaTest::head_fails_with_reads_queued(FaultKind kind) {
+  dut().cpl_timeout_i = 1500;
+  const uint64_t a = kReadBase + 0x90000;
+  const uint64_t bad = a + 10 * 512;
+  rc_->add_fault(FaultRule{kind, bad, 1});
+  const std::vector<std::pair<uint64_t, uint32_t>> jobs = {
+      {a, 16384}, {kReadBase + 0xa0005, 100}, {kReadBase + 0xa1000, 4096},
+      {kReadBase + 0xa3000, 0}, {kReadBase + 0xa4321, 7000}, {kReadBase + 0xa8000, 256}};
+  for (const auto& [addr, len] : jobs) rd_todo_.push_back(RdJob{addr, len});
+  run_all(100000);
+  ASSERT_EQ(rd_done_.size(), jobs.size());
+  const int code = fatal_code(kind);
+  expect_read_err(rd_done_[0], code, bad, kind == FaultKind::kPoison ? bad - a + 64 : bad - a);
+  for (size_t i = 1; i < jobs.size(); ++i) expect_read_ok(rd_done_[i], "queued read");
+  // The second read was already requested when the error came, and again after it.
+  size_t second = 0;
+  for (const auto& r : rc_->reads()) second += r.addr == jobs[1].first;
+  EXPECT_GE(second, 2u) << "the reads behind the failing one were not in flight";
+  rc_->clear_faults();
+  expect_next_transfers_ok();
+}
+
+TEST_F(DmaTest, UrOnHeadWithReadsQueued) { head_fails_with_reads_queued(FaultKind::kUr); }
+TEST_F(DmaTest, PoisonOnHeadWithReadsQueued) { head_fails_with_reads_queued(FaultKind::kPoison); }
+TEST_F(DmaTest, TimeoutOnHeadWithReadsQueued) { head_fails_with_reads_queued(FaultKind::kDrop); }
+
+// Many small reads in flight over a small region with many random faults:
+// errors hit the read being delivered and reads behind it, often several at
+// once. Every read is exact or ends with its own fault (check_fault_outcomes).
+TEST_F(DmaTest, ManyInFlightFaultsFuzz) {
+  dut().cpl_timeout_i = 2000;
+  auto& cfg = rc_->config();
+  cfg.latency = 300;
+  cfg.jitter = 200;
+  cfg.reorder = true;
+  cfg.split = SplitMode::kRandom;
+  cfg.rq_ready_prob = 0.9;
+  cfg.rc_gap_prob = 0.05;
+  p_req_ = 0.8;
+  p_rd_ready_ = 0.3 + 0.7 * double(rand_int(0, 10)) / 10;
+  p_done_ready_ = 0.7;
+  LinkCfg l;
+  l.max_read_req = chance(0.5) ? 128 : 512;
+  set_link(l);
+  cycle();
+  const FaultKind kinds[] = {FaultKind::kUr,    FaultKind::kCa,        FaultKind::kPoison,
+                             FaultKind::kDrop,  FaultKind::kDelay,     FaultKind::kDuplicate,
+                             FaultKind::kBadTag, FaultKind::kBadByteCount};
+  constexpr uint64_t kSpan = 256 << 10;
+  for (int i = 0; i < 60; ++i) {
+    FaultRule r;
+    r.kind = kinds[rand_int(0, 7)];
+    r.addr = kReadBase + uint64_t(rand_int(0, kSpan - 1));
+    r.len = 1;
+    r.delay = uint32_t(rand_int(50, 1500));
+    r.cpl_index = uint32_t(rand_int(0, 3));
+    rc_->add_fault(r);
+  }
+  for (int i = 0; i < 300; ++i) {
+    const uint32_t len = uint32_t(rand_int(0, 2500));
+    rd_todo_.push_back(RdJob{kReadBase + uint64_t(rand_int(0, kSpan - len)), len});
+  }
+  run_all(3000000);
+  const int errors = check_fault_outcomes();
+  if (HasFailure()) return;
+  EXPECT_GT(errors, 0) << "no fault ended a read";
+  std::printf("in-flight fault fuzz: mrrs %u, %zu reads (%d ended in an error), %zu faults "
+              "applied, %u unexpected, %u malformed, %llu cycles\n",
+              l.max_read_req, rd_done_.size(), errors, rc_->faults_applied().size(),
+              unsigned(dut().cnt_unexpected_o), unsigned(dut().cnt_malformed_o),
+              (unsigned long long)sim().cycle());
+  rc_->clear_faults();
+  expect_next_transfers_ok();
 }
 
 // ---- throughput ------------------------------------------------------------------------

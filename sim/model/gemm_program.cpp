@@ -233,9 +233,12 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   weights.top_up();
 
   const auto a_region = [&](int pass) { return uint32_t((pass % p.a_regions) * kb * P); };
-  const auto load_a = [&](int pass) {
-    out.add(isa::rhm(a_region(pass), uint32_t(kb * p.rows_of_pass(pass)),
-                     a + uint64_t(p.pass_begin(pass)) * kb * n, uint32_t(n)));
+  // Blocks [b0, b1) of a pass's A: contiguous in the packed image and the UB.
+  const auto load_a = [&](int pass, int b0, int b1) {
+    if (b1 <= b0) return;
+    const int rows = p.rows_of_pass(pass);
+    out.add(isa::rhm(a_region(pass) + uint32_t(b0 * rows), uint32_t((b1 - b0) * rows),
+                     a + (uint64_t(p.pass_begin(pass)) * kb + uint64_t(b0) * rows) * n, uint32_t(n)));
   };
 
   // ACT and WHM of output tile t (pass, column tile j).
@@ -258,9 +261,8 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
 
   int t = 0;  // output tile index over all passes
   for (int pass = 0; pass < p.passes; ++pass) {
-    if (pass == 0) load_a(0);
-    if (pass + 1 < p.passes && p.a_regions == 2) load_a(pass + 1);  // prefetch
-    if (pass > 0 && p.a_regions == 1) load_a(pass);                   // waits for the last pass's MMCs
+    if (pass == 0 || p.a_regions == 1) load_a(pass, 0, kb);  // one region: waits for the last pass's MMCs
+    const bool prefetch = pass + 1 < p.passes && p.a_regions == 2;
     const int rows = p.rows_of_pass(pass);
     const uint32_t a0 = a_region(pass);
     for (int j = 0; j < p.col_tiles; ++j, ++t) {
@@ -274,7 +276,12 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
         out.mmc_run(run, a0 + uint32_t(k * rows), uint32_t(rows), acc, uint32_t(rows), k > 0);
         for (int r = 0; r < run; ++r) weights.retire_one();
         k += run;
-        if (k == 1 && t > 0) epilogue(t - 1);  // the previous tile's ACT/WHM after this tile's first MMC
+        if (k == 1) {
+          if (t > 0) epilogue(t - 1);  // the previous tile's ACT/WHM after this tile's first MMC
+          // The next pass's A, spread over this pass's column tiles so that
+          // weight reads and write-backs interleave with it.
+          if (prefetch) load_a(pass + 1, j * kb / p.col_tiles, (j + 1) * kb / p.col_tiles);
+        }
       }
     }
   }

@@ -12,8 +12,9 @@
 //      little-endian: what WHM of ACT RAW rows writes) or n (int8).
 //
 // Schedule, in program order, so that DMA overlaps compute:
-//   - A is double-buffered in the UB: the RHM of pass p+1 is issued at the
-//     start of pass p, into the region pass p-1 used.
+//   - A is double-buffered in the UB: pass p+1's A is loaded during pass p,
+//     into the region pass p-1 used, one chunk of blocks per column tile (so
+//     weight reads and write-backs interleave with it).
 //   - Weight tiles stream through RWs issued as far ahead as the weight
 //     capacity (WgtFifoTiles + 2) allows, in batches of half of it.
 //   - Output tile t (all passes, in order) accumulates in ACC region t % 2,

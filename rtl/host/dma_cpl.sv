@@ -39,7 +39,7 @@ module dma_cpl #(
   input  logic [12:0]        tag_rem_i,
   // ---- reorder buffer write ----
   output logic               rob_we_o,
-  output logic [OffW-1:0]    rob_pos_o,    // byte offset in the transfer
+  output logic [OffW-1:0]    rob_pos_o,    // byte offset in the read stream (mod RobBytes: ROB position)
   output logic [127:0]       rob_data_o,
   output logic [15:0]        rob_mask_o,
   // ---- verdicts (single-cycle pulses at a completion's last beat) ----

@@ -5,7 +5,7 @@
 // the current one. Free slots are handed out round robin, so a slot is reused
 // as late as possible.
 //
-// Life of a slot: Free -> Active at allocation (offset in the transfer,
+// Life of a slot: Free -> Active at allocation (offset in the read stream,
 // length, remaining bytes, issue time). Completions reduce the remaining
 // bytes (commit_i). The read channel releases the slot (release_i) once its
 // data is complete and it is the oldest sub-request. abandon_i (an error ends
@@ -40,7 +40,7 @@ module dma_tags #(
   output logic             alloc_valid_o,  // a slot is free
   output logic [TagW-1:0]  alloc_tag_o,    // the tag it goes out with
   input  logic             alloc_i,
-  input  logic [OffW-1:0]  alloc_off_i,    // offset of the sub-request in its transfer
+  input  logic [OffW-1:0]  alloc_off_i,    // global read-stream offset of the sub-request (dma_rd)
   input  logic [12:0]      alloc_len_i,    // bytes, 1 .. 4096
   // ---- completion lookup ----
   input  logic [TagW-1:0]  cpl_tag_i,

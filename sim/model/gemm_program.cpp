@@ -11,6 +11,10 @@ using isa::Instr;
 
 namespace {
 
+// Cycles of host read latency (plus margin) the weight FIFO should cover:
+// the default link's is 500.
+constexpr int kWeightCoverCycles = 768;
+
 int round_up(int v, int multiple) { return (v + multiple - 1) / multiple * multiple; }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -138,7 +142,12 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
     p.a_regions = 1;  // one pass
     p.pass_rows = shape.m;
   } else {
-    p.a_regions = max_rows(2) >= 1 ? 2 : 1;
+    // Two A regions hide the next pass's load, but halve the rows per pass;
+    // each weight tile then serves fewer rows, and the weight FIFO must still
+    // cover the host's read latency (kWeightCoverCycles). Prefer one region
+    // (an exposed load per pass) when two would starve the weights.
+    const bool weights_covered = max_rows(2) * core.wgt_fifo_tiles >= kWeightCoverCycles;
+    p.a_regions = max_rows(2) >= 1 && (weights_covered || max_rows(1) <= max_rows(2)) ? 2 : 1;
     const int rows = max_rows(p.a_regions);
     if (rows < 1)
       throw std::invalid_argument(

@@ -14,7 +14,9 @@
 // Schedule, in program order, so that DMA overlaps compute:
 //   - A is double-buffered in the UB: pass p+1's A is loaded during pass p,
 //     into the region pass p-1 used, one chunk of blocks per column tile (so
-//     weight reads and write-backs interleave with it).
+//     weight reads and write-backs interleave with it). When two regions
+//     leave too few rows per pass for the weight FIFO to cover the host's
+//     read latency, one region with twice the rows is used instead.
 //   - Weight tiles stream through RWs issued as far ahead as the weight
 //     capacity (WgtFifoTiles + 2) allows, in batches of half of it.
 //   - Output tile t (all passes, in order) accumulates in ACC region t % 2,

@@ -150,13 +150,21 @@ TEST_F(GemmTest, ExtremeOperandsDoNotLoseBits) {
 }
 
 TEST_F(GemmTest, SplitsLargeMIntoPasses) {
-  use_config({.n = 16, .ub_rows = 256, .acc_rows = 64});
-  // K = 64: two A regions of 4 blocks + 8 result rows = 16 UB rows per row
-  // of A: 16 rows per pass at most, so 7 balanced passes of 15 rows.
-  const GemmProgram g = check_random_gemm({100, 64, 40});
+  // K = 64: 4 blocks of A plus 8 result rows per row of A. Two A regions
+  // (16 UB rows per row of A) allow 16 rows per pass: 7 balanced passes of 15.
+  // A deep weight FIFO covers the read latency even at 15 rows per tile.
+  use_config({.n = 16, .ub_rows = 256, .acc_rows = 64, .wgt_fifo_tiles = 64});
+  GemmProgram g = check_random_gemm({100, 64, 40});
+  EXPECT_EQ(g.plan.a_regions, 2);
   EXPECT_EQ(g.pass_rows, 15);
   EXPECT_EQ(g.passes, 7);
-  EXPECT_EQ(g.plan.a_regions, 2);
+  // With 16 tiles, 16 rows per tile would starve the weights: one A region
+  // (12 UB rows per row of A, 21 rows per pass): 5 passes of 20.
+  use_config({.n = 16, .ub_rows = 256, .acc_rows = 64, .wgt_fifo_tiles = 16});
+  g = check_random_gemm({100, 64, 40});
+  EXPECT_EQ(g.plan.a_regions, 1);
+  EXPECT_EQ(g.pass_rows, 20);
+  EXPECT_EQ(g.passes, 5);
   use_config({});
   EXPECT_EQ(check_random_gemm({40, 32, 16}, {.max_pass_rows = 16}).passes, 3);
 }

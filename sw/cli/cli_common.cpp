@@ -1,10 +1,5 @@
 #include "cli_common.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -37,30 +32,7 @@ Device Global::open() const {
   return dev;
 }
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": cannot read: it is a directory");
-  }
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string why = std::strerror(errno);
-      ::close(fd);
-      throw Error(path + ": cannot read: " + why);
-    }
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-  ::close(fd);
-  return bytes;
-}
+std::vector<uint8_t> read_file(const std::string& path) { return npy::read_file(path); }
 
 void write_file(const std::string& path, std::span<const uint8_t> bytes) {
   npy::write_atomic(path, bytes);

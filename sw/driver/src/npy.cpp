@@ -247,31 +247,6 @@ class HeaderParser {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// The whole file; tpu::Error with the system's reason when it cannot be read.
-std::vector<uint8_t> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + errno_text());
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": cannot read: it is a directory; expected a .npy file");
-  }
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string why = errno_text();
-      ::close(fd);
-      throw Error(path + ": cannot read: " + why);
-    }
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-  ::close(fd);
-  return bytes;
-}
 
 // The suggestion for a file whose dtype is not `want`.
 std::string convert_hint(Dtype want, const char* what) {
@@ -385,6 +360,31 @@ Array load_ndim(const std::string& path, Dtype want, size_t ndim, const char* wh
 }
 
 }  // namespace
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open: " + errno_text());
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": cannot read: it is a directory");
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string why = errno_text();
+      ::close(fd);
+      throw Error(path + ": cannot read: " + why);
+    }
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  ::close(fd);
+  return bytes;
+}
 
 const char* dtype_name(Dtype d) {
   switch (d) {

@@ -45,6 +45,8 @@ std::vector<T> values(const Array& a);  // T = int8_t, uint8_t, int32_t, float
 // Copies elements() items from data (zeros when data is null).
 Array make(Dtype d, std::vector<int64_t> shape, const void* data);
 
+// A whole file; tpu::Error "<path>: cannot open: <reason>" when it cannot be read.
+std::vector<uint8_t> read_file(const std::string& path);
 // Writes any file the way save() does: all of it, or nothing at path.
 void write_atomic(const std::string& path, std::span<const uint8_t> bytes);
 

@@ -114,7 +114,6 @@ int GemmPlan::rows_of_pass(int p) const { return std::min(pass_rows, shape.m - p
 uint64_t GemmPlan::a_bytes() const { return uint64_t(shape.m) * k_blocks * n; }
 uint64_t GemmPlan::w_bytes() const { return uint64_t(col_tiles) * k_blocks * n * n; }
 uint64_t GemmPlan::c_bytes() const { return uint64_t(col_tiles) * shape.m * out_row_bytes(); }
-uint64_t GemmPlan::mxu_rows() const { return uint64_t(col_tiles) * k_blocks * shape.m; }
 
 GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
                    const GemmOptions& options) {
@@ -310,18 +309,11 @@ GemmProgram build_gemm(HostMemory& mem, const GemmShape& shape, const GemmAddrs&
   GemmProgram g;
   g.plan = plan_gemm(shape, GemmOutput::kInt32, core, options);
   const GemmPlan& p = g.plan;
-  g.shape = shape;
-  g.n = p.n;
-  g.k_blocks = p.k_blocks;
-  g.col_tiles = p.col_tiles;
-  g.pass_rows = p.pass_rows;
-  g.passes = p.passes;
-  g.a_packed = addrs.scratch;
-  g.w_tiles = addrs.scratch + (p.a_bytes() + 63) / 64 * 64;
+  const uint64_t a_packed = addrs.scratch, w_tiles = addrs.scratch + (p.a_bytes() + 63) / 64 * 64;
   g.c = addrs.c;
-  mem.write(g.a_packed, std::span<const int8_t>(pack_a(p, read_matrix_i8(mem, addrs.a, shape.m, shape.k))));
-  mem.write(g.w_tiles, std::span<const int8_t>(pack_w(p, read_matrix_i8(mem, addrs.w, shape.k, shape.n_out))));
-  auto programs = gemm_programs(p, {}, g.a_packed, g.w_tiles, g.c, core);
+  mem.write(a_packed, std::span<const int8_t>(pack_a(p, read_matrix_i8(mem, addrs.a, shape.m, shape.k))));
+  mem.write(w_tiles, std::span<const int8_t>(pack_w(p, read_matrix_i8(mem, addrs.w, shape.k, shape.n_out))));
+  auto programs = gemm_programs(p, {}, a_packed, w_tiles, g.c, core);
   if (programs.size() > 1)
     throw std::invalid_argument("build_gemm " + dims(shape) + ": the GEMM needs " +
                                 std::to_string(programs.size()) + " programs of at most " +

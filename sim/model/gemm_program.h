@@ -77,7 +77,6 @@ struct GemmPlan {
   uint64_t a_bytes() const;  // sizes of the host images
   uint64_t w_bytes() const;
   uint64_t c_bytes() const;
-  uint64_t mxu_rows() const;  // rows the MXU takes: passes * col_tiles * Kb * rows
 };
 
 // Throws std::invalid_argument when a dimension is < 1 or K does not fit the UB.
@@ -107,9 +106,7 @@ struct GemmAddrs {
 
 struct GemmProgram {
   GemmPlan plan;
-  GemmShape shape;
-  int n = 0, k_blocks = 0, col_tiles = 0, pass_rows = 0, passes = 0;
-  uint64_t a_packed = 0, w_tiles = 0, c = 0;
+  uint64_t c = 0;  // where the program writes the packed result
   std::vector<isa::Instr> program;
 };
 

@@ -32,7 +32,6 @@ Device Global::open() const {
   return dev;
 }
 
-std::vector<uint8_t> read_file(const std::string& path) { return npy::read_file(path); }
 
 void write_file(const std::string& path, std::span<const uint8_t> bytes) {
   npy::write_atomic(path, bytes);

@@ -73,8 +73,6 @@ int cmd_disasm(const AsmArgs& args);
 
 // ---- Helpers ----------------------------------------------------------------------
 
-// A whole file; tpu::Error "<path>: cannot open: <reason>".
-std::vector<uint8_t> read_file(const std::string& path);
 // All of it or nothing at path (npy::write_atomic).
 void write_file(const std::string& path, std::span<const uint8_t> bytes);
 void write_json(const std::string& path, const nlohmann::json& j);

@@ -145,7 +145,7 @@ int64_t int_field(const json& layer, const std::string& where, const char* key, 
 }
 
 std::vector<LayerSource> load_model(const std::string& path) {
-  const std::vector<uint8_t> bytes = read_file(path);
+  const std::vector<uint8_t> bytes = npy::read_file(path);
   json doc;
   try {
     doc = json::parse(bytes.begin(), bytes.end());

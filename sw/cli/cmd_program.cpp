@@ -20,7 +20,7 @@ std::string text_of(const std::vector<uint8_t>& bytes) { return {bytes.begin(), 
 
 std::vector<isa::Instr> assemble_file(const std::string& path) {
   try {
-    return isa::assemble(text_of(read_file(path)));
+    return isa::assemble(text_of(npy::read_file(path)));
   } catch (const isa::AsmError& e) {
     throw Error(path + ": " + e.what());  // "line <n>: <problem>"
   }
@@ -39,7 +39,7 @@ std::vector<uint8_t> to_binary(const std::vector<isa::Instr>& program) {
 }
 
 std::vector<isa::Instr> binary_file(const std::string& path) {
-  const std::vector<uint8_t> bytes = read_file(path);
+  const std::vector<uint8_t> bytes = npy::read_file(path);
   if (bytes.size() % kInstrBytes != 0) {
     throw Error(path + ": " + std::to_string(bytes.size()) +
                 " bytes is not a whole number of instructions (16 bytes each); is it a "
@@ -114,7 +114,7 @@ int cmd_run(const Global& g, const RunArgs& args) {
   const std::vector<isa::Instr> program = program_file(args.program);
   if (program.empty()) throw Error(args.program + ": the program has no instructions");
   for (Region& r : loads) {
-    r.data = read_file(r.file);
+    r.data = npy::read_file(r.file);
     r.len = r.data.size();
   }
 

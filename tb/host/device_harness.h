@@ -14,21 +14,17 @@
 #include "isa.h"
 #include "root_complex.h"
 #include "sim.h"
+#include "tpu/queue.h"
 #include "tpu_regs.h"
 
 namespace tb {
 
 #define TPU_REG(name) uint32_t(offsetof(tpu_regs_t, name))
 
-// A completion entry as the device writes it (docs/host_interface.md).
-struct CqEntry {
-  uint16_t id = 0, status = 0;
-  uint32_t err_pc = 0, cycles = 0;
-  bool phase = false;
-  uint16_t sq_head = 0;
-};
-
-constexpr uint16_t kStatusBadCommand = 0x10, kStatusFetchFault = 0x11;
+// Ring entries and status codes, shared with the driver (sw/driver/include/tpu/queue.h).
+using tpu::CqEntry;
+using tpu::kStatusBadCommand;
+using tpu::kStatusFetchFault;
 
 template <class Model>
 class Device {
@@ -91,7 +87,7 @@ class Device {
     cq_size_ = 1u << cq_log2;
     sq_tail_ = cq_head_ = 0;
     phase_ = true;
-    std::vector<uint8_t> zero(size_t(cq_size_) * 16, 0);
+    std::vector<uint8_t> zero(size_t(cq_size_) * tpu::kCqEntryBytes, 0);
     mem().write(cq, zero);
     mmio_write(TPU_REG(SQ_BASE_LO), uint32_t(sq));
     mmio_write(TPU_REG(SQ_BASE_HI), uint32_t(sq >> 32));
@@ -102,9 +98,9 @@ class Device {
     mmio_write(TPU_REG(CTRL), TPU_REGS__CTRL__ENABLE_bm);
   }
 
-  // Writes a raw 32-byte submission entry and rings the doorbell.
+  // Writes a raw submission entry and rings the doorbell.
   void submit_raw(const std::vector<uint8_t>& entry, bool ring = true) {
-    mem().write(sq_base_ + uint64_t(sq_tail_) * 32, entry);
+    mem().write(sq_base_ + uint64_t(sq_tail_) * tpu::kSqEntryBytes, entry);
     sq_tail_ = (sq_tail_ + 1) % sq_size_;
     if (ring) mmio_write(TPU_REG(SQ_TAIL), sq_tail_);
   }
@@ -112,38 +108,22 @@ class Device {
   // Puts the program into host memory and submits a RUN command for it.
   void submit(uint16_t id, const std::vector<tpu::isa::Instr>& prog, uint64_t prog_addr,
               bool ring = true) {
-    for (size_t i = 0; i < prog.size(); ++i) {
-      const auto w = prog[i].encode();
-      mem().write64(prog_addr + i * 16, w[0]);
-      mem().write64(prog_addr + i * 16 + 8, w[1]);
-    }
+    mem().write(prog_addr, tpu::encode_program(prog));
     submit_raw(run_entry(id, uint32_t(prog.size()), prog_addr), ring);
   }
 
-  static std::vector<uint8_t> run_entry(uint16_t id, uint32_t len, uint64_t addr, uint8_t op = 1) {
-    std::vector<uint8_t> e(32, 0);
-    e[0] = op;
-    e[2] = uint8_t(id);
-    e[3] = uint8_t(id >> 8);
-    for (int i = 0; i < 4; ++i) e[4 + i] = uint8_t(len >> (8 * i));
-    for (int i = 0; i < 8; ++i) e[8 + i] = uint8_t(addr >> (8 * i));
-    return e;
+  static std::vector<uint8_t> run_entry(uint16_t id, uint32_t len, uint64_t addr, uint8_t op = tpu::kOpRun) {
+    return tpu::encode_run(id, len, addr, op);
   }
 
   // Waits for the next completion entry (its phase bit flips to the expected
   // value), consumes it and rings the completion doorbell.
   std::optional<CqEntry> wait_completion(uint64_t max_cycles, bool consume = true) {
-    const uint64_t addr = cq_base_ + uint64_t(cq_head_) * 16;
+    const uint64_t addr = cq_base_ + uint64_t(cq_head_) * tpu::kCqEntryBytes;
     for (uint64_t i = 0; i < max_cycles; ++i) {
       if (bool(mem().read32(addr + 12) & 1) == phase_) {
-        CqEntry e;
-        const uint32_t w0 = mem().read32(addr), w3 = mem().read32(addr + 12);
-        e.id = uint16_t(w0);
-        e.status = uint16_t(w0 >> 16);
-        e.err_pc = mem().read32(addr + 4);
-        e.cycles = mem().read32(addr + 8);
-        e.phase = w3 & 1;
-        e.sq_head = uint16_t(w3 >> 16);
+        const std::vector<uint8_t> raw = mem().read(addr, tpu::kCqEntryBytes);
+        const CqEntry e = tpu::decode_cq(raw.data());
         if (consume) consume_completion();
         return e;
       }

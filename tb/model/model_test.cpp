@@ -125,9 +125,9 @@ class GemmTest : public ModelTest {
 
 TEST_F(GemmTest, Tiled40x48x20NotAMultipleOfN) {
   const GemmProgram g = check_random_gemm({40, 48, 20});
-  EXPECT_EQ(g.k_blocks, 3);
-  EXPECT_EQ(g.col_tiles, 2);
-  EXPECT_EQ(g.passes, 1);
+  EXPECT_EQ(g.plan.k_blocks, 3);
+  EXPECT_EQ(g.plan.col_tiles, 2);
+  EXPECT_EQ(g.plan.passes, 1);
 }
 
 TEST_F(GemmTest, ShapesAtEveryArraySize) {
@@ -156,17 +156,17 @@ TEST_F(GemmTest, SplitsLargeMIntoPasses) {
   use_config({.n = 16, .ub_rows = 256, .acc_rows = 64, .wgt_fifo_tiles = 64});
   GemmProgram g = check_random_gemm({100, 64, 40});
   EXPECT_EQ(g.plan.a_regions, 2);
-  EXPECT_EQ(g.pass_rows, 15);
-  EXPECT_EQ(g.passes, 7);
+  EXPECT_EQ(g.plan.pass_rows, 15);
+  EXPECT_EQ(g.plan.passes, 7);
   // With 16 tiles, 16 rows per tile would starve the weights: one A region
   // (12 UB rows per row of A, 21 rows per pass): 5 passes of 20.
   use_config({.n = 16, .ub_rows = 256, .acc_rows = 64, .wgt_fifo_tiles = 16});
   g = check_random_gemm({100, 64, 40});
   EXPECT_EQ(g.plan.a_regions, 1);
-  EXPECT_EQ(g.pass_rows, 20);
-  EXPECT_EQ(g.passes, 5);
+  EXPECT_EQ(g.plan.pass_rows, 20);
+  EXPECT_EQ(g.plan.passes, 5);
   use_config({});
-  EXPECT_EQ(check_random_gemm({40, 32, 16}, {.max_pass_rows = 16}).passes, 3);
+  EXPECT_EQ(check_random_gemm({40, 32, 16}, {.max_pass_rows = 16}).plan.passes, 3);
 }
 
 TEST_F(GemmTest, StaysWithinASmallWeightCapacity) {

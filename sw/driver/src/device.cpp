@@ -18,8 +18,6 @@ namespace {
 
 constexpr uint32_t kDeviceId = TPU_REGS__ID__ID_reset;  // "TPU1"
 constexpr int kSqLog2 = 6, kCqLog2 = 6;                // 64-entry rings
-constexpr size_t kSqEntry = 32, kCqEntry = 16;
-constexpr uint8_t kOpRun = 0x01;
 constexpr uint64_t kResetCycles = 100000;
 
 std::string hex(uint64_t v) {
@@ -216,8 +214,8 @@ Device::Device(std::unique_ptr<Transport> transport)
     throw Error(t.name() + ": register map version " + std::to_string(info_.version_major) +
                 ".x is newer than this driver (0.x); update the driver");
 
-  sq_ = alloc(kSqEntry << kSqLog2);
-  cq_ = alloc(kCqEntry << kCqLog2);
+  sq_ = alloc(kSqEntryBytes << kSqLog2);
+  cq_ = alloc(kCqEntryBytes << kCqLog2);
   sq_size_ = 1u << kSqLog2;
   cq_size_ = 1u << kCqLog2;
   reset();
@@ -279,25 +277,11 @@ Command Device::submit(const std::vector<isa::Instr>& program) {
                 " commands are queued, the ring is full; wait() for some first");
 
   Buffer prog = alloc(program.size() * 16);
-  std::vector<uint8_t> bytes(program.size() * 16);
-  for (size_t i = 0; i < program.size(); ++i) {
-    const auto w = program[i].encode();
-    for (int b = 0; b < 8; ++b) {
-      bytes[i * 16 + size_t(b)] = uint8_t(w[0] >> (8 * b));
-      bytes[i * 16 + 8 + size_t(b)] = uint8_t(w[1] >> (8 * b));
-    }
-  }
-  prog.write(bytes);
+  prog.write(encode_program(program));
 
   const uint16_t id = next_id_++;
   if (next_id_ == 0) next_id_ = 1;
-  std::vector<uint8_t> entry(kSqEntry, 0);
-  entry[0] = kOpRun;
-  entry[2] = uint8_t(id);
-  entry[3] = uint8_t(id >> 8);
-  for (int i = 0; i < 4; ++i) entry[size_t(4 + i)] = uint8_t(program.size() >> (8 * i));
-  for (int i = 0; i < 8; ++i) entry[size_t(8 + i)] = uint8_t(prog.addr() >> (8 * i));
-  sq_.write(entry, size_t(sq_tail_) * kSqEntry);
+  sq_.write(encode_run(id, uint32_t(program.size()), prog.addr()), size_t(sq_tail_) * kSqEntryBytes);
   in_flight_.emplace(id, std::move(prog));
   sq_tail_ = (sq_tail_ + 1) % sq_size_;
   state_->transport->mmio_write(REG(SQ_TAIL), sq_tail_);
@@ -306,11 +290,15 @@ Command Device::submit(const std::vector<isa::Instr>& program) {
 
 Completion Device::wait(Command cmd, uint64_t timeout_cycles) {
   if (timeout_cycles == 0) timeout_cycles = timeout_;
-  if (auto it = completed_.find(cmd.id); it != completed_.end()) {
-    const Completion c = it->second;
+  const auto take = [&](Completion* c) {
+    const auto it = completed_.find(cmd.id);
+    if (it == completed_.end()) return false;
+    *c = it->second;
     completed_.erase(it);
-    return c;
-  }
+    return true;
+  };
+  Completion c;
+  if (take(&c)) return c;
   if (!in_flight_.count(cmd.id))
     throw Error("wait: command " + std::to_string(cmd.id) + " was not submitted or was already waited for");
   Transport& t = *state_->transport;
@@ -319,27 +307,18 @@ Completion Device::wait(Command cmd, uint64_t timeout_cycles) {
     // Acknowledge the interrupt first, so no completion after this goes unseen;
     // then consume every completion entry the device has written.
     t.mmio_write(REG(INT_STATUS), TPU_REGS__INT_STATUS__COMPLETION_bm);
-    while (true) {
-      const size_t off = size_t(cq_head_) * kCqEntry;
-      uint8_t e[kCqEntry];
-      cq_.read(e, off);
-      if (bool(e[12] & 1) != phase_) break;
-      Completion c;
-      c.id = uint16_t(e[0] | e[1] << 8);
-      c.status = uint16_t(e[2] | e[3] << 8);
-      c.err_pc = uint32_t(e[4] | e[5] << 8 | e[6] << 16 | uint32_t(e[7]) << 24);
-      c.cycles = uint32_t(e[8] | e[9] << 8 | e[10] << 16 | uint32_t(e[11]) << 24);
+    for (;;) {
+      uint8_t raw[kCqEntryBytes];
+      cq_.read(raw, size_t(cq_head_) * kCqEntryBytes);
+      const CqEntry e = decode_cq(raw);
+      if (e.phase != phase_) break;
       cq_head_ = (cq_head_ + 1) % cq_size_;
       if (cq_head_ == 0) phase_ = !phase_;
       t.mmio_write(REG(CQ_HEAD), cq_head_);
-      in_flight_.erase(c.id);
-      completed_[c.id] = c;
+      in_flight_.erase(e.id);
+      completed_[e.id] = Completion{e.id, e.status, e.err_pc, e.cycles};
     }
-    if (auto it = completed_.find(cmd.id); it != completed_.end()) {
-      const Completion c = it->second;
-      completed_.erase(it);
-      return c;
-    }
+    if (take(&c)) return c;
     if (waited >= timeout_cycles) break;
     waited += t.wait_interrupt(timeout_cycles - waited);
   }

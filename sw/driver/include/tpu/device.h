@@ -18,6 +18,7 @@
 
 #include "isa.h"
 #include "tpu/error.h"
+#include "tpu/queue.h"
 #include "tpu/transport.h"
 
 namespace tpu {
@@ -41,12 +42,6 @@ struct PerfCounters {
 
   PerfCounters& operator+=(const PerfCounters& o);
 };
-
-// Completion status codes (docs/host_interface.md): 0 OK, 1..11 the ISA's
-// error codes, and these two from the command processor.
-constexpr uint16_t kStatusOk = 0;
-constexpr uint16_t kStatusBadCommand = 0x10;
-constexpr uint16_t kStatusFetchFault = 0x11;
 
 // The completion entry of one command.
 struct Completion {

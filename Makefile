@@ -1,28 +1,34 @@
+# SPDX-License-Identifier: Apache-2.0
 # Top-level entry points. `make help` lists them.
 SHELL   := /bin/bash
 BUILD   ?= build
 CONFIG  ?= default
+CONFIGS ?= tiny default
 JOBS    ?= $(shell nproc)
 SEEDS   ?= 1 2 3 4 5
 TEST    ?=
 SEED    ?=
 
-CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release -DTPU_CONFIG=$(CONFIG)
+# The device models this build makes: CONFIGS, plus CONFIG when it is not
+# among them, so that `make demo CONFIG=wide` builds the wide model.
+BUILT_CONFIGS := $(CONFIGS) $(filter-out $(CONFIGS),$(CONFIG))
+CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(subst $(eval) ,;,$(strip $(BUILT_CONFIGS)))"
 
 .DEFAULT_GOAL := build
-.PHONY: help setup build test sim regress lint regs wave synth bench demo clean
+.PHONY: help setup configure build test sim regress lint regs config wave synth bench demo clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
-	@echo "  variables: CONFIG=tiny|small|default|wide  TEST=<gtest name>  SEED=<n>  SEEDS=\"1 2 3\"  JOBS=<n>"
+	@echo "  variables: CONFIG=tiny|small|default|wide  CONFIGS=\"tiny default\" (models built)"
+	@echo "             TEST=<gtest name>  SEED=<n>  SEEDS=\"1 2 3\"  JOBS=<n>"
 
 setup: ## Install every dependency (Debian packages, pinned PyPI packages)
 	scripts/setup.sh
 
-$(BUILD)/build.ninja: CMakeLists.txt
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+configure:
+	@mkdir -p $(BUILD) && cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD)/configure.log 2>&1 || { cat $(BUILD)/configure.log; exit 1; }
 
-build: $(BUILD)/build.ninja ## Verilate the RTL and build testbenches and tools
+build: configure ## Verilate the RTL (models for CONFIGS) and build testbenches and tools
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build ## Run every test (lint, unit and integration) through CTest
@@ -33,21 +39,24 @@ sim: build ## Run the simulation regression and print a pass/fail table
 	-ctest --test-dir $(BUILD) -L unit -j $(JOBS) --output-junit reports/sim.xml > $(BUILD)/reports/sim.log 2>&1
 	python3 scripts/report.py $(BUILD)/reports/sim.xml
 
-regress: build ## Run the simulation tests for every seed in SEEDS; table + JUnit XML
+regress: build ## Every simulation test for each configuration in CONFIGS and each seed in SEEDS; tables + JUnit XML
 	@mkdir -p $(BUILD)/reports
 	@for s in $(SEEDS); do \
 	  echo "regress: seed $$s"; \
-	  TPU_SEED=$$s ctest --test-dir $(BUILD) -L unit -j $(JOBS) \
+	  TPU_SEED=$$s ctest --test-dir $(BUILD) -LE lint -j $(JOBS) \
 	    --output-junit reports/regress_seed$$s.xml > $(BUILD)/reports/regress_seed$$s.log 2>&1; \
 	done; \
-	python3 scripts/report.py --junit $(BUILD)/reports/regress.xml \
+	python3 scripts/report.py --by-config --junit $(BUILD)/reports/regress.xml \
 	  $(foreach s,$(SEEDS),--seed $(s) $(BUILD)/reports/regress_seed$(s).xml)
 
-lint: ## Verilator -Wall over all RTL (zero warnings)
+lint: ## Verilator -Wall over all RTL, every configuration (zero warnings)
 	scripts/lint.sh
 
 regs: ## Regenerate BAR0 registers from rtl/host/tpu_regs.rdl
 	python3 scripts/gen_regs.py
+
+config: ## Regenerate the configuration files from scripts/config_table.py
+	python3 scripts/gen_config.py
 
 wave: build ## Rerun one test with FST waves and open GTKWave: make wave TEST=<name> [SEED=n]
 	scripts/wave.sh "$(TEST)" "$(SEED)"
@@ -61,7 +70,7 @@ bench: build ## Benchmarks: MXU streaming, a GEMM sweep on the TPU (CSV + plot),
 	$(BUILD)/tb/mxu_bench --n 4 --tiles 80000
 	python3 scripts/bench_gemm.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --out $(BUILD)/bench
 
-demo: build ## Main job: a digits MLP, int8 on the simulated TPU, checked against the CPU reference
+demo: build ## Main job: a digits MLP, int8 on the simulated TPU (CONFIG=<name>), checked against the CPU reference
 	python3 demo/digits_mlp.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --workdir $(BUILD)/demo
 
 clean: ## Remove all generated files

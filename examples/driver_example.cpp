@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The driver in a few lines: open the simulated TPU, run a matmul and a dense
 // layer through the operators, and a hand-written program. docs/driver.md
 // walks through it.
@@ -6,9 +7,15 @@
 #include "tpu/device.h"
 #include "tpu/ops.h"
 
+// The build also links this example with the model: transport alone, to
+// prove the driver needs no RTL simulator (examples/CMakeLists.txt).
+#ifndef TPU_EXAMPLE_URI
+#define TPU_EXAMPLE_URI "sim:?config=default"
+#endif
+
 int main() try {
   // The simulated TPU, in this process: 16x16 MXU, 500-cycle host latency.
-  tpu::Device dev = tpu::Device::open("sim:?config=default");
+  tpu::Device dev = tpu::Device::open(TPU_EXAMPLE_URI);
   std::printf("%s: %dx%d MXU, %d UB rows\n", dev.info().name.c_str(), dev.info().n,
               dev.info().n, dev.info().ub_rows);
 

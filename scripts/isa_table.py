@@ -1,7 +1,7 @@
 """The instruction set as data: the single source of every encoding.
 
 docs/isa.md describes the semantics; scripts/gen_isa.py turns this table into
-rtl/ctrl/tpu_isa_pkg.sv (decoder constants) and sim/model/isa_table.h
+rtl/ctrl/tpu_isa_pkg.sv (decoder constants) and sw/common/include/tpu/isa_table.h
 (assembler, disassembler, reference model). Change the ISA here, run
 gen_isa.py, and update docs/isa.md.
 """

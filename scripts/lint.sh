@@ -2,9 +2,9 @@
 # Lints all RTL with Verilator -Wall. Any warning fails. Waivers live only in
 # rtl/lint.vlt.
 #
-# tpu_top instantiates every block, so it is linted at each named
-# configuration (array sizes 4, 16, 32). Every other module is also linted as
-# a top of its own, once, so its default parameters elaborate cleanly too.
+# tpu_top instantiates every block, so it is linted at every named
+# configuration of scripts/config_table.py. Every other module is also linted
+# as a top of its own, once, so its default parameters elaborate cleanly too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +20,8 @@ lint() {  # lint <top> <config>
   fi
 }
 
-for cfg in TINY DEFAULT WIDE; do lint tpu_top "$cfg"; done
+mapfile -t configs < <(python3 -c 'import sys; sys.path.insert(0, "scripts"); import config_table as t; print("\n".join(c.name.upper() for c in t.CONFIGS))')
+for cfg in "${configs[@]}"; do lint tpu_top "$cfg"; done
 for top in "${blocks[@]}"; do lint "$top" DEFAULT; done
-[ "$status" = 0 ] && echo "lint: tpu_top x 3 configurations and ${#blocks[@]} blocks, no warnings"
+[ "$status" = 0 ] && echo "lint: tpu_top x ${#configs[@]} configurations and ${#blocks[@]} blocks, no warnings"
 exit "$status"

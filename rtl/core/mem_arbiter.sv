@@ -18,7 +18,7 @@
 module mem_arbiter #(
   parameter int unsigned DataW       = 128,  // bits per row
   parameter int unsigned RowsW       = 24,   // bits of a request's row count
-  parameter int unsigned Outstanding = 16    // read requests in flight, at most
+  parameter int unsigned Outstanding = tpu_pkg::Cfg.mem_outstanding  // read requests in flight, at most
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,

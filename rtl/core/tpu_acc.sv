@@ -5,7 +5,7 @@
 // read port for the VPU. Sums wrap at 32 bits like the reference model.
 module tpu_acc #(
   parameter int unsigned N     = tpu_pkg::ArrayN,
-  parameter int unsigned Rows  = 1024,
+  parameter int unsigned Rows  = tpu_pkg::Cfg.acc_rows,
   parameter int unsigned AccW  = tpu_pkg::AccW,
   localparam int unsigned AddrW = $clog2(Rows)
 ) (

@@ -1,7 +1,7 @@
 // TPU compute core: instruction memory, controller, the four execution units
 // (memory, weight, matrix, vector), the unified buffer and the accumulators.
 //
-// Host side (replaced by the host interface's DMA later):
+// Host side (tpu_top connects it to the command processor and the DMA engine):
 //   imem_wr_*   writes the program into instruction memory
 //   start_i     runs it from start_pc_i; done_o pulses at the end with
 //               err_code_o / err_pc_o (index of the faulting instruction)
@@ -13,17 +13,15 @@
 `include "tpu_macros.svh"
 
 module tpu_core #(
-  // ---- geometry ----
-  parameter int unsigned N            = tpu_pkg::ArrayN,  // MXU is N x N, rows are N lanes
-  // ---- memories ----
-  parameter int unsigned ImemDepth    = 1024,  // instructions
-  parameter int unsigned UbRows       = 4096,  // unified buffer rows of N int8
-  parameter int unsigned AccRows      = 1024,  // accumulator rows of N int32
-  parameter int unsigned WgtFifoTiles = tpu_pkg::WgtFifoTiles,  // weight FIFO depth in N x N tiles
-  // ---- memory port ----
-  parameter int unsigned MemOutstanding = 16,  // read requests in flight on the memory port
-  parameter int unsigned RowsW          = 24,  // bits of a request's row count
-  localparam int unsigned PcW = $clog2(ImemDepth)
+  // Every size comes from one configuration (rtl/common/tpu_pkg.sv).
+  parameter tpu_pkg::cfg_t Cfg   = tpu_pkg::Cfg,
+  parameter int unsigned   RowsW = 24,  // bits of a memory request's row count
+  localparam int unsigned N            = Cfg.array_n,       // MXU is N x N, rows are N lanes
+  localparam int unsigned ImemDepth    = Cfg.imem_depth,    // instructions
+  localparam int unsigned UbRows       = Cfg.ub_rows,       // unified buffer rows of N int8
+  localparam int unsigned AccRows      = Cfg.acc_rows,      // accumulator rows of N int32
+  localparam int unsigned WgtFifoTiles = Cfg.wgt_fifo_tiles,  // weight FIFO depth in N x N tiles
+  localparam int unsigned PcW          = $clog2(ImemDepth)
 ) (
   input  logic                        clk_i,
   input  logic                        rst_ni,
@@ -64,6 +62,8 @@ module tpu_core #(
 );
 
   import tpu_isa_pkg::*;
+
+  tpu_cfg_check #(.Cfg(Cfg)) u_cfg_check ();
 
   localparam int unsigned NU       = NumUnits;
   localparam int unsigned UbAddrW  = $clog2(UbRows);
@@ -206,7 +206,7 @@ module tpu_core #(
   mem_arbiter #(
     .DataW      (N * 8),
     .RowsW      (RowsW),
-    .Outstanding(MemOutstanding)
+    .Outstanding(Cfg.mem_outstanding)
   ) u_mem_arb (
     .clk_i,
     .rst_ni,

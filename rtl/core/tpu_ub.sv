@@ -9,7 +9,7 @@
 // multi-ported array rather than single-ported banks.
 module tpu_ub #(
   parameter int unsigned N      = tpu_pkg::ArrayN,  // lanes per row
-  parameter int unsigned Rows   = 4096,             // rows
+  parameter int unsigned Rows   = tpu_pkg::Cfg.ub_rows,  // rows
   parameter int unsigned RdPorts = 4,
   parameter int unsigned WrPorts = 2,
   localparam int unsigned AddrW = $clog2(Rows)

@@ -16,8 +16,8 @@
 
 module unit_mem #(
   parameter int unsigned N      = tpu_pkg::ArrayN,
-  parameter int unsigned UbRows = 4096,
-  parameter int unsigned PcW    = 10,
+  parameter int unsigned UbRows = tpu_pkg::Cfg.ub_rows,
+  parameter int unsigned PcW    = $clog2(tpu_pkg::Cfg.imem_depth),
   parameter int unsigned RowsW  = 24,
   localparam int unsigned UbAddrW = $clog2(UbRows)
 ) (

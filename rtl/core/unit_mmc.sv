@@ -11,9 +11,9 @@
 
 module unit_mmc #(
   parameter int unsigned N       = tpu_pkg::ArrayN,
-  parameter int unsigned UbRows  = 4096,
-  parameter int unsigned AccRows = 1024,
-  parameter int unsigned PcW     = 10,
+  parameter int unsigned UbRows  = tpu_pkg::Cfg.ub_rows,
+  parameter int unsigned AccRows = tpu_pkg::Cfg.acc_rows,
+  parameter int unsigned PcW     = $clog2(tpu_pkg::Cfg.imem_depth),
   localparam int unsigned UbAddrW  = $clog2(UbRows),
   localparam int unsigned AccAddrW = $clog2(AccRows)
 ) (

@@ -16,8 +16,8 @@
 
 module unit_wgt #(
   parameter int unsigned N         = tpu_pkg::ArrayN,
-  parameter int unsigned FifoTiles = 4,
-  parameter int unsigned PcW       = 10,
+  parameter int unsigned FifoTiles = tpu_pkg::Cfg.wgt_fifo_tiles,
+  parameter int unsigned PcW       = $clog2(tpu_pkg::Cfg.imem_depth),
   parameter int unsigned RowsW     = 24,
   parameter int unsigned RxDepth   = 4,   // RWs with rows in flight, at most
   localparam int unsigned FifoRows = FifoTiles * N,

@@ -16,12 +16,12 @@
 `include "tpu_macros.svh"
 
 module tpu_ctrl #(
-  parameter int unsigned ImemDepth = 1024,
-  parameter int unsigned UbRows    = 4096,
-  parameter int unsigned AccRows   = 1024,
+  parameter int unsigned ImemDepth = tpu_pkg::Cfg.imem_depth,
+  parameter int unsigned UbRows    = tpu_pkg::Cfg.ub_rows,
+  parameter int unsigned AccRows   = tpu_pkg::Cfg.acc_rows,
   parameter int unsigned N         = tpu_pkg::ArrayN,
   parameter int unsigned SbDepth   = 8,   // commands in flight per unit
-  parameter int unsigned WgtCapacity = 6, // tiles the weight FIFO and MXU hold
+  parameter int unsigned WgtCapacity = tpu_pkg::Cfg.wgt_fifo_tiles + 2, // tiles the weight FIFO and MXU hold
   localparam int unsigned PcW      = $clog2(ImemDepth),
   localparam int unsigned NU       = tpu_isa_pkg::NumUnits
 ) (

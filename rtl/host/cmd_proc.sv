@@ -14,7 +14,7 @@
 `include "tpu_macros.svh"
 
 module cmd_proc #(
-  parameter int unsigned ImemDepth = 1024,
+  parameter int unsigned ImemDepth = tpu_pkg::Cfg.imem_depth,
   localparam int unsigned PcW = $clog2(ImemDepth)
 ) (
   input  logic               clk_i,

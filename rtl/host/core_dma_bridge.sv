@@ -14,7 +14,7 @@
 module core_dma_bridge #(
   parameter int unsigned N     = tpu_pkg::ArrayN,  // bytes per row
   parameter int unsigned RowsW = 24,
-  parameter int unsigned Depth = 16                // bursts in flight per direction
+  parameter int unsigned Depth = tpu_pkg::Cfg.mem_outstanding  // bursts in flight per direction
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,

@@ -35,11 +35,11 @@
 `include "tpu_macros.svh"
 
 module dma_engine #(
-  parameter int unsigned Tags          = 32,     // outstanding reads, power of two 2 .. 128
-  parameter int unsigned RobBytes      = 16384,  // read reorder buffer, power of two
-  parameter int unsigned RdXfers       = 32,     // read descriptors in flight, power of two 2 .. 256
-  parameter int unsigned WrBufBeats    = 64,     // write packet buffer, power of two >= 16
-  parameter int unsigned TimeoutCycles = 4096    // completion timeout when cpl_timeout_i is 0
+  parameter int unsigned Tags          = tpu_pkg::Cfg.dma_tags,     // outstanding reads, power of two 2 .. 128
+  parameter int unsigned RobBytes      = tpu_pkg::Cfg.dma_rob_bytes,  // read reorder buffer, power of two
+  parameter int unsigned RdXfers       = tpu_pkg::Cfg.dma_rd_xfers,     // read descriptors in flight, power of two 2 .. 256
+  parameter int unsigned WrBufBeats    = tpu_pkg::Cfg.dma_wr_buf_beats,     // write packet buffer, power of two >= 16
+  parameter int unsigned TimeoutCycles = tpu_pkg::Cfg.dma_timeout    // completion timeout when cpl_timeout_i is 0
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,

@@ -53,9 +53,9 @@
 `include "tpu_macros.svh"
 
 module dma_rd #(
-  parameter int unsigned  Tags     = 32,     // outstanding sub-requests
-  parameter int unsigned  RobBytes = 16384,  // reorder buffer, bytes
-  parameter int unsigned  MaxXfers = 32,     // descriptors in flight, power of two 2 .. 256
+  parameter int unsigned  Tags     = tpu_pkg::Cfg.dma_tags,     // outstanding sub-requests
+  parameter int unsigned  RobBytes = tpu_pkg::Cfg.dma_rob_bytes,  // reorder buffer, bytes
+  parameter int unsigned  MaxXfers = tpu_pkg::Cfg.dma_rd_xfers,     // descriptors in flight, power of two 2 .. 256
   parameter int unsigned  OutDepth = 4,      // output FIFO, beats
   localparam int unsigned SlotW    = $clog2(Tags),
   localparam int unsigned OffW     = dma_pkg::OffW,

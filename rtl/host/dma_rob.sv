@@ -12,7 +12,7 @@
 `include "tpu_macros.svh"
 
 module dma_rob #(
-  parameter int unsigned  RobBytes = 16384,  // a power of two, at least 64
+  parameter int unsigned  RobBytes = tpu_pkg::Cfg.dma_rob_bytes,  // a power of two, at least 64
   localparam int unsigned Lines    = RobBytes / 16,
   localparam int unsigned LineW    = $clog2(Lines),
   localparam int unsigned PosW     = LineW + 4,

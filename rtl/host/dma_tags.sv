@@ -26,7 +26,7 @@
 `include "tpu_macros.svh"
 
 module dma_tags #(
-  parameter int unsigned  Tags   = 32,  // slots: a power of two, 2 .. 128
+  parameter int unsigned  Tags   = tpu_pkg::Cfg.dma_tags,  // slots: a power of two, 2 .. 128
   localparam int unsigned SlotW  = $clog2(Tags),
   localparam int unsigned TagW   = tlp_pkg::TagW,
   localparam int unsigned GenW   = TagW - SlotW,

@@ -18,7 +18,7 @@
 `include "tpu_macros.svh"
 
 module dma_wr #(
-  parameter int unsigned  BufBeats = 64,  // data FIFO, beats
+  parameter int unsigned  BufBeats = tpu_pkg::Cfg.dma_wr_buf_beats,  // data FIFO, beats
   parameter int unsigned  HdrDepth = 8,   // packets buffered
   localparam int unsigned OffW     = dma_pkg::OffW,
   localparam int unsigned BeatW    = 128 + 16 + 1,

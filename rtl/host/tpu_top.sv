@@ -17,20 +17,14 @@
 `include "tpu_macros.svh"
 
 module tpu_top #(
-  // ---- geometry and memories (as tpu_core) ----
-  parameter int unsigned N            = tpu_pkg::ArrayN,
-  parameter int unsigned ImemDepth    = 1024,
-  parameter int unsigned UbRows       = 4096,
-  parameter int unsigned AccRows      = 1024,
-  parameter int unsigned WgtFifoTiles = tpu_pkg::WgtFifoTiles,
-  // ---- DMA ----
-  parameter int unsigned DmaTags      = 32,
-  parameter int unsigned DmaTimeout   = 4096   // completion timeout, cycles
+  // Every size comes from one configuration (rtl/common/tpu_pkg.sv,
+  // generated from scripts/config_table.py).
+  parameter tpu_pkg::cfg_t Cfg = tpu_pkg::Cfg
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
   input  tlp_pkg::link_cfg_t link_cfg_i,
-  input  logic [19:0]        cpl_timeout_i,    // cycles; 0 selects DmaTimeout
+  input  logic [19:0]        cpl_timeout_i,    // cycles; 0 selects Cfg.dma_timeout
   // ---- MMIO ----
   input  logic               cq_valid_i,
   output logic               cq_ready_o,
@@ -47,8 +41,10 @@ module tpu_top #(
   input  tlp_pkg::rc_t       rc_i
 );
 
-  localparam int unsigned PcW   = $clog2(ImemDepth);
-  localparam int unsigned RowsW = 24;
+  localparam int unsigned N         = Cfg.array_n;
+  localparam int unsigned ImemDepth = Cfg.imem_depth;
+  localparam int unsigned PcW       = $clog2(ImemDepth);
+  localparam int unsigned RowsW     = 24;
 
   tpu_regs_pkg::tpu_regs__in_t  hwif_in;
   tpu_regs_pkg::tpu_regs__out_t hwif_out;
@@ -184,8 +180,11 @@ module tpu_top #(
   logic [15:0]  cnt_unexpected, cnt_malformed;
 
   dma_engine #(
-    .Tags         (DmaTags),
-    .TimeoutCycles(DmaTimeout)
+    .Tags         (Cfg.dma_tags),
+    .RobBytes     (Cfg.dma_rob_bytes),
+    .RdXfers      (Cfg.dma_rd_xfers),
+    .WrBufBeats   (Cfg.dma_wr_buf_beats),
+    .TimeoutCycles(Cfg.dma_timeout)
   ) u_dma (
     .clk_i,
     .rst_ni,
@@ -343,12 +342,8 @@ module tpu_top #(
   logic [63:0]        br_err_addr;
 
   tpu_core #(
-    .N           (N),
-    .ImemDepth   (ImemDepth),
-    .UbRows      (UbRows),
-    .AccRows     (AccRows),
-    .WgtFifoTiles(WgtFifoTiles),
-    .RowsW       (RowsW)
+    .Cfg  (Cfg),
+    .RowsW(RowsW)
   ) u_core (
     .clk_i,
     .rst_ni            (core_rst_nq),
@@ -396,7 +391,8 @@ module tpu_top #(
 
   core_dma_bridge #(
     .N    (N),
-    .RowsW(RowsW)
+    .RowsW(RowsW),
+    .Depth(Cfg.mem_outstanding)
   ) u_bridge (
     .clk_i,
     .rst_ni,
@@ -467,12 +463,13 @@ module tpu_top #(
   always_comb begin
     hwif_in = '0;
     hwif_in.CAPS0.array_n.next          = 16'(N);
-    hwif_in.CAPS0.dtype_int8.next       = 1'b1;
-    hwif_in.CAPS1.ub_rows.next          = 16'(UbRows);
-    hwif_in.CAPS1.acc_rows.next         = 16'(AccRows);
+    hwif_in.CAPS0.dtype_int8.next       = Cfg.datapath != tpu_pkg::DatapathBf16;
+    hwif_in.CAPS0.dtype_bf16.next       = Cfg.datapath != tpu_pkg::DatapathInt8;
+    hwif_in.CAPS1.ub_rows.next          = 16'(Cfg.ub_rows);
+    hwif_in.CAPS1.acc_rows.next         = 16'(Cfg.acc_rows);
     hwif_in.CAPS2.imem_depth.next       = 16'(ImemDepth);
-    hwif_in.CAPS2.wgt_fifo_tiles.next   = 8'(WgtFifoTiles);
-    hwif_in.CAPS2.dma_tags.next         = 8'(DmaTags);
+    hwif_in.CAPS2.wgt_fifo_tiles.next   = 8'(Cfg.wgt_fifo_tiles);
+    hwif_in.CAPS2.dma_tags.next         = 8'(Cfg.dma_tags);
     hwif_in.STATUS.busy.next            = cmd_busy || core_busy;
     hwif_in.STATUS.reset_busy.next      = resetting_q;
     hwif_in.STATUS.sq_error.next        = sq_error;

@@ -1,7 +1,7 @@
 // The host side of the TLP-lite link ("root complex") for simulations.
 //
 // Serves a Verilated device's rq/rc streams (rtl/host/tlp_pkg.sv) from a
-// sparse 64-bit host memory (tpu::model::HostMemory):
+// sparse 64-bit host memory (tpu::HostMemory):
 //   rq  accepts read requests and posted writes, at most one beat a cycle,
 //       with optional random backpressure and a bandwidth limit; posted
 //       writes are applied to memory when their last beat arrives and logged
@@ -38,11 +38,11 @@
 #include <string>
 #include <vector>
 
-#include "tpu_model.h"
+#include "tpu/host_memory.h"
 
 namespace tpu::host {
 
-using tpu::model::HostMemory;
+using tpu::HostMemory;
 
 constexpr unsigned kBeatBytes = 16;
 

@@ -10,87 +10,6 @@ using isa::ErrCode;
 using isa::Instr;
 using isa::Op;
 
-// ---- HostMemory ------------------------------------------------------------------
-
-HostMemory& HostMemory::operator=(const HostMemory& other) {
-  if (this == &other) return *this;
-  pages_.clear();
-  for (const auto& [index, page] : other.pages_) pages_.emplace(index, std::make_unique<Page>(*page));
-  faults_ = other.faults_;
-  return *this;
-}
-
-const HostMemory::Page* HostMemory::find_page(uint64_t addr) const {
-  const auto it = pages_.find(addr / kPageBytes);
-  return it == pages_.end() ? nullptr : it->second.get();
-}
-
-HostMemory::Page& HostMemory::page(uint64_t addr) {
-  auto& p = pages_[addr / kPageBytes];
-  if (!p) p = std::make_unique<Page>(Page{});
-  return *p;
-}
-
-void HostMemory::read(uint64_t addr, std::span<uint8_t> out) const {
-  size_t done = 0;
-  while (done < out.size()) {
-    const uint64_t offset = addr % kPageBytes;
-    const size_t chunk = std::min<size_t>(out.size() - done, kPageBytes - offset);
-    if (const Page* p = find_page(addr))
-      std::copy_n(p->begin() + offset, chunk, out.begin() + done);
-    else
-      std::fill_n(out.begin() + done, chunk, uint8_t{0});
-    done += chunk;
-    addr += chunk;  // wraps at 2^64
-  }
-}
-
-std::vector<uint8_t> HostMemory::read(uint64_t addr, size_t len) const {
-  std::vector<uint8_t> out(len);
-  read(addr, out);
-  return out;
-}
-
-void HostMemory::write(uint64_t addr, std::span<const uint8_t> data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const uint64_t offset = addr % kPageBytes;
-    const size_t chunk = std::min<size_t>(data.size() - done, kPageBytes - offset);
-    std::copy_n(data.begin() + done, chunk, page(addr).begin() + offset);
-    done += chunk;
-    addr += chunk;
-  }
-}
-
-void HostMemory::write(uint64_t addr, std::span<const int8_t> data) {
-  write(addr, std::span(reinterpret_cast<const uint8_t*>(data.data()), data.size()));
-}
-
-uint64_t HostMemory::read_le(uint64_t addr, int bytes) const {
-  uint8_t buf[8];
-  read(addr, std::span(buf, size_t(bytes)));
-  uint64_t v = 0;
-  for (int i = bytes - 1; i >= 0; --i) v = v << 8 | buf[i];
-  return v;
-}
-
-void HostMemory::write_le(uint64_t addr, uint64_t v, int bytes) {
-  uint8_t buf[8];
-  for (int i = 0; i < bytes; ++i) buf[i] = uint8_t(v >> (8 * i));
-  write(addr, std::span<const uint8_t>(buf, size_t(bytes)));
-}
-
-void HostMemory::add_fault(uint64_t addr, uint64_t len) {
-  if (len == 0) throw std::invalid_argument("HostMemory::add_fault: empty range");
-  faults_.push_back({addr, len});
-}
-
-bool HostMemory::faults(uint64_t addr, uint64_t len) const {
-  // Intervals on the 2^64 circle overlap when either start lies in the other.
-  return std::any_of(faults_.begin(), faults_.end(),
-                     [&](const Range& f) { return addr - f.addr < f.len || f.addr - addr < len; });
-}
-
 // ---- TpuModel: state -----------------------------------------------------------------
 
 TpuModel::TpuModel(CoreConfig config) : cfg_(config) {
@@ -202,10 +121,14 @@ void TpuModel::write_cfg(uint16_t index, uint32_t value) {
 
 // ---- TpuModel: running ------------------------------------------------------------------
 
-RunResult TpuModel::run(uint32_t start_pc, HostMemory& mem, uint64_t max_steps) {
+RunResult TpuModel::run(uint32_t start_pc, HostMemory& mem, uint64_t max_steps, uint64_t max_work) {
   RunResult result;
   LoopState loop;
   for (uint32_t pc = start_pc;;) {
+    if (result.work() > max_work) {
+      result.stopped = true;
+      return result;
+    }
     const ErrCode err =
         pc >= imem_.size() ? ErrCode::kPcRange : issue(imem_[pc], pc, loop, mem, result);
     if (err != ErrCode::kOk) {
@@ -262,18 +185,24 @@ ErrCode TpuModel::issue(const Instr& in, uint32_t pc, const LoopState& loop, Hos
   const Offsets& off = loop.offsets;
   switch (Op(in.op)) {
     case Op::kRhm:
+      result.rows_read += in.count;
       return exec_rhm(in, off, mem);
     case Op::kWhm:
+      result.rows_written += in.count;
       return exec_whm(in, off, mem);
     case Op::kRw:
+      result.rows_read += uint64_t(in.count) * uint64_t(cfg_.n);
       return exec_rw(in, off, mem);
     case Op::kMmc:
+      result.mmc_rows += in.count;
       exec_mmc(in, off);
       break;
     case Op::kAct:
+      result.vpu_rows += in.count;
       exec_act(in, off);
       break;
     case Op::kVop:
+      result.vpu_rows += in.count;
       exec_vop(in, off);
       break;
     case Op::kCfg:

@@ -1,9 +1,6 @@
 // Reference model of the core: executes the same binary programs as the RTL,
 // one instruction at a time and completely, per docs/isa.md. The RTL overlaps
 // its units but must end every valid program in the same state.
-//
-// HostMemory is independent of the model: the RTL testbench serves the
-// core's memory port from it too.
 #pragma once
 
 #include <array>
@@ -15,73 +12,18 @@
 #include <unordered_map>
 #include <vector>
 
-#include "isa.h"
-#include "quant.h"
+#include "tpu/core_config.h"
+#include "tpu/host_memory.h"
+#include "tpu/isa.h"
+#include "tpu/quant.h"
 
 namespace tpu::model {
 
 // The model's vocabulary, so that users of tpu::model need not name tpu::isa.
 using isa::ErrCode;
 using isa::Instr;
-
-struct CoreConfig {
-  int n = 16;  // MXU array size: bytes per UB row, lanes per ACC row
-  int ub_rows = 4096;
-  int acc_rows = 1024;
-  int imem_depth = 1024;
-  int wgt_fifo_tiles = 16;  // an RW may leave up to wgt_fifo_tiles + 2 tiles unretired
-};
-
-// Sparse, byte-addressed 64-bit host memory in 4 KiB pages; unwritten bytes
-// read as 0 and addresses wrap at 2^64. Fault ranges model memory-port errors.
-class HostMemory {
- public:
-  static constexpr uint64_t kPageBytes = 4096;
-
-  HostMemory() = default;
-  // Copies are deep: a test runs the model and the RTL on two copies of one image.
-  HostMemory(const HostMemory& other) { *this = other; }
-  HostMemory& operator=(const HostMemory& other);
-  HostMemory(HostMemory&&) = default;
-  HostMemory& operator=(HostMemory&&) = default;
-
-  std::vector<uint8_t> read(uint64_t addr, size_t len) const;
-  void read(uint64_t addr, std::span<uint8_t> out) const;
-  void write(uint64_t addr, std::span<const uint8_t> data);
-  void write(uint64_t addr, std::span<const int8_t> data);
-
-  // Little-endian scalars.
-  uint8_t read8(uint64_t addr) const { return uint8_t(read_le(addr, 1)); }
-  uint16_t read16(uint64_t addr) const { return uint16_t(read_le(addr, 2)); }
-  uint32_t read32(uint64_t addr) const { return uint32_t(read_le(addr, 4)); }
-  uint64_t read64(uint64_t addr) const { return read_le(addr, 8); }
-  void write8(uint64_t addr, uint8_t v) { write_le(addr, v, 1); }
-  void write16(uint64_t addr, uint16_t v) { write_le(addr, v, 2); }
-  void write32(uint64_t addr, uint32_t v) { write_le(addr, v, 4); }
-  void write64(uint64_t addr, uint64_t v) { write_le(addr, v, 8); }
-
-  // Any RHM/WHM/RW row access touching [addr, addr + len) fails (MEM_FAULT).
-  void add_fault(uint64_t addr, uint64_t len);
-  void clear_faults() { faults_.clear(); }
-  // True when [addr, addr + len) overlaps a fault range (len >= 1).
-  bool faults(uint64_t addr, uint64_t len) const;
-
-  size_t pages() const { return pages_.size(); }
-
- private:
-  using Page = std::array<uint8_t, kPageBytes>;
-  struct Range {
-    uint64_t addr, len;
-  };
-
-  uint64_t read_le(uint64_t addr, int bytes) const;
-  void write_le(uint64_t addr, uint64_t v, int bytes);
-  const Page* find_page(uint64_t addr) const;
-  Page& page(uint64_t addr);
-
-  std::unordered_map<uint64_t, std::unique_ptr<Page>> pages_;
-  std::vector<Range> faults_;
-};
+using tpu::CoreConfig;
+using tpu::HostMemory;
 
 struct RunResult {
   isa::ErrCode err = isa::ErrCode::kOk;
@@ -89,6 +31,13 @@ struct RunResult {
   uint64_t irqs = 0;          // IRQ instructions executed
   uint64_t instructions = 0;  // executed, counting each loop iteration's body; the
                               // LOOP and HALT count, a faulting instruction does not
+  // Work done, in rows of N lanes: host rows read (RHM, and RW's N per tile)
+  // and written (WHM), rows through the MXU (MMC) and the VPU (ACT, VOP).
+  uint64_t rows_read = 0, rows_written = 0, mmc_rows = 0, vpu_rows = 0;
+  bool stopped = false;  // run() gave up at max_work; the state is part-way
+  uint64_t rows() const { return rows_read + rows_written + mmc_rows + vpu_rows; }
+  // Instructions plus rows: a rough, overlap-free count of cycles.
+  uint64_t work() const { return instructions + rows(); }
 };
 
 class TpuModel {
@@ -105,9 +54,12 @@ class TpuModel {
 
   // Runs from start_pc until HALT or an error. Throws std::runtime_error after
   // max_steps instructions (programs cannot branch back, so only huge loop
-  // counts get there). UB, ACC, CFG and (after HALT) weight tiles persist
-  // into the next run; an error discards the tiles.
-  RunResult run(uint32_t start_pc, HostMemory& mem, uint64_t max_steps = 10'000'000);
+  // counts get there). Stops (RunResult::stopped) before the first
+  // instruction that would start past max_work (RunResult::work()). UB, ACC,
+  // CFG and (after HALT) weight tiles persist into the next run; an error
+  // discards the tiles.
+  RunResult run(uint32_t start_pc, HostMemory& mem, uint64_t max_steps = 10'000'000,
+                uint64_t max_work = UINT64_MAX);
 
   std::vector<int8_t> ub_row(uint32_t row) const;
   std::vector<int32_t> acc_row(uint32_t row) const;

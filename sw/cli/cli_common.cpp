@@ -6,24 +6,8 @@
 
 namespace tpu::cli {
 
-std::string Global::uri() const { return device.empty() ? "sim:?config=" + config : device; }
-
-std::string Global::config_name() const {
-  if (device.empty()) return config;
-  // The config= query key of a sim: URI; the simulator's default otherwise.
-  const std::string u = device;
-  const size_t q = u.find('?');
-  if (u.rfind("sim:", 0) != 0) return u;
-  if (q != std::string::npos) {
-    size_t pos = q + 1;
-    while (pos <= u.size()) {
-      const size_t amp = std::min(u.find('&', pos), u.size());
-      const std::string kv = u.substr(pos, amp - pos);
-      if (kv.rfind("config=", 0) == 0) return kv.substr(7);
-      pos = amp + 1;
-    }
-  }
-  return "default";
+std::string Global::uri() const {
+  return device.empty() ? transport + ":?config=" + config : device;
 }
 
 Device Global::open() const {
@@ -97,8 +81,8 @@ nlohmann::json counters_json(const PerfCounters& c) {
           {"mem_stall", c.mem_stall}};
 }
 
-nlohmann::json stats_json(const Global& g, const Device& dev, const OpStats& s) {
-  return {{"config", g.config_name()},
+nlohmann::json stats_json(const Global& /*g*/, const Device& dev, const OpStats& s) {
+  return {{"config", dev.info().config.empty() ? "custom" : dev.info().config},
           {"device", dev.info().name},
           {"n", s.n},
           {"cycles", s.cycles},

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tpu/config.h"
 #include "tpu/device.h"
 #include "tpu/npy.h"
 #include "tpu/ops.h"
@@ -25,13 +26,13 @@ class UsageError : public std::runtime_error {
 
 // Options before the subcommand.
 struct Global {
+  std::string transport = "sim";
   std::string config = "default";
-  std::string device;  // URI; overrides config when set
+  std::string device;  // URI; overrides transport and config when set
   uint64_t timeout = Device::kDefaultTimeoutCycles;
   uint64_t seed = 1;
 
-  std::string uri() const;          // --device, or sim:?config=<config>
-  std::string config_name() const;  // the configuration the URI selects
+  std::string uri() const;  // --device, or <transport>:?config=<config>
   Device open() const;
 };
 

@@ -249,6 +249,8 @@ int cmd_info(const Global& g) {
   if (types.empty()) types = "none";
   Transport& t = dev.transport();
   std::printf("device              %s\n", i.name.c_str());
+  std::printf("configuration       %s\n", i.config.empty() ? "custom (matches no named configuration)"
+                                                          : i.config.c_str());
   std::printf("id                  %s%s\n", hex(i.id).c_str(),
               tag.empty() ? "" : (" (" + tag + ")").c_str());
   std::printf("version             %d.%d.%d\n", i.version_major, i.version_minor, i.version_patch);

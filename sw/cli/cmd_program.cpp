@@ -135,7 +135,7 @@ int cmd_run(const Global& g, const RunArgs& args) {
   }
   for (const Region& r : dumps) write_file(r.file, r.data);
   if (!args.stats_json.empty()) {
-    write_json(args.stats_json, {{"config", g.config_name()},
+    write_json(args.stats_json, {{"config", dev.info().config.empty() ? "custom" : dev.info().config},
                                  {"device", dev.info().name},
                                  {"program", args.program},
                                  {"instructions", program.size()},

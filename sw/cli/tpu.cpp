@@ -44,9 +44,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tpu 0.1");
 
   Global g;
-  app.add_option("--config", g.config, "named configuration of the simulated device (default, tiny)")
+  app.add_option("--config", g.config, "named configuration: " + tpu::config_names())
       ->capture_default_str();
-  app.add_option("--device", g.device, "device URI, e.g. sim:?config=tiny&latency=100 (overrides --config)");
+  app.add_option("--transport", g.transport,
+                 "sim (the RTL, cycle-accurate) or model (the reference model, fast)")
+      ->capture_default_str();
+  app.add_option("--device", g.device,
+                 "device URI, e.g. sim:?config=tiny&latency=100 (overrides --transport and --config)");
   app.add_option("--timeout", g.timeout, "device cycles each command may take")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

@@ -1,45 +1,41 @@
-// Fixture for compute-core tests: the Verilated core (two configurations),
-// a harness that serves its memory port, and helpers that run a program on
-// the RTL and on the reference model and compare everything they leave.
+// SPDX-License-Identifier: Apache-2.0
+// Fixture for compute-core tests: the Verilated core of the configuration
+// this test binary is built for (tb_config.h), a harness that serves its
+// memory port, and helpers that run a program on the RTL and on the
+// reference model and compare everything they leave.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <tuple>
 
-#include "Vtpu_core_n16.h"
-#include "Vtpu_core_n16___024root.h"  // UB and ACC contents for comparison
-#include "Vtpu_core_n4.h"
-#include "Vtpu_core_n4___024root.h"
 #include "core_harness.h"
-#include "gemm_program.h"
+#include "tpu/gemm_program.h"
 #include "program_generator.h"
-#include "quant.h"
+#include "tpu/quant.h"
+#include "tb_config.h"  // the configuration: tb::CoreModel, tb::kConfig
 #include "verilated_fixture.h"
 
 namespace core_tb {
 
 namespace isa = tpu::isa;
 using isa::ErrCode;
-using tpu::model::HostMemory;
+using tpu::HostMemory;
 using tpu::model::MatrixI32;
 using tpu::model::MatrixI8;
 
-// Core configurations under test; the memory sizes match the Verilator -G
-// arguments in tb/CMakeLists.txt.
-struct Core4 {
-  using Model = Vtpu_core_n4;
-  static constexpr int N = 4, UbRows = 256, AccRows = 128, Imem = 256, WgtFifoTiles = 4;
-};
-struct Core16 {
-  using Model = Vtpu_core_n16;
-  static constexpr int N = 16, UbRows = 4096, AccRows = 1024, Imem = 1024, WgtFifoTiles = 16;
+// The core under test: its model and sizes, from the configuration table.
+struct CoreCfg {
+  using Model = tb::CoreModel;
+  static constexpr int N = tb::kConfig.array_n, UbRows = tb::kConfig.ub_rows,
+                       AccRows = tb::kConfig.acc_rows, Imem = tb::kConfig.imem_depth,
+                       WgtFifoTiles = tb::kConfig.wgt_fifo_tiles;
 };
 
 constexpr uint64_t kInput = 0x10000, kOutput = 0x80000, kScratch = 0x200000;
 
 template <class Cfg>
-class CoreTest : public tb::VerilatedFixture<typename Cfg::Model> {
+class CoreFixture : public tb::VerilatedFixture<typename Cfg::Model> {
  protected:
   static constexpr int N = Cfg::N;
   using Harness = tb::CoreHarness<typename Cfg::Model, Cfg::N, Cfg::UbRows, Cfg::AccRows>;
@@ -49,7 +45,7 @@ class CoreTest : public tb::VerilatedFixture<typename Cfg::Model> {
     harness_ = std::make_unique<Harness>(this->sim());
   }
 
-  static tpu::model::CoreConfig config() { return model_config<Cfg>(); }
+  static tpu::CoreConfig config() { return model_config<Cfg>(); }
 
   MatrixI8 random_matrix(int rows, int cols, int lo = -128, int hi = 127) {
     MatrixI8 m(rows, cols);
@@ -104,8 +100,11 @@ class CoreTest : public tb::VerilatedFixture<typename Cfg::Model> {
     const tpu::model::GemmShape shape{m, k, n_out};
     const auto gemm = tpu::model::build_gemm(mem, shape, {kInput, kInput + 0x40000, kOutput, kScratch},
                                              config());
-    const tb::CoreRun r = run_rtl(gemm.program, mem, timing);
-    EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err) << " at " << r.err_pc;
+    tb::CoreRun r;
+    for (const std::vector<isa::Instr>& program : gemm.programs) {
+      r = run_rtl(program, mem, timing);
+      EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err) << " at " << r.err_pc;
+    }
     EXPECT_EQ(tpu::model::read_gemm_result(mem, gemm), tpu::model::matmul_i8(a, w))
         << "GEMM " << m << "x" << k << "x" << n_out << " differs from the reference";
     return r;
@@ -114,7 +113,6 @@ class CoreTest : public tb::VerilatedFixture<typename Cfg::Model> {
   std::unique_ptr<Harness> harness_;
 };
 
-using Core4Test = CoreTest<Core4>;
-using Core16Test = CoreTest<Core16>;
+using CoreTest = CoreFixture<CoreCfg>;
 
 }  // namespace core_tb

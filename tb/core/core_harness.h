@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bits.h"
-#include "isa.h"
+#include "tpu/isa.h"
 #include "sim.h"
 #include "tpu_model.h"
 
@@ -56,7 +56,7 @@ class CoreHarness {
     dut_.imem_wr_en_i = 0;
   }
 
-  CoreRun run(uint32_t start_pc, tpu::model::HostMemory& mem, const MemoryTiming& timing,
+  CoreRun run(uint32_t start_pc, tpu::HostMemory& mem, const MemoryTiming& timing,
               uint64_t max_cycles = 2'000'000) {
     CoreRun res;
     dut_.start_i = 1;
@@ -128,7 +128,7 @@ class CoreHarness {
 
   // One cycle of the memory port: offer the next read row, take a write row,
   // offer a write acknowledge, accept a request.
-  void serve_memory(tpu::model::HostMemory& mem, const MemoryTiming& t) {
+  void serve_memory(tpu::HostMemory& mem, const MemoryTiming& t) {
     const uint64_t now = sim_.cycle();
     const bool rd_offer = !reads_.empty() && reads_.front().due <= now && !sim_.chance(t.rsp_gap);
     dut_.mem_rd_valid_i = rd_offer;

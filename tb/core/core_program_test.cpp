@@ -14,16 +14,16 @@ using namespace core_tb;
 // Random valid programs
 // ---------------------------------------------------------------------------
 
-TEST_F(Core4Test, RandomProgramsMatchModel) {
+TEST_F(CoreTest, RandomProgramsMatchModel) {
   tpu::model::TpuModel model(config());
   HostMemory mem;
-  std::vector<uint8_t> bytes(ProgramGenerator<Core4Test, N, 256, 128>::kInSize);
+  std::vector<uint8_t> bytes(ProgramGenerator<CoreTest, N, CoreCfg::UbRows, CoreCfg::AccRows>::kInSize);
   for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
   mem.write(kInput, bytes);
   int rejected = 0;
   constexpr int kPrograms = 60;
   for (int p = 0; p < kPrograms; ++p) {
-    const std::vector<isa::Instr> prog = valid_program<N, 256, 128>(*this, model, mem, 5, 40, &rejected);
+    const std::vector<isa::Instr> prog = valid_program<N, CoreCfg::UbRows, CoreCfg::AccRows>(*this, model, mem, 5, 40, &rejected);
     ASSERT_FALSE(prog.empty()) << "the generator keeps making invalid programs";
     const tb::MemoryTiming timing{int(rand_int(1, 30)), double(rand_int(0, 3)) / 10,
                                   double(rand_int(0, 3)) / 10};
@@ -47,8 +47,11 @@ struct ErrorCase {
   uint32_t start = 0;
 };
 
-std::vector<ErrorCase> error_cases(int n) {
+// Each case sits at the edge of this configuration's memories.
+std::vector<ErrorCase> error_cases() {
   using namespace isa;
+  constexpr int n = CoreCfg::N, ub = CoreCfg::UbRows, acc = CoreCfg::AccRows, imem = CoreCfg::Imem,
+                wgt = CoreCfg::WgtFifoTiles;
   const uint32_t nn = uint32_t(n);
   Instr illegal{};
   illegal.op = 0x7f;
@@ -57,15 +60,17 @@ std::vector<ErrorCase> error_cases(int n) {
   bad_flags.flags = 0x80;
   Instr loop_long = loop(2, 200);
   std::vector<Instr> pc_range(6, sync(0));
+  // A loop whose third iteration leaves the UB: 50 + 2 * inc + 60 > ub.
+  const int32_t inc = ub / 2 - 20;
   return {
       {"illegal opcode", {rw(kInput, 1, nn), illegal, halt()}, ErrCode::kIllegalOpcode, 1},
       {"zeroed instruction", {zero}, ErrCode::kIllegalOpcode, 0},
       {"reserved flag", {sync(0), bad_flags, halt()}, ErrCode::kBadFlags, 1},
-      {"UB range", {rhm(250, 8, kInput, nn), halt()}, ErrCode::kUbRange, 0},
-      {"UB range in a loop", {loop(3, 1, 100), rhm(50, 60, kInput, nn), halt()}, ErrCode::kUbRange, 1},
-      {"ACC range", {rw(kInput, 1, nn), mmc(0, 127, 2, false, true), halt()}, ErrCode::kAccRange, 1},
+      {"UB range", {rhm(uint32_t(ub - 6), 8, kInput, nn), halt()}, ErrCode::kUbRange, 0},
+      {"UB range in a loop", {loop(3, 1, inc), rhm(50, 60, kInput, nn), halt()}, ErrCode::kUbRange, 1},
+      {"ACC range", {rw(kInput, 1, nn), mmc(0, uint32_t(acc - 1), 2, false, true), halt()}, ErrCode::kAccRange, 1},
       {"bad count", {rw(kInput, 1, nn), mmc(0, 0, 0, false, true), halt()}, ErrCode::kBadCount, 1},
-      {"loop body past the end", {loop_long}, ErrCode::kBadCount, 250, {}, 250},
+      {"loop body past the end", {loop_long}, ErrCode::kBadCount, imem - 6, {}, imem - 6},
       {"nested loop", {loop(2, 2), loop(2, 1), sync(0), halt()}, ErrCode::kNestedLoop, 1},
       {"bad CFG value", {cfg(0x001, 40), halt()}, ErrCode::kBadCfg, 0},
       {"bad CFG index", {cfg(0x100 + nn, 1), halt()}, ErrCode::kBadCfg, 0},
@@ -76,16 +81,16 @@ std::vector<ErrorCase> error_cases(int n) {
        {rw(kInput, 2, nn), rhm(0, 8, kInput + 0x1000, nn), mmc(0, 0, 8, false, true),
         mmc(0, 8, 8, false, true), halt()},
        ErrCode::kMemFault, 0, {{kInput + uint64_t(n) * n + 2 * nn, 1}}},
-      {"PC range", pc_range, ErrCode::kPcRange, 256, {}, 250},
+      {"PC range", pc_range, ErrCode::kPcRange, imem, {}, imem - 6},
       {"no weights", {rhm(0, 4, kInput, nn), mmc(0, 0, 4, false, false), halt()}, ErrCode::kNoWeights, 1},
-      {"weight overflow", {rw(kInput, 4, nn), rw(kInput, 3, nn), halt()}, ErrCode::kWgtOverflow, 1},
+      {"weight overflow", {rw(kInput, uint32_t(wgt), nn), rw(kInput, 3, nn), halt()}, ErrCode::kWgtOverflow, 1},
   };
 }
 
-TEST_F(Core4Test, EveryErrorCodeStopsAndRecovers) {
+TEST_F(CoreTest, EveryErrorCodeStopsAndRecovers) {
   std::vector<uint8_t> bytes(0x2000);
   for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
-  for (const ErrorCase& c : error_cases(N)) {
+  for (const ErrorCase& c : error_cases()) {
     SCOPED_TRACE(c.name);
     HostMemory mem;
     mem.write(kInput, bytes);
@@ -112,8 +117,10 @@ TEST_F(Core4Test, EveryErrorCodeStopsAndRecovers) {
 // the last ACT.
 // ---------------------------------------------------------------------------
 
-TEST_F(Core16Test, ComputeBoundGemmOverlap) {
-  constexpr int M = 128, Kb = 8, Nb = 8;  // 128 x 128 x 128
+TEST_F(CoreTest, ComputeBoundGemmOverlap) {
+  constexpr int M = 128, Kb = 8, Nb = 8;  // 128 x 8N x 8N
+  if (CoreCfg::UbRows < (Kb + Nb) * M || CoreCfg::AccRows < 2 * M)
+    GTEST_SKIP() << "needs " << (Kb + Nb) * M << " UB rows and " << 2 * M << " ACC rows";
   HostMemory mem;
   const MatrixI8 a = random_matrix(M, Kb * N), w = random_matrix(Kb * N, Nb * N);
   // A as Kb column blocks of M rows; tile (j, k) stored contiguously.
@@ -148,10 +155,10 @@ TEST_F(Core16Test, ComputeBoundGemmOverlap) {
 
   const uint64_t window = r.cycles - r.first_mxu_cycle;
   const double util = double(r.perf.mxu_busy) / double(window);
-  std::printf("[ core N=16 ] GEMM %dx%dx%d: cycles %llu, MXU busy %llu of %llu cycles between the "
+  std::printf("[ core N=%d ] GEMM %dx%dx%d: cycles %llu, MXU busy %llu of %llu cycles between the "
               "first MMC row and the end (%.2f%%), useful MACs %llu, weight stall %llu, weight shift "
               "%llu, dependency stall %llu, memory stall %llu\n",
-              M, Kb * N, Nb * N, (unsigned long long)r.perf.cycles, (unsigned long long)r.perf.mxu_busy,
+              N, M, Kb * N, Nb * N, (unsigned long long)r.perf.cycles, (unsigned long long)r.perf.mxu_busy,
               (unsigned long long)window, 100.0 * util, (unsigned long long)r.perf.useful_macs,
               (unsigned long long)r.perf.wgt_stall, (unsigned long long)r.perf.wgt_shift,
               (unsigned long long)r.perf.dep_stall, (unsigned long long)r.perf.mem_stall);

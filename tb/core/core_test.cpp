@@ -13,18 +13,18 @@ using namespace core_tb;
 // Directed programs
 // ---------------------------------------------------------------------------
 
-TEST_F(Core16Test, Gemm64x64x64) { check_gemm(64, 64, 64); }
+TEST_F(CoreTest, Gemm64x64x64) { check_gemm(64, 64, 64); }
 
-TEST_F(Core16Test, GemmNotMultipleOfN) { check_gemm(37, 50, 29, {.latency = 20, .req_stall = 0.2}); }
+TEST_F(CoreTest, GemmNotMultipleOfN) { check_gemm(37, 50, 29, {.latency = 20, .req_stall = 0.2}); }
 
-TEST_F(Core4Test, GemmShapes) {
+TEST_F(CoreTest, GemmShapes) {
   for (auto [m, k, n] : {std::tuple{1, 1, 1}, {7, 13, 5}, {16, 8, 12}, {33, 9, 3}})
     check_gemm(m, k, n, {.latency = 3, .req_stall = 0.3, .rsp_gap = 0.3});
 }
 
 // Dense layer: int8 GEMM + bias + requantization + ReLU, compared with a loop
 // over quant.h's act_lane.
-TEST_F(Core16Test, DenseBiasRequantRelu) {
+TEST_F(CoreTest, DenseBiasRequantRelu) {
   constexpr int M = 24;
   HostMemory mem;
   const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
@@ -57,7 +57,7 @@ TEST_F(Core16Test, DenseBiasRequantRelu) {
 }
 
 // Pooling and element-wise operations, compared with plain loops.
-TEST_F(Core4Test, VectorOps) {
+TEST_F(CoreTest, VectorOps) {
   constexpr int R = 16;
   HostMemory mem;
   const MatrixI8 x = random_matrix(R, N), y = random_matrix(R, N);
@@ -92,7 +92,7 @@ TEST_F(Core4Test, VectorOps) {
 
 // A LOOP that multiplies four row blocks by one tile, with UB, ACC and host
 // increments, against the reference matmul per block.
-TEST_F(Core4Test, LoopWithIncrements) {
+TEST_F(CoreTest, LoopWithIncrements) {
   constexpr int Rows = 6, Blocks = 4;
   const MatrixI8 a = random_matrix(Rows * Blocks, N), w = random_matrix(N, N);
   // Block b reads UB rows b*Rows (ub_inc) and accumulates into ACC rows

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random program generator shared by the core and the device tests.
 #pragma once
 
@@ -5,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "isa.h"
+#include "tpu/isa.h"
 #include "tpu_model.h"
 
 namespace core_tb {
@@ -112,10 +113,10 @@ class ProgramGenerator {
 };
 
 // The reference model's configuration for a test configuration struct
-// (N, UbRows, AccRows, Imem, WgtFifoTiles), matching the Verilator -G arguments.
+// (N, UbRows, AccRows, Imem, WgtFifoTiles), as the RTL was built with.
 template <class Cfg>
-tpu::model::CoreConfig model_config() {
-  tpu::model::CoreConfig c;
+tpu::CoreConfig model_config() {
+  tpu::CoreConfig c;
   c.n = Cfg::N;
   c.ub_rows = Cfg::UbRows;
   c.acc_rows = Cfg::AccRows;
@@ -130,13 +131,13 @@ tpu::model::CoreConfig model_config() {
 // counts the tries that failed.
 template <int N, int UbRows, int AccRows, class Fixture>
 std::vector<isa::Instr> valid_program(Fixture& fx, const tpu::model::TpuModel& model,
-                                      const tpu::model::HostMemory& mem, int min_len, int max_len,
+                                      const tpu::HostMemory& mem, int min_len, int max_len,
                                       int* rejected = nullptr) {
   for (int attempt = 0; attempt < 100; ++attempt) {
     ProgramGenerator<Fixture, N, UbRows, AccRows> gen(fx, int(model.pending_tiles()));
     std::vector<isa::Instr> prog = gen.make(int(fx.rand_int(min_len, max_len)));
     tpu::model::TpuModel trial = model;
-    tpu::model::HostMemory trial_mem = mem;
+    tpu::HostMemory trial_mem = mem;
     trial.load_program(0, prog);
     if (trial.run(0, trial_mem).err == isa::ErrCode::kOk) return prog;
     if (rejected) ++*rejected;

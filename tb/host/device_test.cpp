@@ -3,13 +3,10 @@
 // reference model; the host-interface negative checklist; a seeded fuzz run.
 #include <cstdio>
 
-#include "Vtpu_top_n16.h"
-#include "Vtpu_top_n16___024root.h"
-#include "Vtpu_top_n4.h"
-#include "Vtpu_top_n4___024root.h"
 #include "device_harness.h"
-#include "gemm_program.h"
+#include "tpu/gemm_program.h"
 #include "program_generator.h"
+#include "tb_config.h"  // the configuration: tb::TopModel, tb::kConfig
 #include "verilated_fixture.h"
 
 namespace {
@@ -25,17 +22,16 @@ constexpr uint64_t kSq = 0x4000'0000, kCq = 0x4100'0000, kProg = 0x4200'0000;
 constexpr uint64_t kMsiAddr = 0xFEE0'0000;
 constexpr uint32_t kMsiData = 0x4321;
 
-struct Top4 {
-  using Model = Vtpu_top_n4;
-  static constexpr int N = 4, UbRows = 256, AccRows = 128, Imem = 256, WgtFifoTiles = 4;
-};
-struct Top16 {
-  using Model = Vtpu_top_n16;
-  static constexpr int N = 16, UbRows = 4096, AccRows = 1024, Imem = 1024, WgtFifoTiles = 16;
+// The device under test: its model and sizes, from the configuration table.
+struct TopCfg {
+  using Model = tb::TopModel;
+  static constexpr int N = tb::kConfig.array_n, UbRows = tb::kConfig.ub_rows,
+                       AccRows = tb::kConfig.acc_rows, Imem = tb::kConfig.imem_depth,
+                       WgtFifoTiles = tb::kConfig.wgt_fifo_tiles;
 };
 
 template <class Cfg>
-class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
+class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
  protected:
   static constexpr int N = Cfg::N;
 
@@ -48,7 +44,7 @@ class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
     dev_->setup_rings(kSq, 3, kCq, 3);
   }
 
-  static tpu::model::CoreConfig config() { return core_tb::model_config<Cfg>(); }
+  static tpu::CoreConfig config() { return core_tb::model_config<Cfg>(); }
 
   // Runs one program through the rings and returns its completion.
   tb::CqEntry run(const std::vector<isa::Instr>& prog, uint16_t id = 1, uint64_t max_cycles = 2'000'000) {
@@ -87,8 +83,10 @@ class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
     tpu::model::write_matrix(mem, 0x140000, w);
     const auto gemm = tpu::model::build_gemm(mem, {m, k, n_out}, {0x100000, 0x140000, 0x200000, 0x300000},
                                              config());
-    const tb::CqEntry cpl = run(gemm.program, id);
-    EXPECT_EQ(cpl.status, 0) << "GEMM ended with " << cpl.status << " at " << cpl.err_pc;
+    for (const std::vector<isa::Instr>& program : gemm.programs) {
+      const tb::CqEntry cpl = run(program, id++);
+      EXPECT_EQ(cpl.status, 0) << "GEMM ended with " << cpl.status << " at " << cpl.err_pc;
+    }
     EXPECT_EQ(tpu::model::read_gemm_result(mem, gemm), tpu::model::matmul_i8(a, w))
         << "GEMM " << m << "x" << k << "x" << n_out << " through the rings differs";
   }
@@ -103,7 +101,7 @@ class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
       const std::vector<isa::Instr> prog =
           core_tb::valid_program<N, Cfg::UbRows, Cfg::AccRows>(*this, model, dev_->mem(), 5, 30);
       ASSERT_FALSE(prog.empty()) << "the generator keeps making invalid programs";
-      tpu::model::HostMemory model_mem = dev_->mem();
+      tpu::HostMemory model_mem = dev_->mem();
       model.load_program(0, prog);
       const auto expect = model.run(0, model_mem);
       const tb::CqEntry cpl = run(prog, uint16_t(p + 1));
@@ -121,19 +119,18 @@ class DeviceTest : public tb::VerilatedFixture<typename Cfg::Model> {
   std::unique_ptr<tb::Device<typename Cfg::Model>> dev_;
 };
 
-using Device4Test = DeviceTest<Top4>;
-using Device16Test = DeviceTest<Top16>;
+using DeviceTest = DeviceFixture<TopCfg>;
 
 // ---------------------------------------------------------------------------
 // Programs end to end
 // ---------------------------------------------------------------------------
 
-TEST_F(Device4Test, RandomProgramsDefaultLink) {
+TEST_F(DeviceTest, RandomProgramsDefaultLink) {
   start();
   random_programs(12);
 }
 
-TEST_F(Device4Test, RandomProgramsReorderedSplitCompletions) {
+TEST_F(DeviceTest, RandomProgramsReorderedSplitCompletions) {
   RootComplexConfig cfg;
   cfg.latency = 40;
   cfg.jitter = 60;
@@ -147,7 +144,7 @@ TEST_F(Device4Test, RandomProgramsReorderedSplitCompletions) {
   random_programs(30);
 }
 
-TEST_F(Device16Test, Gemm64x64x64ThroughRings) {
+TEST_F(DeviceTest, Gemm64x64x64ThroughRings) {
   start();
   check_gemm(64, 64, 64, 7);
   check_gemm(37, 50, 29, 8);
@@ -157,7 +154,7 @@ TEST_F(Device16Test, Gemm64x64x64ThroughRings) {
 // Negative checklist: every case ends in a defined error and the next command works
 // ---------------------------------------------------------------------------
 
-TEST_F(Device4Test, DmaFaultsDuringAProgram) {
+TEST_F(DeviceTest, DmaFaultsDuringAProgram) {
   RootComplexConfig cfg;
   cfg.latency = 30;
   start(cfg);
@@ -196,7 +193,7 @@ TEST_F(Device4Test, DmaFaultsDuringAProgram) {
   }
 }
 
-TEST_F(Device4Test, ProgramFetchFaultAndBadCommand) {
+TEST_F(DeviceTest, ProgramFetchFaultAndBadCommand) {
   RootComplexConfig cfg;
   cfg.latency = 20;
   start(cfg);
@@ -205,16 +202,16 @@ TEST_F(Device4Test, ProgramFetchFaultAndBadCommand) {
   EXPECT_EQ(cpl.status, tb::kStatusFetchFault);
   dev_->rc().clear_faults();
 
-  dev_->submit_raw(tb::Device<Vtpu_top_n4>::run_entry(6, 1, kProg, /*op=*/7));
+  dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(6, 1, kProg, /*op=*/7));
   auto bad = dev_->wait_completion(10000);
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(bad->id, 6);
   EXPECT_EQ(bad->status, tb::kStatusBadCommand);
-  dev_->submit_raw(tb::Device<Vtpu_top_n4>::run_entry(7, 0, kProg));  // no instructions
+  dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(7, 0, kProg));  // no instructions
   bad = dev_->wait_completion(10000);
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(bad->status, tb::kStatusBadCommand);
-  dev_->submit_raw(tb::Device<Vtpu_top_n4>::run_entry(8, 257, kProg));  // past instruction memory
+  dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(8, TopCfg::Imem + 1, kProg));  // past instruction memory
   bad = dev_->wait_completion(10000);
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(bad->status, tb::kStatusBadCommand);
@@ -225,7 +222,7 @@ TEST_F(Device4Test, ProgramFetchFaultAndBadCommand) {
   check_gemm(5, 4, 3, 10);
 }
 
-TEST_F(Device4Test, DoorbellBeyondRingIsIgnored) {
+TEST_F(DeviceTest, DoorbellBeyondRingIsIgnored) {
   RootComplexConfig cfg;
   cfg.latency = 20;
   start(cfg);
@@ -240,7 +237,7 @@ TEST_F(Device4Test, DoorbellBeyondRingIsIgnored) {
   check_gemm(5, 6, 7, 11);
 }
 
-TEST_F(Device4Test, RingWrapAndPhase) {
+TEST_F(DeviceTest, RingWrapAndPhase) {
   RootComplexConfig cfg;
   cfg.latency = 10;
   start(cfg);
@@ -252,7 +249,7 @@ TEST_F(Device4Test, RingWrapAndPhase) {
   EXPECT_EQ(reg(TPU_REG(SQ_HEAD)), 20u % 8);
 }
 
-TEST_F(Device4Test, FullCompletionRingWaitsAndOverwritesNothing) {
+TEST_F(DeviceTest, FullCompletionRingWaitsAndOverwritesNothing) {
   RootComplexConfig cfg;
   cfg.latency = 10;
   start(cfg);
@@ -271,7 +268,7 @@ TEST_F(Device4Test, FullCompletionRingWaitsAndOverwritesNothing) {
   EXPECT_EQ(reg(TPU_REG(COMMANDS_DONE)), 6u);
 }
 
-TEST_F(Device4Test, MsiAfterCompletionUnlessMasked) {
+TEST_F(DeviceTest, MsiAfterCompletionUnlessMasked) {
   RootComplexConfig cfg;
   cfg.latency = 10;
   start(cfg, /*msi=*/true);
@@ -302,7 +299,7 @@ TEST_F(Device4Test, MsiAfterCompletionUnlessMasked) {
   EXPECT_TRUE(reg(TPU_REG(INT_STATUS)) & TPU_REGS__INT_STATUS__COMPLETION_bm);
 }
 
-TEST_F(Device4Test, MmioUnmappedAndReservedBits) {
+TEST_F(DeviceTest, MmioUnmappedAndReservedBits) {
   start();
   int status = 0;
   EXPECT_EQ(dev_->mmio_read(TPU_REG(ID), &status), 0x54505531u);
@@ -325,7 +322,7 @@ TEST_F(Device4Test, MmioUnmappedAndReservedBits) {
   check_gemm(3, 3, 3, 12);
 }
 
-TEST_F(Device4Test, SoftResetInTheMiddleOfDma) {
+TEST_F(DeviceTest, SoftResetInTheMiddleOfDma) {
   RootComplexConfig cfg;  // default 500-cycle latency: the reset lands with reads in flight
   start(cfg);
   dev_->submit(1, {isa::rhm(0, 200, 0x90000, N), isa::rw(0x90000, 4, N), isa::halt()}, kProg);
@@ -350,7 +347,7 @@ TEST_F(Device4Test, SoftResetInTheMiddleOfDma) {
 // Fuzz: random valid and invalid commands, with a watchdog
 // ---------------------------------------------------------------------------
 
-TEST_F(Device4Test, FuzzValidAndInvalidCommands) {
+TEST_F(DeviceTest, FuzzValidAndInvalidCommands) {
   RootComplexConfig cfg;
   cfg.latency = 30;
   cfg.jitter = 40;
@@ -368,7 +365,7 @@ TEST_F(Device4Test, FuzzValidAndInvalidCommands) {
   for (uint16_t id = 1; id <= 60; ++id) {
     const int kind = int(rand_int(0, 9));
     if (kind == 0) {  // a malformed submission entry
-      dev_->submit_raw(tb::Device<Vtpu_top_n4>::run_entry(id, uint32_t(rand_int(0, 1)) * 1000, kProg,
+      dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(id, uint32_t(rand_int(0, 1)) * 1000, kProg,
                                                           uint8_t(rand_int(2, 255))));
       const auto cpl = dev_->wait_completion(100000);
       ASSERT_TRUE(cpl.has_value()) << "watchdog: no completion for bad command " << id;
@@ -381,10 +378,10 @@ TEST_F(Device4Test, FuzzValidAndInvalidCommands) {
       isa::Instr in = isa::decode(uint64_t(rand_int(0, INT64_MAX)), uint64_t(rand_int(0, INT64_MAX)));
       prog = {isa::sync(0), in, isa::halt()};
     } else {
-      prog = core_tb::valid_program<N, 256, 128>(*this, model, dev_->mem(), 3, 15);
+      prog = core_tb::valid_program<N, TopCfg::UbRows, TopCfg::AccRows>(*this, model, dev_->mem(), 3, 15);
       ASSERT_FALSE(prog.empty()) << "the generator keeps making invalid programs";
     }
-    tpu::model::HostMemory model_mem = dev_->mem();
+    tpu::HostMemory model_mem = dev_->mem();
     model.load_program(0, prog);
     const auto expect = model.run(0, model_mem);
     dev_->submit(id, prog, kProg);

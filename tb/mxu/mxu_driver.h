@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bits.h"
-#include "ref_matmul.h"
+#include "tpu/ref_matmul.h"
 #include "sim.h"
 
 namespace tb {

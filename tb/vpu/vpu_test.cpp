@@ -15,7 +15,7 @@
 #include "Vvpu_act_row.h"
 #include "Vvpu_vop_row.h"
 #include "bits.h"
-#include "quant.h"
+#include "tpu/quant.h"
 #include "verilated_fixture.h"
 
 namespace {

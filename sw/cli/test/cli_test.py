@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""The `tpu` tool end to end, against numpy (CTest cli.tpu).
+# SPDX-License-Identifier: Apache-2.0
+"""The `tpu` tool end to end, against numpy (CTest cli.tpu.sim, cli.tpu.model).
 
-    python3 cli_test.py --tpu build/bin/tpu --workdir build/cli_test [-k NAME]
+    python3 cli_test.py --tpu build/bin/tpu --transport sim --workdir build/cli_test [-k NAME]
+
+Every case runs on the transport given (--transport puts it before every
+command), so the same cases hold on the RTL (sim) and on the reference model
+(model).
 
 Each case prints one line, PASS or FAIL with the reason; the exit status is
 1 when any case failed. Results are checked exactly against numpy; every
@@ -21,6 +26,7 @@ import traceback
 import numpy as np
 
 TPU = None
+TRANSPORT = "sim"
 WORK = None
 CASES = []
 INT32_MIN = -(2 ** 31)
@@ -47,7 +53,9 @@ def path(name):
 
 def tpu(*args, timeout=120):
     """Runs the tool; returns the CompletedProcess (text output)."""
-    cmd = [TPU] + [str(a) for a in args]
+    args = [str(a) for a in args]
+    chosen = "--transport" in args or "--device" in args
+    cmd = [TPU] + ([] if chosen else ["--transport", TRANSPORT]) + args
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
@@ -96,9 +104,11 @@ def info():
     p = ok("info")
     for s in ("0x54505531", "TPU1", "16x16", "int8", "unified buffer", "DMA tags"):
         check(s in p.stdout, f"info lacks {s!r}:\n{p.stdout}")
+    check("configuration       default" in p.stdout, "info lacks the configuration:\n" + p.stdout)
     p = ok("--config", "tiny", "info")
-    check("4x4" in p.stdout, "tiny is not 4x4:\n" + p.stdout)
-    fails("--config", "nosuch", "info")
+    check("4x4" in p.stdout and "configuration       tiny" in p.stdout, "tiny is not 4x4:\n" + p.stdout)
+    fails("--config", "nosuch", "info", contains=["tiny, small, default, wide"])
+    fails("--transport", "pcie", "info", contains=["unknown transport 'pcie'", "model:", "sim:"])
 
 
 PROGRAM = """\
@@ -191,6 +201,25 @@ def matmul_case(m, k, n, seed, config="default", array=16):
 @case
 def matmul_1x1x1():
     matmul_case(1, 1, 1, 1)
+
+
+@case
+def matmul_every_configuration():
+    """Each named configuration the transport has; the simulator has the ones
+    the build made (make test: tiny and default; make regress CONFIGS=...)."""
+    sizes = {"tiny": 4, "small": 8, "default": 16, "wide": 32}
+    ran = []
+    for config, array in sizes.items():
+        p = tpu("--config", config, "info")
+        if p.returncode != 0 and "is not built into this simulator" in p.stderr:
+            continue
+        check(p.returncode == 0, describe(p))
+        matmul_case(100, 300, 70, 11, config=config, array=array)
+        ran.append(config)
+    check("tiny" in ran and "default" in ran, f"ran only on {ran}")
+    if TRANSPORT == "model":
+        check(len(ran) == len(sizes), f"the model has every configuration; ran on {ran}")
+    print(f"  matmul 100x300x70 exact on {', '.join(ran)}")
 
 
 @case
@@ -482,13 +511,15 @@ def mlp_rejects_shape_mismatches():
 
 
 def main():
-    global TPU, WORK
+    global TPU, TRANSPORT, WORK
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tpu", required=True, help="the tpu binary")
+    ap.add_argument("--transport", default="sim", help="sim or model (default sim)")
     ap.add_argument("--workdir", required=True, help="scratch directory (recreated)")
     ap.add_argument("-k", default="", help="run only cases whose name contains this")
     args = ap.parse_args()
     TPU = os.path.abspath(args.tpu)
+    TRANSPORT = args.transport
     WORK = os.path.abspath(args.workdir)
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)

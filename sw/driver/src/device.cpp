@@ -6,7 +6,7 @@
 #include <iterator>
 #include <utility>
 
-#include "sim_transport.h"
+#include "tpu/config.h"
 #include "tpu_regs.h"
 
 namespace tpu {
@@ -164,29 +164,7 @@ std::vector<uint8_t> Buffer::read(size_t offset, size_t len) const {
 
 // ---- Device ------------------------------------------------------------------------
 
-Device Device::open(const std::string& uri) {
-  const size_t colon = uri.find(':');
-  const std::string scheme = uri.substr(0, colon);
-  if (scheme != "sim")
-    throw Error("device URI '" + uri + "': unknown transport '" + scheme +
-                "'; use sim:?config=default (the simulator)");
-  std::map<std::string, std::string> query;
-  if (colon != std::string::npos) {
-    std::string rest = uri.substr(colon + 1);
-    if (!rest.empty() && rest[0] == '?') rest.erase(0, 1);
-    size_t pos = 0;
-    while (pos < rest.size()) {
-      const size_t amp = std::min(rest.find('&', pos), rest.size());
-      const std::string item = rest.substr(pos, amp - pos);
-      const size_t eq = item.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw Error("device URI '" + uri + "': '" + item + "' is not key=value");
-      query[item.substr(0, eq)] = item.substr(eq + 1);
-      pos = amp + 1;
-    }
-  }
-  return Device(open_sim(query));
-}
+Device Device::open(const std::string& uri) { return Device(open_transport(uri)); }
 
 Device::Device(std::unique_ptr<Transport> transport)
     : state_(std::make_shared<detail::DeviceState>(std::move(transport))) {
@@ -210,6 +188,11 @@ Device::Device(std::unique_ptr<Transport> transport)
   info_.imem_depth = int(FIELD(caps2, CAPS2, IMEM_DEPTH));
   info_.wgt_fifo_tiles = int(FIELD(caps2, CAPS2, WGT_FIFO_TILES));
   info_.dma_tags = int(FIELD(caps2, CAPS2, DMA_TAGS));
+  for (const Config& c : kConfigs)
+    if (c.array_n == info_.n && c.ub_rows == info_.ub_rows && c.acc_rows == info_.acc_rows &&
+        c.imem_depth == info_.imem_depth && c.wgt_fifo_tiles == info_.wgt_fifo_tiles &&
+        c.dma_tags == info_.dma_tags)
+      info_.config = std::string(c.name);
   if (info_.version_major != 0)
     throw Error(t.name() + ": register map version " + std::to_string(info_.version_major) +
                 ".x is newer than this driver (0.x); update the driver");

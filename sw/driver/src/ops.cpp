@@ -4,15 +4,15 @@
 #include <stdexcept>
 #include <string>
 
-#include "gemm_program.h"
+#include "tpu/gemm_program.h"
 
 namespace tpu {
 namespace {
 
 std::string shape(int rows, int cols) { return std::to_string(rows) + "x" + std::to_string(cols); }
 
-model::CoreConfig core_config(const DeviceInfo& info) {
-  model::CoreConfig c;
+CoreConfig core_config(const DeviceInfo& info) {
+  CoreConfig c;
   c.n = info.n;
   c.ub_rows = info.ub_rows;
   c.acc_rows = info.acc_rows;
@@ -42,7 +42,7 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, co
   if (a.cols != b.rows)
     throw Error(std::string(op) + ": inner dimensions differ: A is " + shape(a.rows, a.cols) +
                 " but B is " + shape(b.rows, b.cols) + " (A's columns must equal B's rows)");
-  const model::CoreConfig core = core_config(dev.info());
+  const CoreConfig core = core_config(dev.info());
   model::GemmPlan plan;
   std::vector<std::vector<isa::Instr>> programs;
   Buffer abuf, bbuf, cbuf;

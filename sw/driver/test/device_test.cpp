@@ -1,11 +1,16 @@
-// The driver's device API on the simulated TPU: opening, buffers, commands,
-// completions, errors and timeouts.
+// SPDX-License-Identifier: Apache-2.0
+// The driver's device API on the transport under test: opening, buffers,
+// commands, completions, errors and timeouts.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "tpu/config.h"
 #include "tpu/device.h"
+#include "transport_under_test.h"
 
 namespace {
 
@@ -20,40 +25,64 @@ std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
-TEST(DeviceOpen, ReportsTheConfiguration) {
-  tpu::Device dev = tpu::Device::open("sim:?config=default");
-  const tpu::DeviceInfo& i = dev.info();
-  EXPECT_EQ(i.id, 0x54505531u);
-  EXPECT_EQ(i.n, 16);
-  EXPECT_TRUE(i.int8);
-  EXPECT_EQ(i.ub_rows, 4096);
-  EXPECT_EQ(i.acc_rows, 1024);
-  EXPECT_EQ(i.imem_depth, 1024);
-  EXPECT_EQ(i.wgt_fifo_tiles, 16);
-  EXPECT_EQ(i.dma_tags, 32);
-  EXPECT_EQ(i.name, "sim:config=default");
-  tpu::Device tiny = tpu::Device::open("sim:?config=tiny&latency=50&seed=3");
-  EXPECT_EQ(tiny.info().n, 4);
-  EXPECT_EQ(tiny.info().ub_rows, 256);
-  EXPECT_EQ(tiny.info().wgt_fifo_tiles, 4);
+// What the device reports is what the configuration table says, on every
+// configuration the transport has (the simulator has the ones the build made).
+TEST(DeviceOpen, ReportsTheConfigurationOfTheTable) {
+  int opened = 0;
+  for (const tpu::Config& c : tpu::kConfigs) {
+    std::unique_ptr<tpu::Device> dev;
+    try {
+      dev = std::make_unique<tpu::Device>(tpu::Device::open(tpu_test::uri(std::string(c.name))));
+    } catch (const tpu::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not built into this simulator"), std::string::npos) << e.what();
+      continue;
+    }
+    ++opened;
+    const tpu::DeviceInfo& i = dev->info();
+    SCOPED_TRACE(i.name);
+    EXPECT_EQ(i.name, tpu_test::transport() + ":config=" + std::string(c.name));
+    EXPECT_EQ(i.id, 0x54505531u);
+    EXPECT_EQ(i.version_major, 0);
+    EXPECT_EQ(i.n, c.array_n);
+    EXPECT_TRUE(i.int8);
+    EXPECT_FALSE(i.bf16);
+    EXPECT_EQ(i.ub_rows, c.ub_rows);
+    EXPECT_EQ(i.acc_rows, c.acc_rows);
+    EXPECT_EQ(i.imem_depth, c.imem_depth);
+    EXPECT_EQ(i.wgt_fifo_tiles, c.wgt_fifo_tiles);
+    EXPECT_EQ(i.dma_tags, c.dma_tags);
+  }
+  EXPECT_GE(opened, 2) << "make test builds tiny and default";
 }
 
 TEST(DeviceOpen, BadUrisSayWhatToUse) {
+  const std::string schemes =
+      "model:?config=NAME, sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst";
   EXPECT_EQ(error_of([] { tpu::Device::open("pcie:0000:01:00.0"); }),
-            "device URI 'pcie:0000:01:00.0': unknown transport 'pcie'; use sim:?config=default (the simulator)");
+            "device URI 'pcie:0000:01:00.0': unknown transport 'pcie'; the transports are " + schemes);
+  EXPECT_EQ(error_of([] { tpu::Device::open("default"); }),
+            "device URI 'default' has no scheme; write it as scheme:?key=value, e.g. " + schemes);
   EXPECT_EQ(error_of([] { tpu::Device::open("sim:?config=huge"); }),
-            "sim device: unknown configuration 'huge'; the simulator has 'default' (16x16) and 'tiny' (4x4)");
+            "sim device: unknown configuration 'huge'; the configurations are " + tpu::config_names());
+  EXPECT_EQ(error_of([] { tpu::Device::open("model:?config=huge"); }),
+            "model device: unknown configuration 'huge'; the configurations are " + tpu::config_names());
   EXPECT_EQ(error_of([] { tpu::Device::open("sim:?colour=red"); }),
             "sim device: unknown option 'colour'; the options are config, latency, seed and waves");
+  EXPECT_EQ(error_of([] { tpu::Device::open("model:?latency=5"); }),
+            "model device: unknown option 'latency'; the only option is config");
   EXPECT_EQ(error_of([] { tpu::Device::open("sim:?latency=-5"); }),
             "sim device: latency=-5 is not a non-negative number");
+  EXPECT_EQ(error_of([] { tpu::Device::open("sim:config=tiny"); }),
+            "sim device: unexpected 'config=tiny' in 'sim:config=tiny'; write sim:?config=NAME");
   EXPECT_EQ(error_of([] { tpu::Device::open("sim:?config"); }),
             "device URI 'sim:?config': 'config' is not key=value");
+  EXPECT_EQ(error_of([] { tpu::Device::open("sim:?config=tiny&config=default"); }),
+            "device URI 'sim:?config=tiny&config=default': 'config' is given twice");
 }
 
 class DeviceTest : public ::testing::Test {
  protected:
-  DeviceTest() : dev_(tpu::Device::open("sim:?config=tiny&latency=100")) {}
+  DeviceTest() : dev_(tpu::Device::open(tpu_test::uri("tiny", "latency=100"))) {}
   tpu::Device dev_;
 };
 
@@ -141,7 +170,7 @@ TEST_F(DeviceTest, TimeoutResetsTheDeviceWhichThenWorks) {
 TEST(DeviceLifetime, BuffersMayOutliveAMovedDevice) {
   tpu::Buffer keep;
   {
-    tpu::Device a = tpu::Device::open("sim:?config=tiny");
+    tpu::Device a = tpu::Device::open(tpu_test::uri("tiny"));
     tpu::Device b = std::move(a);
     keep = b.alloc(16);
     keep.write(std::vector<uint8_t>(16, 5));

@@ -1,4 +1,5 @@
-// Operators on the simulated device against the CPU reference, bit for bit.
+// SPDX-License-Identifier: Apache-2.0
+// Operators on the transport under test against the CPU reference, bit for bit.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -8,6 +9,7 @@
 
 #include "tpu/device.h"
 #include "tpu/ops.h"
+#include "transport_under_test.h"
 
 namespace {
 
@@ -18,8 +20,8 @@ class OpsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     const char* uri = std::getenv("TPU_DEVICE");
-    default_ = std::make_unique<tpu::Device>(tpu::Device::open(uri ? uri : "sim:?config=default"));
-    tiny_ = std::make_unique<tpu::Device>(tpu::Device::open("sim:?config=tiny"));
+    default_ = std::make_unique<tpu::Device>(tpu::Device::open(uri ? uri : tpu_test::uri("default")));
+    tiny_ = std::make_unique<tpu::Device>(tpu::Device::open(tpu_test::uri("tiny")));
   }
   static void TearDownTestSuite() {
     default_.reset();

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "isa.h"
+#include "tpu/isa.h"
 #include "tpu/error.h"
 #include "tpu/queue.h"
 #include "tpu/transport.h"
@@ -26,6 +26,7 @@ namespace tpu {
 // What the device reports about itself (ID, VERSION, CAPS registers).
 struct DeviceInfo {
   std::string name;         // the transport's name
+  std::string config;       // the named configuration (tpu/config.h) the CAPS match; "" if none
   uint32_t id = 0;          // 0x54505531 ("TPU1")
   int version_major = 0, version_minor = 0, version_patch = 0;
   int n = 0;                // the MXU is n x n
@@ -103,12 +104,14 @@ class Device {
   void set_timeout(uint64_t cycles) { timeout_ = cycles ? cycles : kDefaultTimeoutCycles; }
   uint64_t timeout() const { return timeout_; }
 
-  // Opens a device by URI:
-  //   sim:?config=default   the Verilated device in-process (configs: default, tiny)
+  // Opens a device by URI; the scheme picks a registered transport
+  // (tpu/transport.h). The project's transports:
+  //   sim:?config=default   the Verilated device in-process (RTL, cycle-accurate)
   //   sim:?config=tiny&latency=100&seed=7&waves=out.fst
-  // Query keys for sim: config, latency (host read latency in cycles, default
-  // 500), seed, waves (FST file). Throws tpu::Error for an unknown scheme,
-  // configuration or key, or when no TPU answers.
+  //   model:?config=default the reference model behind the same registers and
+  //                         rings (functional, fast; cycles are estimates)
+  // Throws tpu::Error for an unknown scheme, configuration or key, or when no
+  // TPU answers.
   static Device open(const std::string& uri);
   // Takes over a transport (for transports defined outside the driver).
   explicit Device(std::unique_ptr<Transport> transport);

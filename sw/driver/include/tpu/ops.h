@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "quant.h"
-#include "ref_matmul.h"
+#include "tpu/quant.h"
+#include "tpu/ref_matmul.h"
 #include "tpu/device.h"
 
 namespace tpu {

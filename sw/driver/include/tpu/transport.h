@@ -1,12 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the driver reaches a device. A transport moves 32-bit register accesses
 // to BAR0, gives the driver host memory the device can reach by DMA, and lets
-// time pass. The simulator transport runs the Verilated device in-process;
-// PCIe (VFIO) or UART transports implement the same interface.
+// time pass. Transports live outside the driver (sim/transport/: the
+// Verilated device, the reference model) and register a URI scheme; a
+// program has the schemes of the transport libraries it links.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace tpu {
 
@@ -36,5 +42,43 @@ class Transport {
   // Device clock cycles since the transport was opened.
   virtual uint64_t cycles() const = 0;
 };
+
+// ---- the registry of URI schemes ----------------------------------------------------
+
+// A device URI: scheme:path?key=value&key=value. "sim:?config=tiny&seed=3" has
+// no path; a serial transport's "uart:/dev/ttyUSB0?baud=3000000" has one.
+using UriQuery = std::map<std::string, std::string>;
+struct DeviceUri {
+  std::string text;  // as given, for messages
+  std::string scheme, path;
+  UriQuery query;
+};
+
+struct TransportScheme {
+  std::string scheme;  // "sim"
+  std::string usage;   // "sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst"
+  std::string about;   // one line: what the transport is
+  // Opens a device; throws tpu::Error for unknown keys or bad values.
+  std::function<std::unique_ptr<Transport>(const DeviceUri&)> open;
+};
+
+// Adds a scheme (a transport library calls it from a static initializer).
+// Returns true; a scheme registered twice keeps its first registration.
+bool register_transport(TransportScheme scheme);
+
+// The registered schemes, sorted by name.
+std::vector<TransportScheme> transport_schemes();
+
+// Splits "scheme:path?k=v&k2=v2". Throws tpu::Error for a missing scheme, an
+// item that is not key=value or a key given twice.
+DeviceUri parse_device_uri(const std::string& uri);
+
+// Opens a device URI with its registered scheme; throws tpu::Error naming the
+// known schemes for an unknown one.
+std::unique_ptr<Transport> open_transport(const std::string& uri);
+
+// A non-negative integer query value, or tpu::Error "<what>: key=value is not
+// a non-negative number".
+uint64_t query_number(const std::string& what, const std::string& key, const std::string& value);
 
 }  // namespace tpu

@@ -1,4 +1,4 @@
-#include "isa.h"
+#include "tpu/isa.h"
 
 #include <algorithm>
 #include <cctype>

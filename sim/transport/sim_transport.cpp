@@ -1,13 +1,19 @@
-#include "sim_transport.h"
-
+// SPDX-License-Identifier: Apache-2.0
+// The sim: transport: the Verilated device (tpu_top) in this process, with
+// the root-complex model serving its DMA from simulated host memory. One
+// device model per configuration the build has (TPU_CONFIGS).
+//
+//   sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
-#include "Vtpu_top_n16.h"
-#include "Vtpu_top_n4.h"
 #include "device_harness.h"
+#include "tpu/config.h"
 #include "tpu/error.h"
+#include "tpu/transport.h"
+#include "tpu_sim_models.h"  // generated: TPU_SIM_MODELS(X) and the model headers
 
 namespace tpu {
 namespace {
@@ -88,33 +94,53 @@ class SimTransport final : public Transport {
   size_t seen_ = 0;
 };
 
-uint64_t parse_number(const std::string& key, const std::string& value) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(value.c_str(), &end, 0);
-  if (value.empty() || *end != '\0' || value[0] == '-')
-    throw Error("sim device: " + key + "=" + value + " is not a non-negative number");
-  return v;
+std::string built_configs() {
+  std::string s;
+#define TPU_NAME(name) s += std::string(s.empty() ? "" : ", ") + #name;
+  TPU_SIM_MODELS(TPU_NAME)
+#undef TPU_NAME
+  return s;
 }
 
-}  // namespace
-
-std::unique_ptr<Transport> open_sim(const std::map<std::string, std::string>& query) {
-  std::string config = "default", waves;
-  host::RootComplexConfig rc;  // the default link: 500-cycle read latency, 16 B/cycle
+std::unique_ptr<Transport> open_sim(const DeviceUri& uri) {
+  if (!uri.path.empty())
+    throw Error("sim device: unexpected '" + uri.path + "' in '" + uri.text +
+                "'; write sim:?config=NAME");
+  const UriQuery& query = uri.query;
+  const std::string what = "sim device";
+  std::string config(kDefaultConfig), waves;
+  std::optional<uint64_t> latency;
+  host::RootComplexConfig rc;
   for (const auto& [key, value] : query) {
     if (key == "config") config = value;
-    else if (key == "latency") rc.latency = uint32_t(std::min<uint64_t>(parse_number(key, value), 100000));
-    else if (key == "seed") rc.seed = parse_number(key, value);
+    else if (key == "latency") latency = std::min<uint64_t>(query_number(what, key, value), 100000);
+    else if (key == "seed") rc.seed = query_number(what, key, value);
     else if (key == "waves") waves = value;
     else
       throw Error("sim device: unknown option '" + key +
                   "'; the options are config, latency, seed and waves");
   }
+  const Config* cfg = find_config(config);
+  if (!cfg)
+    throw Error("sim device: unknown configuration '" + config + "'; the configurations are " +
+                config_names());
+  // The configuration's link: read latency and bandwidth (16-byte beats).
+  rc.latency = uint32_t(latency.value_or(uint64_t(cfg->link_latency)));
+  rc.rq_beats_per_cycle = rc.rc_beats_per_cycle = cfg->link_bytes_per_cycle / 16.0;
   const std::string name = "sim:config=" + config;
-  if (config == "default") return std::make_unique<SimTransport<Vtpu_top_n16>>(name, rc, waves);
-  if (config == "tiny") return std::make_unique<SimTransport<Vtpu_top_n4>>(name, rc, waves);
-  throw Error("sim device: unknown configuration '" + config +
-              "'; the simulator has 'default' (16x16) and 'tiny' (4x4)");
+#define TPU_OPEN(model_name) \
+  if (config == #model_name) return std::make_unique<SimTransport<Vtpu_top_##model_name>>(name, rc, waves);
+  TPU_SIM_MODELS(TPU_OPEN)
+#undef TPU_OPEN
+  throw Error("sim device: configuration '" + config + "' is not built into this simulator (it has " +
+              built_configs() + "); rebuild with make build CONFIGS=\"" + config +
+              " ...\", or run it on the reference model with model:?config=" + config);
 }
+
+[[maybe_unused]] const bool registered = register_transport(
+    {"sim", "sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst",
+     "the Verilated RTL of the device, cycle-accurate, in this process", open_sim});
+
+}  // namespace
 
 }  // namespace tpu

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "isa_table.h"
+#include "tpu/isa_table.h"
 
 namespace tpu::isa {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "bits.h"
-#include "isa.h"
+#include "tpu/isa.h"
 #include "root_complex.h"
 #include "sim.h"
 #include "tpu/queue.h"
@@ -138,7 +138,7 @@ class Device {
     mmio_write(TPU_REG(CQ_HEAD), cq_head_);
   }
 
-  tpu::model::HostMemory& mem() { return rc_.memory(); }
+  tpu::HostMemory& mem() { return rc_.memory(); }
   tpu::host::RootComplex& rc() { return rc_; }
   Model& dut() { return dut_; }
   uint32_t sq_tail() const { return sq_tail_; }

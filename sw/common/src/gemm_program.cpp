@@ -1,4 +1,4 @@
-#include "gemm_program.h"
+#include "tpu/gemm_program.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -313,12 +313,7 @@ GemmProgram build_gemm(HostMemory& mem, const GemmShape& shape, const GemmAddrs&
   g.c = addrs.c;
   mem.write(a_packed, std::span<const int8_t>(pack_a(p, read_matrix_i8(mem, addrs.a, shape.m, shape.k))));
   mem.write(w_tiles, std::span<const int8_t>(pack_w(p, read_matrix_i8(mem, addrs.w, shape.k, shape.n_out))));
-  auto programs = gemm_programs(p, {}, a_packed, w_tiles, g.c, core);
-  if (programs.size() > 1)
-    throw std::invalid_argument("build_gemm " + dims(shape) + ": the GEMM needs " +
-                                std::to_string(programs.size()) + " programs of at most " +
-                                std::to_string(core.imem_depth) + " instructions");
-  g.program = std::move(programs[0]);
+  g.programs = gemm_programs(p, {}, a_packed, w_tiles, g.c, core);
   return g;
 }
 

@@ -1,6 +1,6 @@
 // ISA encoding, builders, assembler and disassembler, plus hand-computed
 // values of the requantization primitives in quant.h.
-#include "isa.h"
+#include "tpu/isa.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "quant.h"
+#include "tpu/quant.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <span>
 #include <string_view>
 
-#include "quant.h"
+#include "tpu/quant.h"
 
 namespace tpu::isa {
 

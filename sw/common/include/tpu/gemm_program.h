@@ -33,10 +33,11 @@
 #include <span>
 #include <vector>
 
-#include "isa.h"
-#include "quant.h"
-#include "ref_matmul.h"
-#include "tpu_model.h"
+#include "tpu/isa.h"
+#include "tpu/quant.h"
+#include "tpu/ref_matmul.h"
+#include "tpu/core_config.h"
+#include "tpu/host_memory.h"
 
 namespace tpu::model {
 
@@ -95,7 +96,7 @@ std::vector<std::vector<isa::Instr>> gemm_programs(const GemmPlan& plan, const G
                                                    uint64_t a, uint64_t w, uint64_t c,
                                                    const CoreConfig& core);
 
-// ---- One-program form for tests: packs the images in host memory ----------------
+// ---- For tests: packs the images in host memory -------------------------------------
 
 struct GemmAddrs {
   uint64_t a = 0;        // M x K int8 input, row-major
@@ -106,15 +107,15 @@ struct GemmAddrs {
 
 struct GemmProgram {
   GemmPlan plan;
-  uint64_t c = 0;  // where the program writes the packed result
-  std::vector<isa::Instr> program;
+  uint64_t c = 0;  // where the programs write the packed result
+  std::vector<std::vector<isa::Instr>> programs;  // run in order; each fits the IMEM
 };
 
 uint64_t gemm_scratch_bytes(const GemmShape& shape, const CoreConfig& core);
 
 // Reads A and W from mem, writes the packed images to scratch and returns the
-// int32 GEMM as one program. Throws std::invalid_argument when the shape does
-// not fit the core or the program does not fit the instruction memory.
+// int32 GEMM's programs. Throws std::invalid_argument when the shape does not
+// fit the core.
 GemmProgram build_gemm(HostMemory& mem, const GemmShape& shape, const GemmAddrs& addrs,
                        const CoreConfig& core, const GemmOptions& options = {});
 

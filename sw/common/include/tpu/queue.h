@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "isa.h"
+#include "tpu/isa.h"
 
 namespace tpu {
 

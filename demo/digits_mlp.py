@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Handwritten digits, int8, on the simulated TPU (the project's main demo, `make demo`).
 
 1. Trains a small scikit-learn MLP (64 pixels -> HIDDEN ReLU -> 10 logits) on the 8x8

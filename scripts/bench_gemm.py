@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """GEMM sweep on the simulated TPU (`make bench`).
 
 Runs `tpu bench` (a random int8 GEMM, checked bit for bit against the CPU) for cubes

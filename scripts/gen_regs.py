@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generates the BAR0 register block, C header and docs from rtl/host/tpu_regs.rdl.
 
   gen_regs.py           write the committed outputs (below) and HTML docs into
@@ -86,10 +87,10 @@ def exported() -> dict:
         peakrdl("regblock", "-o", str(out), *REGBLOCK_ARGS)
         peakrdl("c-header", "-o", str(out / "tpu_regs.h"), *CHEADER_ARGS)
         return {
-            PKG_PATH: f"// {BANNER}\n// hwif structs made packed for Verilator, see packed_hwif().\n"
+            PKG_PATH: f"// SPDX-License-Identifier: Apache-2.0\n// {BANNER}\n// hwif structs made packed for Verilator, see packed_hwif().\n"
                       + packed_hwif((out / "tpu_regs_pkg.sv").read_text()),
-            SV_PATH: f"// {BANNER}\n" + (out / "tpu_regs.sv").read_text(),
-            H_PATH: f"// {BANNER}\n" + (out / "tpu_regs.h").read_text(),
+            SV_PATH: f"// SPDX-License-Identifier: Apache-2.0\n// {BANNER}\n" + (out / "tpu_regs.sv").read_text(),
+            H_PATH: f"// SPDX-License-Identifier: Apache-2.0\n// {BANNER}\n" + (out / "tpu_regs.h").read_text(),
         }
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Write-or-check for generated files that are committed.
 
 Each generator builds a {path: text} map and calls main(): without --check

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The instruction set as data: the single source of every encoding.
 
 docs/isa.md describes the semantics; scripts/gen_isa.py turns this table into

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Lints all RTL with Verilator -Wall. Any warning fails. Waivers live only in
 # rtl/lint.vlt.
 #

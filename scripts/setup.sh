@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs everything the project needs on Debian 12: Debian packages for the
 # simulator and C++ toolchain, pinned PyPI packages for synthesis, register
 # generation and the demo. Safe to run again.

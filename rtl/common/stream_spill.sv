@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Spill register: a two-entry valid/ready register slice.
 //
 // Cuts every combinational path between its two sides: valid_o/data_o come

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Flop and assertion macros shared by every block.
 //
 // FF     : flop with asynchronous active-low reset        q <= rst ? rst_val : d

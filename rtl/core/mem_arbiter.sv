@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shares the core's memory port between the memory unit (RHM/WHM) and the
 // weight unit (RW).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Accumulator memory: AccRows rows of N int32 lanes.
 //
 // One write port that either overwrites a row or adds to it (MMC's ACC flag;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TPU compute core: instruction memory, controller, the four execution units
 // (memory, weight, matrix, vector), the unified buffer and the accumulators.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Performance counters, in TPU v1's categories. All count from start_i (a
 // program start clears them) while the core is busy, and hold afterwards.
 `include "tpu_macros.svh"

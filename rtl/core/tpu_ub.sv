@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unified buffer: UbRows rows of N int8 lanes.
 //
 // Every unit has its own port, so DMA (RHM/WHM), MXU reads (MMC) and VPU

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory unit: executes RHM (host -> UB) and WHM (UB -> host), one command at
 // a time.
 //

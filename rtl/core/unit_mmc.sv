@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Matrix unit: executes MMC. Streams UB rows a .. a+count-1 into the MXU and
 // writes (or adds) the result rows into accumulator rows b .. b+count-1.
 //

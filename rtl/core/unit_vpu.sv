@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Vector unit: executes ACT, VOP and CFG, one command at a time and in
 // program order, so a CFG never changes parameters under a row in flight and
 // a VOP never reads a row the previous command is still writing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Weight unit: executes RW. Reads count*N weight rows from host memory into
 // the weight FIFO, which feeds the MXU's weight port tile after tile.
 //

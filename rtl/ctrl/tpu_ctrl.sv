@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Controller: fetch, decode, check, dependency tracking and dispatch.
 //
 // One instruction per cycle is read from instruction memory, offset by the

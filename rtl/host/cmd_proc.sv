@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command processor: runs the submission ring.
 //
 // For each submission entry between the device's head and the host's tail:

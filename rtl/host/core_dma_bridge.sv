@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Connects the core's memory port (bursts of N-byte rows) to the DMA engine
 // (byte streams, 16 bytes a beat).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA completion checker: classifies each rc completion and places its data.
 //
 // Takes one rc beat per cycle (never stalls). The header of a completion is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA engine: the device's bus master on the TLP-lite rq/rc streams.
 //
 // Two client channels:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA engine: error codes, tag states and the request-splitting arithmetic
 // shared by the dma_* blocks. See docs/dma.md.
 package dma_pkg;

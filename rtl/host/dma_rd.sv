@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA read channel: up to MaxXfers descriptors in flight, split into read
 // requests on rq, completions reassembled in a reorder buffer and delivered
 // in order, descriptor by descriptor.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA read reorder buffer: RobBytes of transfer data in 16-byte lines.
 //
 // Write port: one completion beat per cycle, its bytes (packed from byte 0,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA read tag table: one slot per outstanding read sub-request.
 //
 // Slot s goes out as tag {gen, s}, gen counting the slot's allocations, so a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA write channel: one descriptor at a time, its data stream cut into
 // posted writes on rq.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA write packer: cuts a write transfer's byte stream into posted-write
 // packets and repacks the bytes so that each packet's payload starts at byte
 // 0 of its first beat.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TLP-lite: the PCIe-style streams between the host ("root complex") and the
 // TPU, one clock, valid/ready on each, one struct per beat.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TPU as a PCIe-style device: BAR0 registers on the MMIO streams (cq/cc),
 // a DMA engine on the memory streams (rq/rc), the command processor that
 // runs the submission and completion rings, and the compute core.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MXU: weight-stationary N x N systolic matrix unit.
 //
 // Computes out_row = in_row x W for every input row, where W is the N x N

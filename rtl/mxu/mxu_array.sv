@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // N x N grid of PEs, wired systolically.
 //
 // Row r receives the (already skewed) activation element r on the left;

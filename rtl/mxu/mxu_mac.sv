@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Multiply-accumulate of one PE: psum_o = psum_i + a_i * w_i.
 //
 // This is the only place that knows the number format. A second datapath

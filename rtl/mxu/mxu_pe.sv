@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Processing element of the weight-stationary systolic array.
 //
 // Holds two weights (bank 0 and bank 1). Every activation travels with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Triangular delay line: lane i is delayed by i cycles (Ascending) or by
 // Lanes-1-i cycles (descending). Skews rows into the systolic array and
 // de-skews columns out of it. Advances only when en_i is high; clear_i zeroes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // VPU activation row: one row of N int32 accumulators to one row of N int8
 // values (the non-RAW ACT instruction, see docs/isa.md and docs/vpu.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // VPU requantization lane: one int32 accumulator value to one int8 value.
 //
 //   x   = sat32(acc_i + bias_i)

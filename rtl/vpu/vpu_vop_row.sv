@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // VPU element-wise row operations and pooling on int8 rows (the VOP
 // instruction, see docs/isa.md and docs/vpu.md).
 //

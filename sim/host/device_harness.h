@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives the whole TPU device (tpu_top) as a host driver would: MMIO reads
 // and writes on cq/cc, host memory and DMA service from the root-complex
 // model on rq/rc, and the submission/completion rings in host memory.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host side of the TLP-lite link ("root complex") for simulations.
 //
 // Serves a Verilated device's rq/rc streams (rtl/host/tlp_pkg.sv) from a

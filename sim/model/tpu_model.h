@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference model of the core: executes the same binary programs as the RTL,
 // one instruction at a time and completely, per docs/isa.md. The RTL overlaps
 // its units but must end every valid program in the same state.

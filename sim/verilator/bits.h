@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Field access on Verilated port values of any width.
 //
 // Verilator maps a packed port to CData/SData/IData/QData up to 64 bits and to

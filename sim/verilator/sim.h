@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Verilated model with its context, clock, reset, optional FST waves and a
 // seeded random source. Tests use it through VerilatedFixture; benches and
 // demos use it directly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared pieces of the `tpu` tool (docs/cli.md): the global options, the
 // subcommands' entry points, and helpers for files, matrices and statistics.
 #pragma once

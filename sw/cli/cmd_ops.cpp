@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The operator subcommands: info, matmul, bench, perf and mlp (docs/cli.md).
 #include <chrono>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The program subcommands: run, asm and disasm (docs/cli.md).
 #include <cstdio>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tpu: the command-line tool for the TPU (docs/cli.md).
 //
 //   tpu [--config NAME | --device URI] [--timeout CYCLES] [--seed N] <command> ...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GoogleTest fixture that owns a Sim<Model> for the duration of one test.
 //
 // Every block test derives from VerilatedFixture<Model> and drives the model
@@ -29,6 +30,16 @@ inline bool waves_enabled() {
 inline std::string wave_dir() {
   const char* v = std::getenv("TPU_WAVE_DIR");
   return v ? v : "build/waves";
+}
+
+// Tests built once per configuration carry its name (tb/CMakeLists.txt), as
+// CTest does: tiny.CoreTest.Gemm64x64x64.
+inline std::string config_prefix() {
+#ifdef TB_CONFIG_NAME
+  return TB_CONFIG_NAME ".";
+#else
+  return "";
+#endif
 }
 
 inline std::string current_test_name() {
@@ -67,7 +78,7 @@ class VerilatedFixture : public ::testing::Test {
     if (!wave.empty()) std::cout << "waves: " << wave << "\n";
     if (HasFailure())
       std::cout << "seed: " << seed << "\nreproduce with waves: make wave TEST='"
-                << current_test_name() << "' SEED=" << seed << "\n";
+                << config_prefix() << current_test_name() << "' SEED=" << seed << "\n";
   }
 
  public:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stream primitives against a queue model: random valid/ready on both sides,
 // every word must come out once, in order, and the handshake rules hold.
 #include <deque>

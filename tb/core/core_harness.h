@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives the Verilated TPU core like a host would: loads a program into
 // instruction memory, starts it, serves the memory port from a HostMemory
 // (with latency, random stalls and injected faults) and collects the result,

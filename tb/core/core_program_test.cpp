@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compute-core program tests: seeded random programs compared with the
 // reference model, every error code with its faulting instruction, and the
 // overlap of the units in a compute-bound GEMM.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compute-core tests: programs run on the Verilated core and on the C++
 // reference model; results are compared with each other and, for directed
 // programs, with a plain C++ computation of what the program means.

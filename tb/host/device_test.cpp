@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device tests: programs submitted through the rings run end to end (program
 // fetch, RHM/WHM/RW by DMA, completion entry, MSI) and are compared with the
 // reference model; the host-interface negative checklist; a seeded fuzz run.

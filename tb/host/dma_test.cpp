@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DMA engine against the root-complex model: every transfer's data is
 // compared byte for byte with host memory; every rq packet is checked against
 // the link rules (by the model, and here for splitting and ordering); every

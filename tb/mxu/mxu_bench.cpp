@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MXU benchmark and demo: streams weight tiles and input rows through the
 // Verilated MXU with no gaps, checks every output row against the reference
 // matmul, and prints simulation speed and array utilization.

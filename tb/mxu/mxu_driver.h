@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Transaction-level driver for the MXU: pushes weight tiles and input rows
 // with optional random gaps and output backpressure, collects output rows,
 // and records when each handshake happened so tests can check timing.

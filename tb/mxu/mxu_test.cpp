@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MXU block tests at N = 4, 8 and 16: every output row is compared exactly
 // with the reference matmul; timing tests count cycles from the handshakes.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // VPU datapath tests at N = 4: vpu_act_row (requantization, activation, LUT)
 // and vpu_vop_row (element-wise ops, pooling). Every output lane is compared
 // exactly with sim/model/quant.h. Streams run with random input gaps and

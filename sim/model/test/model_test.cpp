@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reference model tests. Every expectation is computed independently of the
 // model: plain loops over the operands, matmul_i8 from ref_matmul.h, and
 // act_lane (the definition of the VPU arithmetic) from quant.h.

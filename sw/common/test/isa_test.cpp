@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ISA encoding, builders, assembler and disassembler, plus hand-computed
 // values of the requantization primitives in quant.h.
 #include "tpu/isa.h"

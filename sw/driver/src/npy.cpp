@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NumPy .npy reader and writer (docs/cli.md, "Files").
 //
 // The format (numpy.lib.format): the magic "\x93NUMPY", a major and a minor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // .npy reader and writer: round trips of every dtype and rank, files laid out
 // byte for byte as numpy writes them, and one rejection per kind of bad file,
 // each with the start of its message checked.

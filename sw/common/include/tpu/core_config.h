@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the GEMM planner and the reference model need to know of a core: its
 // array size and memory sizes. tpu::core_config() makes one from a named
 // configuration (tpu/config.h); the driver makes one from what the device

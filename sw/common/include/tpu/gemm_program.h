@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plans and builds the programs of an int8 GEMM C = A x W on the core, for
 // the driver's operators, the reference model and the RTL testbenches alike.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host memory as the device sees it over DMA: the reference model, the
 // root-complex model, the model transport and the GEMM planner all read and
 // write it.

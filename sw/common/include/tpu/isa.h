@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instructions as C++ values: encoding, builders, assembler and disassembler.
 // The encodings come from isa_table.h (generated from scripts/isa_table.py);
 // docs/isa.md is the contract and describes the assembly syntax.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exact integer arithmetic of the VPU. The RTL matches these functions bit
 // for bit; the reference model and the driver call them.
 //

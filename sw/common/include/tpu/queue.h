@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The host interface's ring entries and program image, byte for byte
 // (docs/host_interface.md): what the driver writes and reads, and what the
 // device testbench uses to drive the rings directly.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain reference matrix multiplication: the yardstick every MXU and GEMM
 // result is compared against, bit for bit.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TPU host driver: open a device, move data through host buffers, submit
 // programs and wait for their completions. docs/driver.md has a complete
 // example.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The driver's exceptions. Every message says what happened and what to do
 // about it, so a tool can print what() as its one line of error output.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0), for the tools and
 // tests. Only C-order (row-major) arrays of the dtypes the TPU uses are read:
 // int8, uint8, int32 and float32, little-endian. Anything else is rejected

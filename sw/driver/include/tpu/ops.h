@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Operators on the TPU: each tiles its operands to the array size (zero
 // padding), builds the programs, runs them and returns exact results.
 // Programs are scheduled so DMA overlaps compute: A is double-buffered in the

@@ -19,7 +19,7 @@ class Config:
     summary: str
     # ---- compute ----
     array_n: int            # the MXU is array_n x array_n; UB and ACC rows hold array_n lanes
-    datapath: str           # "int8" (bf16 plugs in behind the same MAC interface later)
+    datapath: str           # "int8", the only MXU datapath so far
     # ---- memories (rows of array_n lanes; instructions) ----
     ub_rows: int            # unified buffer, int8 rows
     acc_rows: int           # accumulators, int32 rows

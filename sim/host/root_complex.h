@@ -27,8 +27,7 @@
 //   sim.tick();         // the edge
 // drive() and tick() are split because the inputs of a cycle must stay as
 // they were when the handshakes were evaluated until the clock edge. The
-// MMIO side (cq/cc) is meant to be added as more members of the same shape
-// (drive_cq/tick_cc called from drive/tick).
+// MMIO side (cq/cc) is driven by tb::Device (device_harness.h).
 #pragma once
 
 #include <array>

@@ -3,7 +3,8 @@
 """Generates the C++ bit layouts of the host-interface packed structs.
 
   gen_tlp_layout.py           write sim/host/tlp_layout.h (rtl/host/tlp_pkg.sv)
-  gen_tlp_layout.py --check   exit 1 if the committed header differs from its generation
+                              and sim/host/dma_layout.h (rtl/host/dma_pkg.sv)
+  gen_tlp_layout.py --check   exit 1 if a committed header differs from its generation
 
 Each `typedef struct packed` of a package becomes a C++ namespace with the
 struct's width (kBits) and, per member, a Field {lsb, width}: the first member
@@ -29,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = [
     ("rtl/host/tlp_pkg.sv", "sim/host/tlp_layout.h", "tpu::tlp_layout",
      "the TLP-lite stream beats and the link configuration"),
+    ("rtl/host/dma_pkg.sv", "sim/host/dma_layout.h", "tpu::dma_layout",
+     "the DMA engine's client channel payloads"),
 ]
 
 CPP_KEYWORDS = {
@@ -214,7 +217,7 @@ def outputs() -> dict:
 
 def main() -> int:
     try:
-        return generated_files.main("gen_tlp_layout", "rtl/host/tlp_pkg.sv", __doc__,
+        return generated_files.main("gen_tlp_layout", "rtl/host/{tlp,dma}_pkg.sv", __doc__,
                                     outputs, ROOT)
     except LayoutError as e:
         print(f"gen_tlp_layout: {e}", file=sys.stderr)

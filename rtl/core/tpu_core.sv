@@ -65,6 +65,9 @@ module tpu_core #(
   import tpu_isa_pkg::*;
 
   tpu_cfg_check #(.Cfg(Cfg)) u_cfg_check ();
+  if (PcW > core_pkg::CmdPcW) begin : gen_bad_imem
+    $error("tpu_core: ImemDepth must be at most 2^core_pkg::CmdPcW");
+  end
 
   localparam int unsigned NU       = NumUnits;
   localparam int unsigned UbAddrW  = $clog2(UbRows);
@@ -85,8 +88,7 @@ module tpu_core #(
   // Controller and unit queues
   // ---------------------------------------------------------------------------
   logic [NU-1:0]     cmd_valid, cmd_ready, unit_done, unit_start, unit_hold;
-  instr_t            cmd;
-  logic [PcW-1:0]    cmd_pc;
+  core_pkg::unit_cmd_t cmd;
   logic              flush, mem_block, mem_fault, dep_stall;
   logic [PcW-1:0]    mem_fault_pc;
   logic              mem_quiet;
@@ -113,7 +115,6 @@ module tpu_core #(
     .cmd_valid_o   (cmd_valid),
     .cmd_ready_i   (cmd_ready),
     .cmd_o         (cmd),
-    .cmd_pc_o      (cmd_pc),
     .unit_start_i  (unit_start),
     .unit_hold_o   (unit_hold),
     .unit_done_i   (unit_done),
@@ -128,13 +129,12 @@ module tpu_core #(
 
   // A queue's head reaches its unit only when the controller does not hold it.
   logic [NU-1:0]     q_valid, q_ready, fifo_valid;
-  instr_t [NU-1:0]   q_cmd;
-  logic [NU-1:0][PcW-1:0] q_pc;
+  core_pkg::unit_cmd_t [NU-1:0] q_cmd;
 
   for (genvar u = 0; u < NU; u++) begin : gen_queue
     logic [$clog2(QueueDepth+1)-1:0] unused_count;
     stream_fifo #(
-      .Width(PcW + InstrW),
+      .Width($bits(core_pkg::unit_cmd_t)),
       .Depth(QueueDepth)
     ) u_queue (
       .clk_i,
@@ -142,10 +142,10 @@ module tpu_core #(
       .clear_i(flush),
       .valid_i(cmd_valid[u]),
       .ready_o(cmd_ready[u]),
-      .data_i ({cmd_pc, cmd}),
+      .data_i (cmd),
       .valid_o(fifo_valid[u]),
       .ready_i(q_ready[u] && !unit_hold[u]),
-      .data_o ({q_pc[u], q_cmd[u]}),
+      .data_o (q_cmd[u]),
       .count_o(unused_count)
     );
     assign q_valid[u]    = fifo_valid[u] && !unit_hold[u];
@@ -251,7 +251,6 @@ module tpu_core #(
     .cmd_valid_i (q_valid[UnitMem]),
     .cmd_ready_o (q_ready[UnitMem]),
     .cmd_i       (q_cmd[UnitMem]),
-    .cmd_pc_i    (q_pc[UnitMem]),
     .done_o      (unit_done[UnitMem]),
     .fault_o     (mem_unit_fault),
     .fault_pc_o  (mem_unit_fault_pc),
@@ -291,7 +290,6 @@ module tpu_core #(
     .cmd_valid_i(q_valid[UnitWgt]),
     .cmd_ready_o(q_ready[UnitWgt]),
     .cmd_i      (q_cmd[UnitWgt]),
-    .cmd_pc_i   (q_pc[UnitWgt]),
     .done_o     (unit_done[UnitWgt]),
     .fault_o    (wgt_unit_fault),
     .fault_pc_o (wgt_unit_fault_pc),
@@ -319,8 +317,7 @@ module tpu_core #(
   unit_mmc #(
     .N      (N),
     .UbRows (UbRows),
-    .AccRows(AccRows),
-    .PcW    (PcW)
+    .AccRows(AccRows)
   ) u_unit_mmc (
     .clk_i,
     .rst_ni,
@@ -328,7 +325,6 @@ module tpu_core #(
     .cmd_valid_i        (q_valid[UnitMmc]),
     .cmd_ready_o        (q_ready[UnitMmc]),
     .cmd_i              (q_cmd[UnitMmc]),
-    .cmd_pc_i           (q_pc[UnitMmc]),
     .done_o             (unit_done[UnitMmc]),
     .ub_rd_addr_o       (ub_rd_addr[UbRdMmc]),
     .ub_rd_data_i       (ub_rd_data[UbRdMmc]),
@@ -347,8 +343,7 @@ module tpu_core #(
   unit_vpu #(
     .N      (N),
     .UbRows (UbRows),
-    .AccRows(AccRows),
-    .PcW    (PcW)
+    .AccRows(AccRows)
   ) u_unit_vpu (
     .clk_i,
     .rst_ni,
@@ -356,7 +351,6 @@ module tpu_core #(
     .cmd_valid_i  (q_valid[UnitVpu]),
     .cmd_ready_o  (q_ready[UnitVpu]),
     .cmd_i        (q_cmd[UnitVpu]),
-    .cmd_pc_i     (q_pc[UnitVpu]),
     .done_o       (unit_done[UnitVpu]),
     .acc_rd_addr_o(acc_rd_addr),
     .acc_rd_data_i(acc_rd_data),

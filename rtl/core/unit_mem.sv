@@ -28,8 +28,7 @@ module unit_mem #(
   // ---- commands ----
   input  logic                       cmd_valid_i,
   output logic                       cmd_ready_o,
-  input  tpu_isa_pkg::instr_t        cmd_i,
-  input  logic [PcW-1:0]             cmd_pc_i,
+  input  core_pkg::unit_cmd_t        cmd_i,
   output logic                       done_o,
   output logic                       fault_o,
   output logic [PcW-1:0]             fault_pc_o,
@@ -114,7 +113,7 @@ module unit_mem #(
       reqs_d     = '0;
       moved_d    = '0;
       acks_d     = '0;
-      addr_d     = cmd_i.c;
+      addr_d     = cmd_i.ins.c;
       faulted_d  = 1'b0;
     end
     if (flush_i) begin
@@ -131,18 +130,18 @@ module unit_mem #(
   `FF(moved_q, moved_d, '0)
   `FF(acks_q, acks_d, '0)
   `FFNR(addr_q, addr_d)
-  `FFLNR(write_q, cmd_i.op == tpu_isa_pkg::OpWhm, start)
-  `FFLNR(burst_q, cmd_i.b == 16'(N), start)
-  `FFLNR(count_q, cmd_i.count, start)
-  `FFLNR(ub_base_q, cmd_i.a[UbAddrW-1:0], start)
-  `FFLNR(stride_q, 64'(cmd_i.b), start)
-  `FFLNR(pc_q, cmd_pc_i, start)
+  `FFLNR(write_q, cmd_i.ins.op == tpu_isa_pkg::OpWhm, start)
+  `FFLNR(burst_q, cmd_i.ins.b == 16'(N), start)
+  `FFLNR(count_q, cmd_i.ins.count, start)
+  `FFLNR(ub_base_q, cmd_i.ins.a[UbAddrW-1:0], start)
+  `FFLNR(stride_q, 64'(cmd_i.ins.b), start)
+  `FFLNR(pc_q, cmd_i.pc[PcW-1:0], start)
 
   logic unused_cmd;
-  assign unused_cmd = ^{cmd_i.flags, cmd_i.a};
+  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.flags, cmd_i.ins.a};
 
-  `ASSERT(MemCmdIsRhmOrWhm, cmd_valid_i |-> (cmd_i.op == tpu_isa_pkg::OpRhm) ||
-                                            (cmd_i.op == tpu_isa_pkg::OpWhm))
+  `ASSERT(MemCmdIsRhmOrWhm, cmd_valid_i |-> (cmd_i.ins.op == tpu_isa_pkg::OpRhm) ||
+                                            (cmd_i.ins.op == tpu_isa_pkg::OpWhm))
   `ASSERT(ReadsOnlyWhenReading, rd_valid_i |-> active_q && !write_q)
 
 endmodule

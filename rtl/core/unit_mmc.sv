@@ -14,7 +14,6 @@ module unit_mmc #(
   parameter int unsigned N       = tpu_pkg::ArrayN,
   parameter int unsigned UbRows  = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned AccRows = tpu_pkg::Cfg.acc_rows,
-  parameter int unsigned PcW     = $clog2(tpu_pkg::Cfg.imem_depth),
   localparam int unsigned UbAddrW  = $clog2(UbRows),
   localparam int unsigned AccAddrW = $clog2(AccRows)
 ) (
@@ -24,8 +23,7 @@ module unit_mmc #(
   // ---- commands ----
   input  logic                      cmd_valid_i,
   output logic                      cmd_ready_o,
-  input  tpu_isa_pkg::instr_t       cmd_i,
-  input  logic [PcW-1:0]            cmd_pc_i,
+  input  core_pkg::unit_cmd_t       cmd_i,
   output logic                      done_o,
   // ---- unified buffer ----
   output logic [UbAddrW-1:0]        ub_rd_addr_o,
@@ -86,11 +84,11 @@ module unit_mmc #(
 
   `FF(active_q, active_d, 1'b0)
   `FF(row_q, row_d, '0)
-  `FFLNR(count_q, cmd_i.count, start)
-  `FFLNR(ub_base_q, cmd_i.a[UbAddrW-1:0], start)
-  `FFLNR(acc_base_q, cmd_i.b[AccAddrW-1:0], start)
-  `FFLNR(acc_mode_q, cmd_i.flags[tpu_isa_pkg::FlagMmcAcc], start)
-  `FFLNR(pop_q, cmd_i.flags[tpu_isa_pkg::FlagMmcPop], start)
+  `FFLNR(count_q, cmd_i.ins.count, start)
+  `FFLNR(ub_base_q, cmd_i.ins.a[UbAddrW-1:0], start)
+  `FFLNR(acc_base_q, cmd_i.ins.b[AccAddrW-1:0], start)
+  `FFLNR(acc_mode_q, cmd_i.ins.flags[tpu_isa_pkg::FlagMmcAcc], start)
+  `FFLNR(pop_q, cmd_i.ins.flags[tpu_isa_pkg::FlagMmcPop], start)
 
   mxu #(
     .N(N)
@@ -139,11 +137,11 @@ module unit_mmc #(
   assign row_fire_o  = in_fire;
   assign wgt_shift_o = wgt_valid_i && wgt_ready_o;
 
-  assign unused_pc         = ^{cmd_pc_i, cmd_i.c};
+  assign unused_pc         = ^{cmd_i.pc, cmd_i.ins.c};
   assign unused_meta_valid = meta_valid;
   assign unused_out_last   = out_last;
 
   `ASSERT(MetaBesideEveryRow, out_valid |-> meta_valid)
-  `ASSERT(MmcCmdIsMmc, cmd_valid_i |-> cmd_i.op == tpu_isa_pkg::OpMmc)
+  `ASSERT(MmcCmdIsMmc, cmd_valid_i |-> cmd_i.ins.op == tpu_isa_pkg::OpMmc)
 
 endmodule

@@ -19,7 +19,6 @@ module unit_vpu #(
   parameter int unsigned N       = tpu_pkg::ArrayN,
   parameter int unsigned UbRows  = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned AccRows = tpu_pkg::Cfg.acc_rows,
-  parameter int unsigned PcW     = $clog2(tpu_pkg::Cfg.imem_depth),
   localparam int unsigned UbAddrW  = $clog2(UbRows),
   localparam int unsigned AccAddrW = $clog2(AccRows)
 ) (
@@ -29,8 +28,7 @@ module unit_vpu #(
   // ---- commands ----
   input  logic                          cmd_valid_i,
   output logic                          cmd_ready_o,
-  input  tpu_isa_pkg::instr_t           cmd_i,
-  input  logic [PcW-1:0]                cmd_pc_i,
+  input  core_pkg::unit_cmd_t           cmd_i,
   output logic                          done_o,
   // ---- accumulators ----
   output logic [AccAddrW-1:0]           acc_rd_addr_o,
@@ -51,6 +49,9 @@ module unit_vpu #(
 
   typedef enum logic [1:0] {StIdle, StAct, StRaw, StVop} state_e;
 
+  instr_t ins;  // the command's instruction
+  assign ins = cmd_i.ins;
+
   // ---------------------------------------------------------------------------
   // Configuration registers (docs/isa.md, CFG)
   // ---------------------------------------------------------------------------
@@ -63,8 +64,8 @@ module unit_vpu #(
   logic [15:0]          cfg_idx;
   logic [31:0]          cfg_val;
 
-  assign cfg_idx = cmd_i.a;
-  assign cfg_val = cmd_i.c[31:0];
+  assign cfg_idx = ins.a;
+  assign cfg_val = ins.c[31:0];
 
   `FFL(qmult_q, cfg_val, cfg_wr && cfg_idx == CfgQmult, 32'h4000_0000)
   `FFL(qshift_q, cfg_val[4:0], cfg_wr && cfg_idx == CfgQshift, '0)
@@ -103,7 +104,7 @@ module unit_vpu #(
 
   assign cmd_ready_o = state_q == StIdle;
   assign start       = cmd_valid_i && cmd_ready_o;
-  assign cfg_wr      = start && cmd_i.op == OpCfg;
+  assign cfg_wr      = start && ins.op == OpCfg;
   assign feeding     = sent_q != in_total_q;
 
   always_comb begin
@@ -158,8 +159,8 @@ module unit_vpu #(
       sent_d    = '0;
       written_d = '0;
       groups_d  = '0;
-      unique case (cmd_i.op)
-        OpAct:   state_d = cmd_i.flags[FlagActRaw] ? StRaw : StAct;
+      unique case (ins.op)
+        OpAct:   state_d = ins.flags[FlagActRaw] ? StRaw : StAct;
         OpVop:   state_d = StVop;
         default: state_d = StIdle;  // CFG completes at once
       endcase
@@ -170,10 +171,10 @@ module unit_vpu #(
   logic        start_raw, start_pool;
   logic [2:0]  start_vop;
   logic [3:0]  start_shift;
-  assign start_raw   = cmd_i.flags[FlagActRaw];
-  assign start_vop   = cmd_i.flags[FlagVopOpLsb +: 3];
-  assign start_shift = cmd_i.flags[FlagVopShiftLsb +: 4];
-  assign start_pool  = cmd_i.op == OpVop && (start_vop == VopPoolMax || start_vop == VopPoolAvg);
+  assign start_raw   = ins.flags[FlagActRaw];
+  assign start_vop   = ins.flags[FlagVopOpLsb +: 3];
+  assign start_shift = ins.flags[FlagVopShiftLsb +: 4];
+  assign start_pool  = ins.op == OpVop && (start_vop == VopPoolMax || start_vop == VopPoolAvg);
 
   // Serial mode: the destination overlaps a source range, other than starting
   // on the same row (then every row is read before it is overwritten).
@@ -184,30 +185,30 @@ module unit_vpu #(
 
   logic        start_serial;
   logic [19:0] rows_a;
-  assign rows_a       = start_pool ? 20'(cmd_i.count) << start_shift : 20'(cmd_i.count);
-  assign start_serial = cmd_i.op == OpVop && (
-      (cmd_i.c[15:0] != cmd_i.a &&
-       overlaps(20'(cmd_i.c[15:0]), 20'(cmd_i.count), 20'(cmd_i.a), rows_a)) ||
-      (!start_pool && cmd_i.c[15:0] != cmd_i.b &&
-       overlaps(20'(cmd_i.c[15:0]), 20'(cmd_i.count), 20'(cmd_i.b), 20'(cmd_i.count))));
+  assign rows_a       = start_pool ? 20'(ins.count) << start_shift : 20'(ins.count);
+  assign start_serial = ins.op == OpVop && (
+      (ins.c[15:0] != ins.a &&
+       overlaps(20'(ins.c[15:0]), 20'(ins.count), 20'(ins.a), rows_a)) ||
+      (!start_pool && ins.c[15:0] != ins.b &&
+       overlaps(20'(ins.c[15:0]), 20'(ins.count), 20'(ins.b), 20'(ins.count))));
 
   `FF(state_q, state_d, StIdle)
   `FF(sent_q, sent_d, '0)
   `FF(groups_q, groups_d, '0)
   `FF(written_q, written_d, '0)
-  `FFLNR(src_a_q, cmd_i.a, start)
-  `FFLNR(src_b_q, cmd_i.b, start)
-  `FFLNR(dst_q, cmd_i.op == OpVop ? cmd_i.c[15:0] : cmd_i.b, start)
-  `FFLNR(bias_en_q, cmd_i.flags[FlagActBias], start)
-  `FFLNR(func_q, act_func_e'(cmd_i.flags[FlagActFuncLsb +: 2]), start)
+  `FFLNR(src_a_q, ins.a, start)
+  `FFLNR(src_b_q, ins.b, start)
+  `FFLNR(dst_q, ins.op == OpVop ? ins.c[15:0] : ins.b, start)
+  `FFLNR(bias_en_q, ins.flags[FlagActBias], start)
+  `FFLNR(func_q, act_func_e'(ins.flags[FlagActFuncLsb +: 2]), start)
   `FFLNR(vop_q, vop_e'(start_vop), start)
   `FFLNR(shift_q, start_shift, start)
   `FFLNR(pool_q, start_pool, start)
   `FFLNR(serial_q, start_serial, start)
-  `FFLNR(out_total_q, start_raw && cmd_i.op == OpAct ? 20'(cmd_i.count) << 2 : 20'(cmd_i.count), start)
-  `FFLNR(in_total_q, cmd_i.op == OpAct ? (start_raw ? 20'(cmd_i.count) << 2 : 20'(cmd_i.count))
-                                       : (start_pool ? 20'(cmd_i.count) << start_shift
-                                                     : 20'(cmd_i.count)), start)
+  `FFLNR(out_total_q, start_raw && ins.op == OpAct ? 20'(ins.count) << 2 : 20'(ins.count), start)
+  `FFLNR(in_total_q, ins.op == OpAct ? (start_raw ? 20'(ins.count) << 2 : 20'(ins.count))
+                                     : (start_pool ? 20'(ins.count) << start_shift
+                                                   : 20'(ins.count)), start)
 
   // ---------------------------------------------------------------------------
   // Datapaths
@@ -264,8 +265,8 @@ module unit_vpu #(
   );
 
   logic unused_cmd;
-  assign unused_cmd = ^{cmd_pc_i, cmd_i.c[63:32], src_a_q, src_b_q, dst_q};
+  assign unused_cmd = ^{cmd_i.pc, ins.c[63:32], src_a_q, src_b_q, dst_q};
 
-  `ASSERT(VpuCmdIsVpu, cmd_valid_i |-> cmd_i.op inside {OpAct, OpVop, OpCfg})
+  `ASSERT(VpuCmdIsVpu, cmd_valid_i |-> ins.op inside {OpAct, OpVop, OpCfg})
 
 endmodule

@@ -30,8 +30,7 @@ module unit_wgt #(
   // ---- commands ----
   input  logic                 cmd_valid_i,
   output logic                 cmd_ready_o,
-  input  tpu_isa_pkg::instr_t  cmd_i,
-  input  logic [PcW-1:0]       cmd_pc_i,
+  input  core_pkg::unit_cmd_t  cmd_i,
   output logic                 done_o,
   output logic                 fault_o,
   output logic [PcW-1:0]       fault_pc_o,
@@ -110,7 +109,7 @@ module unit_wgt #(
     if (start) begin
       active_d = 1'b1;
       sent_d   = '0;
-      addr_d   = cmd_i.c;
+      addr_d   = cmd_i.ins.c;
     end
     if (flush_i) begin
       active_d   = 1'b0;
@@ -128,9 +127,9 @@ module unit_wgt #(
   `FF(recv_q, recv_d, '0)
   `FF(inflight_q, inflight_d, '0)
   `FFNR(addr_q, addr_d)
-  `FFLNR(total_q, TotalW'(cmd_i.count) * TotalW'(N), start)
-  `FFLNR(burst_q, cmd_i.b == 16'(N), start)
-  `FFLNR(stride_q, 64'(cmd_i.b), start)
+  `FFLNR(total_q, TotalW'(cmd_i.ins.count) * TotalW'(N), start)
+  `FFLNR(burst_q, cmd_i.ins.b == 16'(N), start)
+  `FFLNR(stride_q, 64'(cmd_i.ins.b), start)
 
   stream_fifo #(
     .Width($bits(rx_cmd_t)),
@@ -141,7 +140,7 @@ module unit_wgt #(
     .clear_i(flush_i),
     .valid_i(start),
     .ready_o(rx_ready),
-    .data_i (rx_cmd_t'{rows: TotalW'(cmd_i.count) * TotalW'(N), pc: cmd_pc_i}),
+    .data_i (rx_cmd_t'{rows: TotalW'(cmd_i.ins.count) * TotalW'(N), pc: cmd_i.pc[PcW-1:0]}),
     .valid_o(rx_valid),
     .ready_i(finished),
     .data_o (rx_head),
@@ -167,7 +166,7 @@ module unit_wgt #(
   assign unused_fifo_ready = fifo_ready;
 
   logic unused_cmd;
-  assign unused_cmd = ^{cmd_i.op, cmd_i.flags, cmd_i.a};
+  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags, cmd_i.ins.a};
 
   `ASSERT(WgtFifoNeverFull, fifo_push |-> fifo_ready)
 

@@ -42,8 +42,7 @@ module tpu_ctrl #(
   // ---- unit command queues ----
   output logic [NU-1:0]                cmd_valid_o,
   input  logic [NU-1:0]                cmd_ready_i,
-  output tpu_isa_pkg::instr_t          cmd_o,        // common to all queues
-  output logic [PcW-1:0]               cmd_pc_o,
+  output core_pkg::unit_cmd_t          cmd_o,        // common to all queues
   input  logic [NU-1:0]                unit_start_i, // a unit took the command at its queue head
   output logic [NU-1:0]                unit_hold_o,  // the queue head must wait (dependency)
   input  logic [NU-1:0]                unit_done_i,  // oldest command of a unit completed
@@ -361,8 +360,7 @@ module tpu_ctrl #(
     cmd_valid_o = '0;
     if (issue && to_unit) cmd_valid_o[unit] = 1'b1;
   end
-  assign cmd_o    = issued;
-  assign cmd_pc_o = pc_q[PcW-1:0];
+  assign cmd_o = '{pc: core_pkg::CmdPcW'(pc_q[PcW-1:0]), ins: issued};
 
   // ---------------------------------------------------------------------------
   // Next state

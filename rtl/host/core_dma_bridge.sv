@@ -38,30 +38,23 @@ module core_dma_bridge #(
   // ---- DMA read channel ----
   output logic               rd_req_valid_o,
   input  logic               rd_req_ready_i,
-  output logic [63:0]        rd_req_addr_o,
-  output logic [31:0]        rd_req_len_o,
+  output dma_pkg::rd_req_t   rd_req_o,
   input  logic               rd_data_valid_i,
   output logic               rd_data_ready_o,
-  input  logic [127:0]       rd_data_i,
-  input  logic [15:0]        rd_data_keep_i,
-  input  logic               rd_data_last_i,
+  input  dma_pkg::rd_data_t  rd_data_i,
   input  logic               rd_done_valid_i,
   output logic               rd_done_ready_o,
-  input  logic [2:0]         rd_done_err_i,
-  input  logic [63:0]        rd_done_err_addr_i,
+  input  dma_pkg::rd_done_t  rd_done_i,
   // ---- DMA write channel ----
   output logic               wr_req_valid_o,
   input  logic               wr_req_ready_i,
-  output logic [63:0]        wr_req_addr_o,
-  output logic [31:0]        wr_req_len_o,
+  output dma_pkg::wr_req_t   wr_req_o,
   output logic               wr_data_valid_o,
   input  logic               wr_data_ready_i,
-  output logic [127:0]       wr_data_o,
-  output logic [15:0]        wr_data_keep_o,
-  output logic               wr_data_last_o,
+  output dma_pkg::wr_data_t  wr_data_o,
   input  logic               wr_done_valid_i,
   output logic               wr_done_ready_o,
-  input  logic               wr_done_err_i,
+  input  dma_pkg::wr_done_t  wr_done_i,
   // ---- errors seen ----
   output logic               err_valid_o,   // one cycle per failed transfer
   output logic [2:0]         err_class_o,   // dma_pkg error class; 5 for a dropped write
@@ -86,13 +79,13 @@ module core_dma_bridge #(
   logic [RowsW-1:0] rd_rows_head, wr_rows_head;
   logic [$clog2(Depth+1)-1:0] unused_rd_cnt, unused_wr_cnt;
   logic req_rd_fire, req_wr_fire;
+  logic [31:0] req_len;
 
   assign rd_req_valid_o  = mem_req_valid_i && !mem_req_write_i && rd_rows_ready;
   assign wr_req_valid_o  = mem_req_valid_i && mem_req_write_i && wr_rows_ready;
-  assign rd_req_addr_o   = mem_req_addr_i;
-  assign wr_req_addr_o   = mem_req_addr_i;
-  assign rd_req_len_o    = 32'(mem_req_rows_i) * 32'(N);
-  assign wr_req_len_o    = rd_req_len_o;
+  assign req_len         = 32'(mem_req_rows_i) * 32'(N);
+  assign rd_req_o        = '{addr: mem_req_addr_i, len: req_len};
+  assign wr_req_o        = '{addr: mem_req_addr_i, len: req_len};
   assign mem_req_ready_o = mem_req_write_i ? (wr_req_ready_i && wr_rows_ready)
                                            : (rd_req_ready_i && rd_rows_ready);
   assign req_rd_fire     = rd_req_valid_o && rd_req_ready_i;
@@ -125,12 +118,12 @@ module core_dma_bridge #(
   logic [7:0]          beat_bytes;
   logic [WideW-1:0]    rd_data_wide;
 
-  assign rd_data_wide = WideW'(rd_data_i);
+  assign rd_data_wide = WideW'(rd_data_i.data);
   logic [IdxW-1:0]     beat_rows;
 
-  assign beat_bytes = 8'($countones(rd_data_keep_i));
+  assign beat_bytes = 8'($countones(rd_data_i.keep));
   assign beat_rows  = IdxW'(beat_bytes / 8'(N < 16 ? N : 16));
-  assign rd_err     = rd_done_err_i != 3'd0;
+  assign rd_err     = rd_done_i.err != dma_pkg::ErrNone;
 
   always_comb begin
     mem_rd_valid_o  = 1'b0;
@@ -159,7 +152,7 @@ module core_dma_bridge #(
           end else begin
             // Beats of a row one by one; the row goes out with its last beat.
             row_buf_d = row_buf_q;
-            row_buf_d[32'(rd_idx_q) * 128 +: 128] = rd_data_i;
+            row_buf_d[32'(rd_idx_q) * 128 +: 128] = rd_data_i.data;
             mem_rd_valid_o = (rd_idx_q == IdxW'(BeatsPerRow - 1)) && (beat_bytes == 8'd16) &&
                              (rd_sent_q != rd_rows_head);
             mem_rd_data_o  = (N*8)'(row_buf_d);
@@ -170,7 +163,7 @@ module core_dma_bridge #(
           if (beat_rows_done) begin
             rd_data_ready_o = 1'b1;
             if (N <= 16) rd_idx_d = '0;
-            if (rd_data_last_i) begin
+            if (rd_data_i.last) begin
               rd_state_d = RdStatus;
               rd_idx_d   = '0;
             end
@@ -232,8 +225,6 @@ module core_dma_bridge #(
     mem_wr_ready_o  = 1'b0;
     wr_data_valid_o = 1'b0;
     wr_data_o       = '0;
-    wr_data_keep_o  = '0;
-    wr_data_last_o  = 1'b0;
     wr_burst_packed = 1'b0;
     wr_rows_d       = wr_rows_q;
     wr_idx_d        = wr_idx_q;
@@ -245,9 +236,9 @@ module core_dma_bridge #(
         wr_buf_d[32'(wr_idx_q) * N * 8 +: N * 8] = mem_wr_data_i;
         if (wr_idx_q == IdxW'(RowsPerBeat - 1) || wr_last_row) begin
           wr_data_valid_o = 1'b1;
-          wr_data_o       = wr_buf_d[127:0];
-          wr_data_keep_o  = 16'((17'd1 << ((32'(wr_idx_q) + 1) * N)) - 17'd1);
-          wr_data_last_o  = wr_last_row;
+          wr_data_o       = '{data: wr_buf_d[127:0],
+                              keep: 16'((17'd1 << ((32'(wr_idx_q) + 1) * N)) - 17'd1),
+                              last: wr_last_row};
           mem_wr_ready_o  = wr_data_ready_i;
         end else begin
           mem_wr_ready_o = 1'b1;
@@ -259,9 +250,9 @@ module core_dma_bridge #(
       end else begin
         // A row leaves as N/16 beats.
         wr_data_valid_o = 1'b1;
-        wr_data_o       = wr_row_wide[32'(wr_idx_q) * 128 +: 128];
-        wr_data_keep_o  = '1;
-        wr_data_last_o  = wr_last_row && (wr_idx_q == IdxW'(BeatsPerRow - 1));
+        wr_data_o       = '{data: wr_row_wide[32'(wr_idx_q) * 128 +: 128],
+                            keep: '1,
+                            last: wr_last_row && (wr_idx_q == IdxW'(BeatsPerRow - 1))};
         mem_wr_ready_o  = wr_data_ready_i && (wr_idx_q == IdxW'(BeatsPerRow - 1));
         if (beat_fire) wr_idx_d = (wr_idx_q == IdxW'(BeatsPerRow - 1)) ? '0 : wr_idx_q + 1'b1;
         if (mem_wr_ready_o) wr_rows_d = wr_rows_q + 1'b1;
@@ -284,15 +275,15 @@ module core_dma_bridge #(
 
   assign wr_done_ready_o    = 1'b1;
   assign mem_wr_ack_valid_o = wr_done_valid_i;
-  assign mem_wr_ack_err_o   = wr_done_err_i;
+  assign mem_wr_ack_err_o   = wr_done_i.err;
 
   // ---------------------------------------------------------------------------
   // Errors
   // ---------------------------------------------------------------------------
   assign err_valid_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ||
-                       (wr_done_valid_i && wr_done_err_i);
-  assign err_class_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_err_i : 3'd5;
-  assign err_addr_o  = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_err_addr_i
+                       (wr_done_valid_i && wr_done_i.err);
+  assign err_class_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err : 3'd5;
+  assign err_addr_o  = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err_addr
                                                                        : mem_req_addr_i;
 
   `ASSERT(RowsNotPastBurst, mem_rd_valid_o |-> rd_rows_valid)

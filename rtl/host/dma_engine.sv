@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // DMA engine: the device's bus master on the TLP-lite rq/rc streams.
 //
-// Two client channels:
+// Two client channels (payloads: the dma_pkg channel structs):
 //   read   descriptor (address, length 0 .. 2^20 bytes) -> data stream, bytes
 //          packed from byte 0 in address order, 16 a beat -> rd_done with an
 //          error code and the start address of the failing sub-request.
@@ -52,30 +52,23 @@ module dma_engine #(
   // ---- read channel ----
   input  logic               rd_req_valid_i,
   output logic               rd_req_ready_o,
-  input  logic [63:0]        rd_req_addr_i,
-  input  logic [31:0]        rd_req_len_i,
+  input  dma_pkg::rd_req_t   rd_req_i,
   output logic               rd_data_valid_o,
   input  logic               rd_data_ready_i,
-  output logic [127:0]       rd_data_o,
-  output logic [15:0]        rd_data_keep_o,
-  output logic               rd_data_last_o,
+  output dma_pkg::rd_data_t  rd_data_o,
   output logic               rd_done_valid_o,
   input  logic               rd_done_ready_i,
-  output logic [2:0]         rd_done_err_o,      // dma_pkg::err_e
-  output logic [63:0]        rd_done_err_addr_o,
+  output dma_pkg::rd_done_t  rd_done_o,
   // ---- write channel ----
   input  logic               wr_req_valid_i,
   output logic               wr_req_ready_o,
-  input  logic [63:0]        wr_req_addr_i,
-  input  logic [31:0]        wr_req_len_i,
+  input  dma_pkg::wr_req_t   wr_req_i,
   input  logic               wr_data_valid_i,
   output logic               wr_data_ready_o,
-  input  logic [127:0]       wr_data_i,
-  input  logic [15:0]        wr_data_keep_i,
-  input  logic               wr_data_last_i,
+  input  dma_pkg::wr_data_t  wr_data_i,
   output logic               wr_done_valid_o,
   input  logic               wr_done_ready_i,
-  output logic               wr_done_err_o,      // dropped: bus mastering was off
+  output dma_pkg::wr_done_t  wr_done_o,
   // ---- TLP-lite ----
   output logic               rq_valid_o,
   input  logic               rq_ready_i,
@@ -134,7 +127,6 @@ module dma_engine #(
   logic         final_sent, unexpected, malformed;
   tlp_pkg::rc_t rc;
   tlp_pkg::rq_t rd_rq, wr_rq;
-  dma_pkg::err_e rd_err;
 
   stream_spill #(
     .Width(RcW)
@@ -164,17 +156,13 @@ module dma_engine #(
     .timeout_i      (timeout_q),
     .req_valid_i    (rd_req_valid_i),
     .req_ready_o    (rd_req_ready_o),
-    .req_addr_i     (rd_req_addr_i),
-    .req_len_i      (rd_req_len_i),
+    .req_i          (rd_req_i),
     .data_valid_o   (rd_data_valid_o),
     .data_ready_i   (rd_data_ready_i),
     .data_o         (rd_data_o),
-    .keep_o         (rd_data_keep_o),
-    .last_o         (rd_data_last_o),
     .done_valid_o   (rd_done_valid_o),
     .done_ready_i   (rd_done_ready_i),
-    .done_err_o     (rd_err),
-    .done_err_addr_o(rd_done_err_addr_o),
+    .done_o         (rd_done_o),
     .rq_valid_o     (rd_rq_valid),
     .rq_ready_i     (rd_rq_ready),
     .rq_o           (rd_rq),
@@ -183,8 +171,6 @@ module dma_engine #(
     .unexpected_o   (unexpected),
     .malformed_o    (malformed)
   );
-
-  assign rd_done_err_o = rd_err;
 
   dma_wr #(
     .BufBeats(WrBufBeats)
@@ -197,16 +183,13 @@ module dma_engine #(
     .max_payload_i  (mps_q),
     .req_valid_i    (wr_req_valid_i),
     .req_ready_o    (wr_req_ready_o),
-    .req_addr_i     (wr_req_addr_i),
-    .req_len_i      (wr_req_len_i),
+    .req_i          (wr_req_i),
     .data_valid_i   (wr_data_valid_i),
     .data_ready_o   (wr_data_ready_o),
     .data_i         (wr_data_i),
-    .keep_i         (wr_data_keep_i),
-    .last_i         (wr_data_last_i),
     .done_valid_o   (wr_done_valid_o),
     .done_ready_i   (wr_done_ready_i),
-    .done_err_o     (wr_done_err_o),
+    .done_o         (wr_done_o),
     .rq_valid_o     (wr_rq_valid),
     .rq_ready_i     (wr_rq_ready),
     .rq_o           (wr_rq),

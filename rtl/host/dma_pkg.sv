@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// DMA engine: error codes, tag states and the request-splitting arithmetic
-// shared by the dma_* blocks. See docs/dma.md.
+// DMA engine: the client channel payloads, error codes, tag states and the
+// request-splitting arithmetic shared by the dma_* blocks. See docs/dma.md.
 package dma_pkg;
 
-  // rd_done_err_o: why a read transfer ended.
+  // rd_done_t.err: why a read transfer ended.
   typedef enum logic [2:0] {
     ErrNone         = 3'd0,  // all data delivered
     ErrUr           = 3'd1,  // a completion had status UR
@@ -21,6 +21,50 @@ package dma_pkg;
   } tag_state_e;
 
   localparam int unsigned OffW = 21;  // transfer byte offsets and lengths, 0 .. 2^20
+
+  // ---- Client channels ----------------------------------------------------
+  // Each channel is valid/ready plus one of these payloads per transfer (ports
+  // <chan>_i / <chan>_o, <chan>_valid_*, <chan>_ready_*). Data beats carry
+  // the transfer's bytes packed from byte 0 (byte i in data[8i+7:8i]).
+
+  // rd_req: a read descriptor.
+  typedef struct packed {
+    logic [63:0] addr;  // host byte address, any alignment
+    logic [31:0] len;   // bytes, 0 .. 2^20
+  } rd_req_t;
+
+  // rd_data: a beat of read data. keep is all ones except on the last beat (a
+  // low mask; 0 on the terminating beat of a failed transfer).
+  typedef struct packed {
+    logic [127:0] data;
+    logic [15:0]  keep;
+    logic         last;  // last beat of the transfer
+  } rd_data_t;
+
+  // rd_done: the status of a read descriptor, in descriptor order.
+  typedef struct packed {
+    err_e        err;
+    logic [63:0] err_addr;  // start address of the failing sub-request; 0 when OK
+  } rd_done_t;
+
+  // wr_req: a write descriptor.
+  typedef struct packed {
+    logic [63:0] addr;  // host byte address, any alignment
+    logic [31:0] len;   // bytes, 0 .. 2^20
+  } wr_req_t;
+
+  // wr_data: a beat of write data, ceil(len / 16) per descriptor. keep must be
+  // all ones except on the last beat (the low len mod 16 bytes).
+  typedef struct packed {
+    logic [127:0] data;
+    logic [15:0]  keep;
+    logic         last;  // last beat of the transfer
+  } wr_data_t;
+
+  // wr_done: the status of a write descriptor, once its last beat left rq.
+  typedef struct packed {
+    logic err;  // the writes were (partly) dropped: bus mastering was off
+  } wr_done_t;
 
   // A request size from the link configuration as the engine uses it: the
   // largest power of two not above `size`, clamped to 128 .. cap (cap itself

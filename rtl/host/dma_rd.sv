@@ -65,8 +65,7 @@ module dma_rd #(
   localparam int unsigned RobLines = RobBytes / 16,
   localparam int unsigned RobLineW = $clog2(RobLines),
   localparam int unsigned IdxW     = $clog2(MaxXfers),
-  localparam int unsigned PtrW     = IdxW + 1,
-  localparam int unsigned OutW     = 128 + 16 + 1
+  localparam int unsigned PtrW     = IdxW + 1
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -78,19 +77,15 @@ module dma_rd #(
   // ---- descriptors ----
   input  logic                  req_valid_i,
   output logic                  req_ready_o,
-  input  logic [63:0]           req_addr_i,
-  input  logic [31:0]           req_len_i,
+  input  dma_pkg::rd_req_t      req_i,
   // ---- data ----
   output logic                  data_valid_o,
   input  logic                  data_ready_i,
-  output logic [127:0]          data_o,
-  output logic [15:0]           keep_o,
-  output logic                  last_o,
+  output dma_pkg::rd_data_t     data_o,
   // ---- status ----
   output logic                  done_valid_o,
   input  logic                  done_ready_i,
-  output dma_pkg::err_e         done_err_o,
-  output logic [63:0]           done_err_addr_o,
+  output dma_pkg::rd_done_t     done_o,
   // ---- read requests to rq ----
   output logic                  rq_valid_o,
   input  logic                  rq_ready_i,
@@ -388,8 +383,12 @@ module dma_rd #(
   assign final_line = lines_q == total_lines - 1'b1;
   assign term_push  = have_head && (state_q == RdTerm) && !pend_q && out_ready;
 
+  rd_data_t out_beat;
+  assign out_beat = pend_q ? '{data: out_bytes, keep: pend_keep_q, last: pend_last_q}
+                           : '{data: '0, keep: '0, last: 1'b1};
+
   stream_fifo #(
-    .Width(OutW),
+    .Width($bits(rd_data_t)),
     .Depth(OutDepth)
   ) u_out (
     .clk_i,
@@ -397,10 +396,10 @@ module dma_rd #(
     .clear_i,
     .valid_i(pend_q || term_push),
     .ready_o(out_ready),
-    .data_i (pend_q ? {out_bytes, pend_keep_q, pend_last_q} : {128'd0, 16'd0, 1'b1}),
+    .data_i (out_beat),
     .valid_o(out_valid),
     .ready_i(data_ready_i && !done_valid_o),
-    .data_o ({data_o, keep_o, last_o}),
+    .data_o (data_o),
     .count_o(out_count)
   );
 
@@ -450,21 +449,21 @@ module dma_rd #(
   assign accept       = req_valid_i && req_ready_o;
   assign done_valid_o = (done_q != rd_q) && ((tab_len_q[done_idx] == '0) || last_seen_q);
   assign done_take    = done_valid_o && done_ready_i;
-  assign done_err_o   = tab_err_q[done_idx];
-  assign done_err_addr_o = (tab_err_q[done_idx] == ErrNone) ? 64'd0 :
+  assign done_o.err      = tab_err_q[done_idx];
+  assign done_o.err_addr = (tab_err_q[done_idx] == ErrNone) ? 64'd0 :
                            tab_addr_q[done_idx] + 64'(tab_eoff_q[done_idx]);
 
   always_comb begin
     last_seen_d = last_seen_q;
     if (done_take) last_seen_d = 1'b0;
-    if (data_valid_o && data_ready_i && last_o) last_seen_d = 1'b1;
+    if (data_valid_o && data_ready_i && data_o.last) last_seen_d = 1'b1;
     if (clear_i) last_seen_d = 1'b0;
   end
 
   always_comb begin
     tail_d      = accept ? tail_q + 1'b1 : tail_q;
     done_d      = done_take ? done_q + 1'b1 : done_q;
-    next_base_d = accept ? next_base_q + LineW'((OffW'(req_len_i) + OffW'(15)) >> 4)
+    next_base_d = accept ? next_base_q + LineW'((OffW'(req_i.len) + OffW'(15)) >> 4)
                          : next_base_q;
     tab_addr_d  = tab_addr_q;
     tab_len_d   = tab_len_q;
@@ -472,8 +471,8 @@ module dma_rd #(
     tab_err_d   = tab_err_q;
     tab_eoff_d  = tab_eoff_q;
     if (accept) begin
-      tab_addr_d[tail_q[IdxW-1:0]] = req_addr_i;
-      tab_len_d[tail_q[IdxW-1:0]]  = OffW'(req_len_i);
+      tab_addr_d[tail_q[IdxW-1:0]] = req_i.addr;
+      tab_len_d[tail_q[IdxW-1:0]]  = OffW'(req_i.len);
       tab_base_d[tail_q[IdxW-1:0]] = next_base_q;
       tab_err_d[tail_q[IdxW-1:0]]  = ErrNone;
       tab_eoff_d[tail_q[IdxW-1:0]] = '0;
@@ -524,11 +523,10 @@ module dma_rd #(
        rob_re, '0)
 
   // ---- rules ----
-  `ASSERT(RdLenInRange, accept |-> req_len_i <= 32'(1 << 20))
+  `ASSERT(RdLenInRange, accept |-> req_i.len <= 32'(1 << 20))
   // A client may withdraw a descriptor only during a soft reset.
   `ASSERT(RdReqHeld, $past(req_valid_i && !req_ready_o && start_ok_i) && start_ok_i |->
-                     req_valid_i && (req_addr_i == $past(req_addr_i)) &&
-                     (req_len_i == $past(req_len_i)))
+                     req_valid_i && (req_i == $past(req_i)))
   `ASSERT(RdOutRoom, pend_q |-> out_ready)
   `ASSERT(RdNoCross4K, rq_valid_o |-> (13'(iss_addr[11:0]) + sub_len_w) <= 13'd4096)
   `ASSERT(RdSubLenMax, rq_valid_o |-> (sub_len_w != '0) && (sub_len_w <= max_read_req_i))

@@ -34,18 +34,15 @@ module dma_wr #(
   // ---- descriptors ----
   input  logic                  req_valid_i,
   output logic                  req_ready_o,
-  input  logic [63:0]           req_addr_i,
-  input  logic [31:0]           req_len_i,
+  input  dma_pkg::wr_req_t      req_i,
   // ---- data ----
   input  logic                  data_valid_i,
   output logic                  data_ready_o,
-  input  logic [127:0]          data_i,
-  input  logic [15:0]           keep_i,
-  input  logic                  last_i,
+  input  dma_pkg::wr_data_t     data_i,
   // ---- status ----
   output logic                  done_valid_o,
   input  logic                  done_ready_i,
-  output logic                  done_err_o,       // dropped: bus mastering was off
+  output dma_pkg::wr_done_t     done_o,
   // ---- posted writes to rq ----
   output logic                  rq_valid_o,
   input  logic                  rq_ready_i,
@@ -78,14 +75,14 @@ module dma_wr #(
     .clk_i,
     .rst_ni,
     .clear_i,
-    .start_i      (accept && (req_len_i != '0)),
-    .addr_i       (req_addr_i),
-    .len_i        (OffW'(req_len_i)),
+    .start_i      (accept && (req_i.len != '0)),
+    .addr_i       (req_i.addr),
+    .len_i        (OffW'(req_i.len)),
     .max_payload_i,
     .busy_o       (pk_busy),
     .in_valid_i   (data_valid_i && (state_q == WrRun)),
     .in_ready_o   (data_ready_o),
-    .in_data_i    (data_i),
+    .in_data_i    (data_i.data),
     .in_last_o    (pk_in_last),
     .in_keep_o    (pk_in_keep),
     .beat_valid_o (pk_valid),
@@ -162,7 +159,7 @@ module dma_wr #(
   assign req_ready_o  = (state_q == WrIdle) && start_ok_i;
   assign accept       = req_valid_i && req_ready_o;
   assign done_valid_o = state_q == WrDone;
-  assign done_err_o   = drop_q;
+  assign done_o.err   = drop_q;
 
   always_comb begin
     state_d      = state_q;
@@ -172,8 +169,8 @@ module dma_wr #(
     unique case (state_q)
       WrIdle: begin
         if (accept) begin
-          state_d      = (req_len_i == '0) ? WrDone : WrRun;
-          drop_d       = !bus_master_en_i && (req_len_i != '0);
+          state_d      = (req_i.len == '0) ? WrDone : WrRun;
+          drop_d       = !bus_master_en_i && (req_i.len != '0);
           drop_final_d = 1'b0;
         end
       end
@@ -197,15 +194,14 @@ module dma_wr #(
   // ---- rules ----
   logic data_fire;
   assign data_fire = data_valid_i && data_ready_o;
-  `ASSERT(WrLenInRange, accept |-> req_len_i <= 32'(1 << 20))
-  `ASSERT(WrLastMatchesLen, data_fire |-> last_i == pk_in_last)
-  `ASSERT(WrKeepPacked, data_fire |-> keep_i == pk_in_keep)
+  `ASSERT(WrLenInRange, accept |-> req_i.len <= 32'(1 << 20))
+  `ASSERT(WrLastMatchesLen, data_fire |-> data_i.last == pk_in_last)
+  `ASSERT(WrKeepPacked, data_fire |-> data_i.keep == pk_in_keep)
   `ASSERT(WrPacketBuffered, rq_valid_o |-> df_valid)
   `ASSERT(WrFinalWhenRunning, final_sent_i |-> state_q == WrRun)
   `ASSERT(WrPayloadFits, max_payload_i <= 13'(BufBeats * 8))
-  `ASSERT(WrStartIdle, accept && (req_len_i != '0) |-> !pk_busy)
+  `ASSERT(WrStartIdle, accept && (req_i.len != '0) |-> !pk_busy)
   `ASSERT(WrReqHeld, $past(req_valid_i && !req_ready_o && start_ok_i) && start_ok_i |->
-                     req_valid_i && (req_addr_i == $past(req_addr_i)) &&
-                     (req_len_i == $past(req_len_i)))
+                     req_valid_i && (req_i == $past(req_i)))
 
 endmodule

@@ -168,17 +168,18 @@ module tpu_top #(
   // ---------------------------------------------------------------------------
   // DMA engine, shared by the command processor and the core's bridge
   // ---------------------------------------------------------------------------
-  logic         run;
+  logic              run;
   // Engine side
-  logic         rd_req_valid, rd_req_ready, rd_data_valid, rd_data_ready, rd_data_last;
-  logic         rd_done_valid, rd_done_ready, wr_req_valid, wr_req_ready, wr_data_valid;
-  logic         wr_data_ready, wr_data_last, wr_done_valid, wr_done_ready, wr_done_err;
-  logic [63:0]  rd_req_addr, wr_req_addr, rd_done_err_addr;
-  logic [31:0]  rd_req_len, wr_req_len;
-  logic [127:0] rd_data, wr_data;
-  logic [15:0]  rd_data_keep, wr_data_keep;
-  logic [2:0]   rd_done_err;
-  logic [15:0]  cnt_unexpected, cnt_malformed;
+  logic              rd_req_valid, rd_req_ready, rd_data_valid, rd_data_ready;
+  logic              rd_done_valid, rd_done_ready, wr_req_valid, wr_req_ready, wr_data_valid;
+  logic              wr_data_ready, wr_done_valid, wr_done_ready;
+  dma_pkg::rd_req_t  rd_req;
+  dma_pkg::rd_data_t rd_data;
+  dma_pkg::rd_done_t rd_done;
+  dma_pkg::wr_req_t  wr_req;
+  dma_pkg::wr_data_t wr_data;
+  dma_pkg::wr_done_t wr_done;
+  logic [15:0]       cnt_unexpected, cnt_malformed;
 
   dma_engine #(
     .Tags         (Cfg.dma_tags),
@@ -193,67 +194,54 @@ module tpu_top #(
     .reset_busy_o      (dma_reset_busy),
     .link_cfg_i,
     .cpl_timeout_i,
-    .rd_req_valid_i    (rd_req_valid),
-    .rd_req_ready_o    (rd_req_ready),
-    .rd_req_addr_i     (rd_req_addr),
-    .rd_req_len_i      (rd_req_len),
-    .rd_data_valid_o   (rd_data_valid),
-    .rd_data_ready_i   (rd_data_ready),
-    .rd_data_o         (rd_data),
-    .rd_data_keep_o    (rd_data_keep),
-    .rd_data_last_o    (rd_data_last),
-    .rd_done_valid_o   (rd_done_valid),
-    .rd_done_ready_i   (rd_done_ready),
-    .rd_done_err_o     (rd_done_err),
-    .rd_done_err_addr_o(rd_done_err_addr),
-    .wr_req_valid_i    (wr_req_valid),
-    .wr_req_ready_o    (wr_req_ready),
-    .wr_req_addr_i     (wr_req_addr),
-    .wr_req_len_i      (wr_req_len),
-    .wr_data_valid_i   (wr_data_valid),
-    .wr_data_ready_o   (wr_data_ready),
-    .wr_data_i         (wr_data),
-    .wr_data_keep_i    (wr_data_keep),
-    .wr_data_last_i    (wr_data_last),
-    .wr_done_valid_o   (wr_done_valid),
-    .wr_done_ready_i   (wr_done_ready),
-    .wr_done_err_o     (wr_done_err),
+    .rd_req_valid_i  (rd_req_valid),
+    .rd_req_ready_o  (rd_req_ready),
+    .rd_req_i        (rd_req),
+    .rd_data_valid_o (rd_data_valid),
+    .rd_data_ready_i (rd_data_ready),
+    .rd_data_o       (rd_data),
+    .rd_done_valid_o (rd_done_valid),
+    .rd_done_ready_i (rd_done_ready),
+    .rd_done_o       (rd_done),
+    .wr_req_valid_i  (wr_req_valid),
+    .wr_req_ready_o  (wr_req_ready),
+    .wr_req_i        (wr_req),
+    .wr_data_valid_i (wr_data_valid),
+    .wr_data_ready_o (wr_data_ready),
+    .wr_data_i       (wr_data),
+    .wr_done_valid_o (wr_done_valid),
+    .wr_done_ready_i (wr_done_ready),
+    .wr_done_o       (wr_done),
     .rq_valid_o,
     .rq_ready_i,
     .rq_o,
     .rc_valid_i,
     .rc_ready_o,
     .rc_i,
-    .cnt_unexpected_o  (cnt_unexpected),
-    .cnt_malformed_o   (cnt_malformed)
+    .cnt_unexpected_o(cnt_unexpected),
+    .cnt_malformed_o (cnt_malformed)
   );
 
   // Command processor side (c_*) and bridge side (b_*); run selects.
-  logic         c_rd_req_valid, c_rd_data_ready, c_rd_done_ready, c_wr_req_valid;
-  logic         c_wr_data_valid, c_wr_data_last, c_wr_done_ready, c_dma_fault;
-  logic [63:0]  c_rd_req_addr, c_wr_req_addr;
-  logic [31:0]  c_rd_req_len, c_wr_req_len;
-  logic [127:0] c_wr_data;
-  logic [15:0]  c_wr_data_keep;
-  logic         b_rd_req_valid, b_rd_data_ready, b_rd_done_ready, b_wr_req_valid;
-  logic         b_wr_data_valid, b_wr_data_last, b_wr_done_ready;
-  logic [63:0]  b_rd_req_addr, b_wr_req_addr;
-  logic [31:0]  b_rd_req_len, b_wr_req_len;
-  logic [127:0] b_wr_data;
-  logic [15:0]  b_wr_data_keep;
+  logic              c_rd_req_valid, c_rd_data_ready, c_rd_done_ready, c_wr_req_valid;
+  logic              c_wr_data_valid, c_wr_done_ready, c_dma_fault;
+  dma_pkg::rd_req_t  c_rd_req;
+  dma_pkg::wr_req_t  c_wr_req;
+  dma_pkg::wr_data_t c_wr_data;
+  logic              b_rd_req_valid, b_rd_data_ready, b_rd_done_ready, b_wr_req_valid;
+  logic              b_wr_data_valid, b_wr_done_ready;
+  dma_pkg::rd_req_t  b_rd_req;
+  dma_pkg::wr_req_t  b_wr_req;
+  dma_pkg::wr_data_t b_wr_data;
 
   assign rd_req_valid  = run ? b_rd_req_valid  : c_rd_req_valid;
-  assign rd_req_addr   = run ? b_rd_req_addr   : c_rd_req_addr;
-  assign rd_req_len    = run ? b_rd_req_len    : c_rd_req_len;
+  assign rd_req        = run ? b_rd_req        : c_rd_req;
   assign rd_data_ready = run ? b_rd_data_ready : c_rd_data_ready;
   assign rd_done_ready = run ? b_rd_done_ready : c_rd_done_ready;
   assign wr_req_valid  = run ? b_wr_req_valid  : c_wr_req_valid;
-  assign wr_req_addr   = run ? b_wr_req_addr   : c_wr_req_addr;
-  assign wr_req_len    = run ? b_wr_req_len    : c_wr_req_len;
+  assign wr_req        = run ? b_wr_req        : c_wr_req;
   assign wr_data_valid = run ? b_wr_data_valid : c_wr_data_valid;
   assign wr_data       = run ? b_wr_data       : c_wr_data;
-  assign wr_data_keep  = run ? b_wr_data_keep  : c_wr_data_keep;
-  assign wr_data_last  = run ? b_wr_data_last  : c_wr_data_last;
   assign wr_done_ready = run ? b_wr_done_ready : c_wr_done_ready;
 
   // ---------------------------------------------------------------------------
@@ -297,27 +285,23 @@ module tpu_top #(
     .run_o          (run),
     .rd_req_valid_o (c_rd_req_valid),
     .rd_req_ready_i (rd_req_ready),
-    .rd_req_addr_o  (c_rd_req_addr),
-    .rd_req_len_o   (c_rd_req_len),
+    .rd_req_o       (c_rd_req),
     .rd_data_valid_i(rd_data_valid),
     .rd_data_ready_o(c_rd_data_ready),
     .rd_data_i      (rd_data),
-    .rd_data_last_i (rd_data_last),
     .rd_done_valid_i(rd_done_valid),
     .rd_done_ready_o(c_rd_done_ready),
-    .rd_done_err_i  (rd_done_err),
+    .rd_done_i      (rd_done),
     .dma_fault_o    (c_dma_fault),
     .wr_req_valid_o (c_wr_req_valid),
     .wr_req_ready_i (wr_req_ready),
-    .wr_req_addr_o  (c_wr_req_addr),
-    .wr_req_len_o   (c_wr_req_len),
+    .wr_req_o       (c_wr_req),
     .wr_data_valid_o(c_wr_data_valid),
     .wr_data_ready_i(wr_data_ready),
     .wr_data_o      (c_wr_data),
-    .wr_data_keep_o (c_wr_data_keep),
-    .wr_data_last_o (c_wr_data_last),
     .wr_done_valid_i(wr_done_valid),
     .wr_done_ready_o(c_wr_done_ready),
+    .wr_done_i      (wr_done),
     .imem_wr_en_o   (imem_wr_en),
     .imem_wr_addr_o (imem_wr_addr),
     .imem_wr_data_o (imem_wr_data),
@@ -414,29 +398,22 @@ module tpu_top #(
     .mem_wr_ack_err_o  (mem_wr_ack_err),
     .rd_req_valid_o    (b_rd_req_valid),
     .rd_req_ready_i    (b_rd_req_ready),
-    .rd_req_addr_o     (b_rd_req_addr),
-    .rd_req_len_o      (b_rd_req_len),
+    .rd_req_o          (b_rd_req),
     .rd_data_valid_i   (b_rd_data_valid),
     .rd_data_ready_o   (b_rd_data_ready),
     .rd_data_i         (rd_data),
-    .rd_data_keep_i    (rd_data_keep),
-    .rd_data_last_i    (rd_data_last),
     .rd_done_valid_i   (b_rd_done_valid),
     .rd_done_ready_o   (b_rd_done_ready),
-    .rd_done_err_i     (rd_done_err),
-    .rd_done_err_addr_i(rd_done_err_addr),
+    .rd_done_i         (rd_done),
     .wr_req_valid_o    (b_wr_req_valid),
     .wr_req_ready_i    (b_wr_req_ready),
-    .wr_req_addr_o     (b_wr_req_addr),
-    .wr_req_len_o      (b_wr_req_len),
+    .wr_req_o          (b_wr_req),
     .wr_data_valid_o   (b_wr_data_valid),
     .wr_data_ready_i   (b_wr_data_ready),
     .wr_data_o         (b_wr_data),
-    .wr_data_keep_o    (b_wr_data_keep),
-    .wr_data_last_o    (b_wr_data_last),
     .wr_done_valid_i   (b_wr_done_valid),
     .wr_done_ready_o   (b_wr_done_ready),
-    .wr_done_err_i     (wr_done_err),
+    .wr_done_i         (wr_done),
     .err_valid_o       (br_err_valid),
     .err_class_o       (br_err_class),
     .err_addr_o        (br_err_addr)
@@ -451,8 +428,8 @@ module tpu_top #(
 
   // A failed DMA read of the command processor or of the bridge.
   assign dma_err_valid = (c_dma_fault && !run) || br_err_valid;
-  assign dma_err_class = br_err_valid ? br_err_class : rd_done_err;
-  assign dma_err_addr  = br_err_valid ? br_err_addr : rd_done_err_addr;
+  assign dma_err_class = br_err_valid ? br_err_class : rd_done.err;
+  assign dma_err_addr  = br_err_valid ? br_err_addr : rd_done.err_addr;
 
   always_comb begin
     err_addr_d = err_addr_q;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Drives the whole TPU device (tpu_top) as a host driver would: MMIO reads
 // and writes on cq/cc, host memory and DMA service from the root-complex
-// model on rq/rc, and the submission/completion rings in host memory.
+// model on rq/rc, and the submission/completion rings in host memory. The cq
+// and cc beats are packed with tlp_layout.h (generated from tlp_pkg.sv).
 #pragma once
 
 #include <cstddef>
@@ -15,6 +16,7 @@
 #include "tpu/isa.h"
 #include "root_complex.h"
 #include "sim.h"
+#include "tlp_layout.h"
 #include "tpu/queue.h"
 #include "tpu_regs.h"
 
@@ -73,11 +75,12 @@ class Device {
     send_cq(false, offset, 0, 0xf, tag);
     for (int i = 0; i < 100 && cc_.empty(); ++i) step();
     if (cc_.empty()) throw std::runtime_error("MMIO read of " + std::to_string(offset) + " got no completion");
+    namespace cc_t = tpu::tlp_layout::cc_t;
     const uint64_t beat = cc_.front();
     cc_.erase(cc_.begin());
-    if (uint8_t(beat >> 34) != tag) throw std::runtime_error("MMIO read completion with the wrong tag");
-    if (status) *status = int((beat >> 32) & 3);
-    return uint32_t(beat);
+    if (get_field(beat, cc_t::tag) != tag) throw std::runtime_error("MMIO read completion with the wrong tag");
+    if (status) *status = int(get_field(beat, cc_t::status));
+    return uint32_t(get_field(beat, cc_t::data));
   }
 
   // ---- rings ----
@@ -148,13 +151,14 @@ class Device {
  private:
   // Offers one cq beat and waits until the device takes it.
   void send_cq(bool write, uint64_t offset, uint32_t data, uint8_t be, uint8_t tag = 0) {
-    // cq_t, first member at the MSB: write[108] tag[107:100] addr[99:36] be[35:32] data[31:0]
+    namespace cq_t = tpu::tlp_layout::cq_t;
+    static_assert(sizeof(Model::cq_i) == 4 * tpu::host::port_words(cq_t::kBits), "cq_i is not a cq_t");
     for (auto& w : dut_.cq_i.m_storage) w = 0;
-    set_field(dut_.cq_i, 0, 32, data);
-    set_field(dut_.cq_i, 32, 4, be);
-    set_field(dut_.cq_i, 36, 64, offset);
-    set_field(dut_.cq_i, 100, 8, tag);
-    set_field(dut_.cq_i, 108, 1, write);
+    set_field(dut_.cq_i, cq_t::write, write);
+    set_field(dut_.cq_i, cq_t::tag, tag);
+    set_field(dut_.cq_i, cq_t::addr, offset);
+    set_field(dut_.cq_i, cq_t::be, be);
+    set_field(dut_.cq_i, cq_t::data, data);
     dut_.cq_valid_i = 1;
     for (int i = 0; i < 100; ++i) {
       dut_.cc_ready_i = !sim_.chance(cc_stall_);

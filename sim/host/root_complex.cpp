@@ -34,84 +34,90 @@ void set_bits(uint32_t* w, unsigned lsb, unsigned width, uint64_t value) {
   }
 }
 
-// Field positions (LSB) of the packed structs, last member at bit 0.
-namespace rq_bits {
-constexpr unsigned kLast = 0, kKeep = 1, kData = 17, kLen = 145, kAddr = 158, kTag = 222,
-                   kWrite = 230;
-static_assert(kWrite + 1 == kRqBits);
-}  // namespace rq_bits
-namespace rc_bits {
-constexpr unsigned kLast = 0, kKeep = 1, kData = 17, kLen = 145, kByteCount = 158,
-                   kPoisoned = 171, kStatus = 172, kTag = 174;
-static_assert(kTag + 8 == kRcBits);
-}  // namespace rc_bits
-namespace cfg_bits {
-constexpr unsigned kMsiData = 0, kMsiAddr = 32, kMsiEn = 96, kMrrs = 97, kMps = 110, kBme = 123;
-static_assert(kBme + 1 == kLinkCfgBits);
-}  // namespace cfg_bits
+// Field positions come from tlp_layout.h (generated from tlp_pkg.sv).
+using tlp_layout::Field;
+
+uint64_t get(const uint32_t* w, Field f) { return get_bits(w, f.lsb, f.width); }
+void set(uint32_t* w, Field f, uint64_t value) { set_bits(w, f.lsb, f.width, value); }
+// Byte i of a data field (byte 0 in its low bits).
+Field byte_of(Field data, unsigned i) { return Field{data.lsb + 8 * i, 8}; }
+
+// The beat structs hold every field of the SV structs.
+template <class T>
+constexpr bool fits(Field f) {
+  return f.width <= 8 * sizeof(T);
+}
+namespace rq = tlp_layout::rq_t;
+namespace rc = tlp_layout::rc_t;
+namespace cfg = tlp_layout::link_cfg_t;
+static_assert(rq::write.width == 1 && fits<uint8_t>(rq::tag) && fits<uint64_t>(rq::addr) &&
+              fits<uint16_t>(rq::len) && rq::data.width == 8 * kBeatBytes &&
+              rq::keep.width == kBeatBytes && rq::last.width == 1);
+static_assert(fits<uint8_t>(rc::tag) && fits<uint8_t>(rc::status) && rc::poisoned.width == 1 &&
+              fits<uint16_t>(rc::byte_count) && fits<uint16_t>(rc::len) &&
+              rc::data.width == 8 * kBeatBytes && rc::keep.width == kBeatBytes &&
+              rc::last.width == 1);
+static_assert(cfg::bus_master_en.width == 1 && fits<uint16_t>(cfg::max_payload) &&
+              fits<uint16_t>(cfg::max_read_req) && cfg::msi_en.width == 1 &&
+              fits<uint64_t>(cfg::msi_addr) && fits<uint32_t>(cfg::msi_data));
 
 uint16_t low_keep(unsigned n) { return n >= 16 ? 0xffff : uint16_t((1u << n) - 1); }
 
 }  // namespace
 
 RqBeat unpack_rq(const uint32_t* w) {
-  using namespace rq_bits;
   RqBeat b;
-  b.write = get_bits(w, kWrite, 1);
-  b.tag = uint8_t(get_bits(w, kTag, 8));
-  b.addr = get_bits(w, kAddr, 64);
-  b.len = uint16_t(get_bits(w, kLen, 13));
-  for (unsigned i = 0; i < kBeatBytes; ++i) b.data[i] = uint8_t(get_bits(w, kData + 8 * i, 8));
-  b.keep = uint16_t(get_bits(w, kKeep, 16));
-  b.last = get_bits(w, kLast, 1);
+  b.write = get(w, rq::write);
+  b.tag = uint8_t(get(w, rq::tag));
+  b.addr = get(w, rq::addr);
+  b.len = uint16_t(get(w, rq::len));
+  for (unsigned i = 0; i < kBeatBytes; ++i) b.data[i] = uint8_t(get(w, byte_of(rq::data, i)));
+  b.keep = uint16_t(get(w, rq::keep));
+  b.last = get(w, rq::last);
   return b;
 }
 
 void pack_rq(const RqBeat& b, uint32_t* w) {
-  using namespace rq_bits;
-  set_bits(w, kWrite, 1, b.write);
-  set_bits(w, kTag, 8, b.tag);
-  set_bits(w, kAddr, 64, b.addr);
-  set_bits(w, kLen, 13, b.len);
-  for (unsigned i = 0; i < kBeatBytes; ++i) set_bits(w, kData + 8 * i, 8, b.data[i]);
-  set_bits(w, kKeep, 16, b.keep);
-  set_bits(w, kLast, 1, b.last);
+  set(w, rq::write, b.write);
+  set(w, rq::tag, b.tag);
+  set(w, rq::addr, b.addr);
+  set(w, rq::len, b.len);
+  for (unsigned i = 0; i < kBeatBytes; ++i) set(w, byte_of(rq::data, i), b.data[i]);
+  set(w, rq::keep, b.keep);
+  set(w, rq::last, b.last);
 }
 
 RcBeat unpack_rc(const uint32_t* w) {
-  using namespace rc_bits;
   RcBeat b;
-  b.tag = uint8_t(get_bits(w, kTag, 8));
-  b.status = uint8_t(get_bits(w, kStatus, 2));
-  b.poisoned = get_bits(w, kPoisoned, 1);
-  b.byte_count = uint16_t(get_bits(w, kByteCount, 13));
-  b.len = uint16_t(get_bits(w, kLen, 13));
-  for (unsigned i = 0; i < kBeatBytes; ++i) b.data[i] = uint8_t(get_bits(w, kData + 8 * i, 8));
-  b.keep = uint16_t(get_bits(w, kKeep, 16));
-  b.last = get_bits(w, kLast, 1);
+  b.tag = uint8_t(get(w, rc::tag));
+  b.status = uint8_t(get(w, rc::status));
+  b.poisoned = get(w, rc::poisoned);
+  b.byte_count = uint16_t(get(w, rc::byte_count));
+  b.len = uint16_t(get(w, rc::len));
+  for (unsigned i = 0; i < kBeatBytes; ++i) b.data[i] = uint8_t(get(w, byte_of(rc::data, i)));
+  b.keep = uint16_t(get(w, rc::keep));
+  b.last = get(w, rc::last);
   return b;
 }
 
 void pack_rc(const RcBeat& b, uint32_t* w) {
-  using namespace rc_bits;
-  set_bits(w, kTag, 8, b.tag);
-  set_bits(w, kStatus, 2, b.status);
-  set_bits(w, kPoisoned, 1, b.poisoned);
-  set_bits(w, kByteCount, 13, b.byte_count);
-  set_bits(w, kLen, 13, b.len);
-  for (unsigned i = 0; i < kBeatBytes; ++i) set_bits(w, kData + 8 * i, 8, b.data[i]);
-  set_bits(w, kKeep, 16, b.keep);
-  set_bits(w, kLast, 1, b.last);
+  set(w, rc::tag, b.tag);
+  set(w, rc::status, b.status);
+  set(w, rc::poisoned, b.poisoned);
+  set(w, rc::byte_count, b.byte_count);
+  set(w, rc::len, b.len);
+  for (unsigned i = 0; i < kBeatBytes; ++i) set(w, byte_of(rc::data, i), b.data[i]);
+  set(w, rc::keep, b.keep);
+  set(w, rc::last, b.last);
 }
 
 void pack_link_cfg(const LinkCfg& c, uint32_t* w) {
-  using namespace cfg_bits;
-  set_bits(w, kBme, 1, c.bus_master_en);
-  set_bits(w, kMps, 13, c.max_payload);
-  set_bits(w, kMrrs, 13, c.max_read_req);
-  set_bits(w, kMsiEn, 1, c.msi_en);
-  set_bits(w, kMsiAddr, 64, c.msi_addr);
-  set_bits(w, kMsiData, 32, c.msi_data);
+  set(w, cfg::bus_master_en, c.bus_master_en);
+  set(w, cfg::max_payload, c.max_payload);
+  set(w, cfg::max_read_req, c.max_read_req);
+  set(w, cfg::msi_en, c.msi_en);
+  set(w, cfg::msi_addr, c.msi_addr);
+  set(w, cfg::msi_data, c.msi_data);
 }
 
 // ---- RootComplex ---------------------------------------------------------------------

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "tlp_layout.h"
 #include "tpu/host_memory.h"
 
 namespace tpu::host {
@@ -81,7 +82,8 @@ struct LinkCfg {
 };
 
 // Packed-struct codecs over Verilator's 32-bit words (first member = MSB).
-constexpr unsigned kRqBits = 231, kRcBits = 182, kLinkCfgBits = 124;
+// The field positions are tlp_layout.h's, generated from tlp_pkg.sv by
+// scripts/gen_tlp_layout.py.
 RqBeat unpack_rq(const uint32_t* words);
 void pack_rq(const RqBeat& beat, uint32_t* words);
 RcBeat unpack_rc(const uint32_t* words);
@@ -99,8 +101,13 @@ struct TlpPorts {
   uint32_t* rc = nullptr;
 };
 
+// 32-bit words of a Verilated vector of `bits` bits.
+constexpr size_t port_words(unsigned bits) { return (bits + 31) / 32; }
+
 template <class Dut>
 TlpPorts bind_tlp_ports(Dut& dut) {
+  static_assert(sizeof(Dut::rq_o) == 4 * port_words(tlp_layout::rq_t::kBits), "rq_o is not an rq_t");
+  static_assert(sizeof(Dut::rc_i) == 4 * port_words(tlp_layout::rc_t::kBits), "rc_i is not an rc_t");
   return TlpPorts{&dut.rq_valid_o, &dut.rq_ready_i, dut.rq_o.data(),
                   &dut.rc_valid_i, &dut.rc_ready_o, dut.rc_i.data()};
 }

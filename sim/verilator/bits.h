@@ -3,7 +3,8 @@
 //
 // Verilator maps a packed port to CData/SData/IData/QData up to 64 bits and to
 // VlWide<W> (W 32-bit words) above. get_field/set_field read and write a
-// field of up to 64 bits at any bit offset in either kind.
+// field of up to 64 bits at any bit offset in either kind, given as (lsb,
+// width) or as a layout field ({lsb, width}, see sim/host/*_layout.h).
 #pragma once
 
 #include <verilated.h>
@@ -57,6 +58,17 @@ void set_field(VlWide<W>& sig, unsigned lsb, unsigned width, uint64_t value) {
     sig[word] = (sig[word] & ~mask) | chunk;
     done += take;
   }
+}
+
+// A field of a generated layout (anything with members lsb and width).
+template <class Sig, class Field, class = decltype(Field::lsb + Field::width)>
+uint64_t get_field(const Sig& sig, const Field& f) {
+  return get_field(sig, f.lsb, f.width);
+}
+
+template <class Sig, class Field, class = decltype(Field::lsb + Field::width)>
+void set_field(Sig& sig, const Field& f, uint64_t value) {
+  set_field(sig, f.lsb, f.width, value);
 }
 
 // Sign-extends the low `width` bits of v.

@@ -3,6 +3,8 @@
 // compared byte for byte with host memory; every rq packet is checked against
 // the link rules (by the model, and here for splitting and ordering); every
 // error class ends in its defined error with the next transfer still correct.
+// The client channels' struct ports are packed with dma_layout.h (generated
+// from dma_pkg.sv).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,10 +15,21 @@
 #include <vector>
 
 #include "Vdma_engine.h"
+#include "bits.h"
+#include "dma_layout.h"
 #include "root_complex.h"
 #include "verilated_fixture.h"
 
 namespace {
+
+namespace rd_req_t = tpu::dma_layout::rd_req_t;
+namespace rd_data_t = tpu::dma_layout::rd_data_t;
+namespace rd_done_t = tpu::dma_layout::rd_done_t;
+namespace wr_req_t = tpu::dma_layout::wr_req_t;
+namespace wr_data_t = tpu::dma_layout::wr_data_t;
+namespace wr_done_t = tpu::dma_layout::wr_done_t;
+using tb::get_field;
+using tb::set_field;
 
 using tpu::host::FaultKind;
 using tpu::host::FaultRule;
@@ -130,8 +143,8 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
     if (!rd_offer_ && !rd_todo_.empty() && chance(p_req_)) rd_offer_ = true;
     d.rd_req_valid_i = rd_offer_;
     if (rd_offer_) {
-      d.rd_req_addr_i = rd_todo_.front().addr;
-      d.rd_req_len_i = rd_todo_.front().len;
+      set_field(d.rd_req_i, rd_req_t::addr, rd_todo_.front().addr);
+      set_field(d.rd_req_i, rd_req_t::len, rd_todo_.front().len);
     }
     d.rd_data_ready_i = chance(p_rd_ready_);
     d.rd_done_ready_i = chance(p_done_ready_);
@@ -139,8 +152,8 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
     if (!wr_offer_ && !wr_todo_.empty() && chance(p_req_)) wr_offer_ = true;
     d.wr_req_valid_i = wr_offer_;
     if (wr_offer_) {
-      d.wr_req_addr_i = wr_todo_.front().addr;
-      d.wr_req_len_i = uint32_t(wr_todo_.front().data.size());
+      set_field(d.wr_req_i, wr_req_t::addr, wr_todo_.front().addr);
+      set_field(d.wr_req_i, wr_req_t::len, uint32_t(wr_todo_.front().data.size()));
     }
     // write data, in descriptor order, held until taken
     if (!wr_data_offer_) {
@@ -148,10 +161,10 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
       if (j && chance(p_wr_valid_)) {
         wr_data_offer_ = true;
         const size_t n = std::min<size_t>(16, j->data.size() - j->sent);
-        for (int w = 0; w < 4; ++w) d.wr_data_i[w] = 0;
-        for (size_t i = 0; i < n; ++i) d.wr_data_i[i / 4] |= uint32_t(j->data[j->sent + i]) << (8 * (i % 4));
-        d.wr_data_keep_i = low_keep(unsigned(n));
-        d.wr_data_last_i = j->sent + n == j->data.size();
+        for (unsigned i = 0; i < 16; ++i)
+          set_field(d.wr_data_i, wr_data_t::data.lsb + 8 * i, 8, i < n ? j->data[j->sent + i] : 0);
+        set_field(d.wr_data_i, wr_data_t::keep, low_keep(unsigned(n)));
+        set_field(d.wr_data_i, wr_data_t::last, j->sent + n == j->data.size());
       }
     }
     d.wr_data_valid_i = wr_data_offer_;
@@ -179,14 +192,16 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
         ADD_FAILURE() << "read data beat with no transfer at cycle " << now;
       } else {
         RdJob& j = rd_active_.front();
-        const uint16_t keep = d.rd_data_keep_o;
+        const uint16_t keep = uint16_t(get_field(d.rd_data_o, rd_data_t::keep));
+        const bool last = get_field(d.rd_data_o, rd_data_t::last);
         if (j.saw_last) j.beat_after_last = true;
         if ((keep & uint16_t(keep + 1)) != 0) j.bad_keep = true;
-        if (!d.rd_data_last_o && keep != 0xffff) j.bad_keep = true;
+        if (!last && keep != 0xffff) j.bad_keep = true;
         for (unsigned i = 0; i < 16; ++i)
-          if (keep & (1u << i)) j.data.push_back(uint8_t(d.rd_data_o[i / 4] >> (8 * (i % 4))));
+          if (keep & (1u << i))
+            j.data.push_back(uint8_t(get_field(d.rd_data_o, rd_data_t::data.lsb + 8 * i, 8)));
         ++j.beats;
-        if (d.rd_data_last_o) j.saw_last = true;
+        if (last) j.saw_last = true;
       }
     }
     if (d.rd_done_valid_o && d.rd_done_ready_i) {
@@ -197,8 +212,8 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
         rd_active_.pop_front();
         if (j.len != 0 && !j.saw_last)
           ADD_FAILURE() << "rd_done before the beat with last was taken, cycle " << now;
-        j.err = d.rd_done_err_o;
-        j.err_addr = d.rd_done_err_addr_o;
+        j.err = int(get_field(d.rd_done_o, rd_done_t::err));
+        j.err_addr = get_field(d.rd_done_o, rd_done_t::err_addr);
         j.done_cycle = now;
         rd_done_.push_back(std::move(j));
       }
@@ -224,7 +239,7 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
         WrJob j = std::move(wr_active_.front());
         wr_active_.pop_front();
         if (j.sent != j.data.size()) ADD_FAILURE() << "wr_done before all data was taken";
-        j.err = d.wr_done_err_o;
+        j.err = int(get_field(d.wr_done_o, wr_done_t::err));
         j.done_cycle = now;
         wr_done_.push_back(std::move(j));
       }

@@ -24,7 +24,7 @@ namespace tb {
 
 #define TPU_REG(name) uint32_t(offsetof(tpu_regs_t, name))
 
-// Ring entries and status codes, shared with the driver (sw/driver/include/tpu/queue.h).
+// Ring entries and status codes, shared with the driver (sw/common/include/tpu/queue.h).
 using tpu::CqEntry;
 using tpu::kStatusBadCommand;
 using tpu::kStatusFetchFault;

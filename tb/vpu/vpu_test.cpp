@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // VPU datapath tests at N = 4: vpu_act_row (requantization, activation, LUT)
 // and vpu_vop_row (element-wise ops, pooling). Every output lane is compared
-// exactly with sim/model/quant.h. Streams run with random input gaps and
+// exactly with sw/common/include/tpu/quant.h. Streams run with random input gaps and
 // random output backpressure; the runner also checks the handshake rules
 // (no combinational path from out_ready_i to out_valid_o or in_ready_o, a
 // stalled output row is held) and that no row appears that was not sent.

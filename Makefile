@@ -25,8 +25,17 @@ help: ## List the targets
 setup: ## Install every dependency (Debian packages, pinned PyPI packages)
 	scripts/setup.sh
 
+# Configures only when the build is new or its CONFIGS changed (configuring
+# runs Verilator on every model); ninja reconfigures by itself when a
+# CMakeLists.txt changes.
 configure:
-	@mkdir -p $(BUILD) && cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD)/configure.log 2>&1 || { cat $(BUILD)/configure.log; exit 1; }
+	@want="$(subst $(eval) ,;,$(strip $(BUILT_CONFIGS)))"; \
+	have=$$(sed -n 's/^TPU_CONFIGS:STRING=//p' $(BUILD)/CMakeCache.txt 2>/dev/null); \
+	if [ ! -f $(BUILD)/build.ninja ] || [ "$$want" != "$$have" ]; then \
+	  echo "configure: $(BUILD) with models for $(strip $(BUILT_CONFIGS))"; \
+	  mkdir -p $(BUILD) && cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD)/configure.log 2>&1 \
+	    || { cat $(BUILD)/configure.log; exit 1; }; \
+	fi
 
 build: configure ## Verilate the RTL (models for CONFIGS) and build testbenches and tools
 	cmake --build $(BUILD) -j $(JOBS)

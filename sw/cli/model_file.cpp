@@ -39,7 +39,7 @@ std::vector<LayerSource> parse_model(const std::string& path, std::span<const ui
   json doc;
   try {
     doc = json::parse(bytes.begin(), bytes.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error; out_of_range for 1E999999
     throw Error(path + ": not valid JSON: " + e.what());
   }
   if (!doc.is_object() || !doc.contains("layers") || !doc["layers"].is_array() ||

@@ -859,6 +859,18 @@ def inputs_past_their_limits_are_refused_before_reading():
 
 
 @case
+def model_numbers_past_json_range_name_the_file():
+    """Found by the fuzz target: a number JSON cannot hold (1E99999) was an
+    error without the file's name."""
+    model, = fresh("overflow.json")
+    with open(model, "w") as f:
+        f.write('{"layers": [{"w": "w.npy", "multiplier": 1E99999, "shift": 1}]}')
+    out, = fresh("ov_out.npy")
+    fails("mlp", "--model", model, "--x", path("X.npy"), "--out", out, outputs=[out],
+          contains=[model + ": not valid JSON: ", "number overflow"])
+
+
+@case
 def numbers_out_of_range_name_the_range():
     u64 = "0..18446744073709551615"
     fails("--seed", "-1", "info", code=2, contains=["--seed: -1 is out of range; it takes " + u64])

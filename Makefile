@@ -8,6 +8,8 @@ JOBS    ?= $(shell nproc)
 SEEDS   ?= 1 2 3 4 5
 TEST    ?=
 SEED    ?=
+FUZZ_TIME ?= 60
+FUZZ_BUILD ?= $(BUILD)/fuzz
 
 # The device models this build makes: CONFIGS, plus CONFIG when it is not
 # among them, so that `make demo CONFIG=wide` builds the wide model.
@@ -15,7 +17,7 @@ BUILT_CONFIGS := $(CONFIGS) $(filter-out $(CONFIGS),$(CONFIG))
 CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(subst $(eval) ,;,$(strip $(BUILT_CONFIGS)))"
 
 .DEFAULT_GOAL := build
-.PHONY: help setup configure build test sim regress lint regs config wave synth bench demo clean
+.PHONY: help setup configure build test sim regress fuzz lint regs config wave synth bench demo clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -57,6 +59,21 @@ regress: build ## Every simulation test for each configuration in CONFIGS and ea
 	done; \
 	python3 scripts/report.py --by-config --junit $(BUILD)/reports/regress.xml \
 	  $(foreach s,$(SEEDS),--seed $(s) $(BUILD)/reports/regress_seed$(s).xml)
+	$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_TIME)
+
+# Its own small build (no Verilator): clang++ when there is one (libFuzzer,
+# coverage-guided, ASan/UBSan), else the deterministic mutation fuzzer of
+# sw/fuzz/fuzz_driver.cpp. New inputs go to $(FUZZ_BUILD)/corpus, findings
+# to $(FUZZ_BUILD)/crash-*.
+fuzz: ## Fuzz the tool's parsers (.npy, MLP model, assembler) for FUZZ_TIME seconds (default 60)
+	@cxx=$$(command -v clang++ || true); \
+	if [ ! -f $(FUZZ_BUILD)/build.ninja ]; then \
+	  cmake -S sw/fuzz -B $(FUZZ_BUILD) -G Ninja $${cxx:+-DCMAKE_CXX_COMPILER=$$cxx} > /dev/null; \
+	fi
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	@mkdir -p $(FUZZ_BUILD)/corpus
+	cd $(FUZZ_BUILD) && ./fuzz_parsers -max_total_time=$(FUZZ_TIME) -seed=1 -print_final_stats=1 \
+	  corpus $(CURDIR)/sw/fuzz/corpus
 
 lint: ## Verilator -Wall over all RTL, every configuration (zero warnings)
 	scripts/lint.sh

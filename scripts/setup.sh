@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave
           g++ cmake ninja-build make python3 python3-pip git
-          nlohmann-json3-dev libcli11-dev)
+          nlohmann-json3-dev libcli11-dev
+          clang libclang-rt-14-dev)  # make fuzz: libFuzzer (-fsanitize=fuzzer)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi

@@ -4,8 +4,14 @@
 // device model per configuration the build has (TPU_CONFIGS).
 //
 //   sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -102,6 +108,31 @@ std::string built_configs() {
   return s;
 }
 
+// The waveform file must be creatable before the simulation starts (the
+// tracer itself would only print a warning and trace nothing): its directory
+// exists and is writable, and the path is a regular file or nothing yet.
+void check_waves(const std::string& waves) {
+  const std::string what = "sim device: waves=" + waves;
+  const size_t slash = waves.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : waves.substr(0, slash);
+  struct stat st {};
+  if (slash + 1 == waves.size()) throw Error(what + ": the path ends in '/'; name a file (out.fst)");
+  if (::stat(dir.c_str(), &st) != 0) {
+    throw Error(what + ": the directory " + dir +
+                (errno == ENOENT ? " does not exist; create it first" : ": " + std::string(std::strerror(errno))));
+  }
+  if (!S_ISDIR(st.st_mode)) throw Error(what + ": " + dir + " is not a directory");
+  const bool existed = ::lstat(waves.c_str(), &st) == 0;
+  if (existed && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    throw Error(what + ": it exists and is not a regular file; name a file");
+  }
+  const int fd = ::open(waves.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0666);
+  if (fd < 0) throw Error(what + ": cannot create it: " + std::strerror(errno));
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  ::close(fd);
+  if (!regular) throw Error(what + ": it is not a regular file; name a file");
+}
+
 std::unique_ptr<Transport> open_sim(const DeviceUri& uri) {
   if (!uri.path.empty())
     throw Error("sim device: unexpected '" + uri.path + "' in '" + uri.text +
@@ -128,6 +159,11 @@ std::unique_ptr<Transport> open_sim(const DeviceUri& uri) {
   rc.latency = uint32_t(latency.value_or(uint64_t(cfg->link_latency)));
   rc.rq_beats_per_cycle = rc.rc_beats_per_cycle = cfg->link_bytes_per_cycle / 16.0;
   const std::string name = "sim:config=" + config;
+  bool built = false;
+#define TPU_BUILT(model_name) built |= config == #model_name;
+  TPU_SIM_MODELS(TPU_BUILT)
+#undef TPU_BUILT
+  if (built && !waves.empty()) check_waves(waves);
 #define TPU_OPEN(model_name) \
   if (config == #model_name) return std::make_unique<SimTransport<Vtpu_top_##model_name>>(name, rc, waves);
   TPU_SIM_MODELS(TPU_OPEN)

@@ -75,9 +75,22 @@ int cmd_disasm(const AsmArgs& args);
 
 // ---- Helpers ----------------------------------------------------------------------
 
-// All of it or nothing at path (npy::write_atomic).
-void write_file(const std::string& path, std::span<const uint8_t> bytes);
-void write_json(const std::string& path, const nlohmann::json& j);
+// Limits of the files the tool reads (docs/cli.md, "Guarantees"); .npy
+// files have npy::kMaxNpyBytes.
+constexpr uint64_t kMaxModelBytes = uint64_t{16} << 20;    // MLP model JSON
+constexpr uint64_t kMaxProgramBytes = uint64_t{16} << 20;  // assembly text or .bin
+constexpr uint64_t kMaxLoadBytes = uint64_t{256} << 20;    // run --load, and one --dump
+// Limits of numbers on the command line.
+constexpr uint64_t kMaxTimeoutCycles = 1'000'000'000'000;  // --timeout
+constexpr int kMaxDim = 1 << 20;                            // bench/perf --m --k --n, mlp --batch
+
+// The .npy bytes of an array, for Outputs::stage.
+std::vector<uint8_t> npy_bytes(const npy::Array& a);
+
+// Text safe to print: control characters and bytes that are not UTF-8 are
+// escaped (\n, \t, \x1b), so a file name cannot break a message's line or
+// drive the terminal.
+std::string printable(const std::string& s);
 
 // An unsigned number, decimal or 0x hexadecimal; nullopt-like false on junk.
 bool parse_u64(const std::string& text, uint64_t* out);

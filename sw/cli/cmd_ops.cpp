@@ -2,11 +2,11 @@
 // The operator subcommands: info, matmul, bench, perf and mlp (docs/cli.md).
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <random>
-#include <set>
 
 #include "cli_common.h"
+#include "model_file.h"
+#include "outputs.h"
 
 namespace tpu::cli {
 namespace {
@@ -119,123 +119,6 @@ json gemm_json(const Global& g, const Device& dev, const GemmArgs& args, const G
   return j;
 }
 
-// ---- mlp model files ---------------------------------------------------------------
-
-// One layer as the model file describes it, with where its arrays came from.
-struct LayerSource {
-  DenseLayer layer;
-  std::string w_path;
-};
-
-int64_t int_field(const json& layer, const std::string& where, const char* key, int64_t lo,
-                  int64_t hi, const int64_t* fallback) {
-  if (!layer.contains(key)) {
-    if (fallback) return *fallback;
-    throw Error(where + ": \"" + key + "\" is missing");
-  }
-  const json& v = layer.at(key);
-  if (!v.is_number_integer()) throw Error(where + ": \"" + key + "\" must be an integer");
-  const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)
-                        ? INT64_MAX
-                        : v.get<int64_t>();
-  if (x < lo || x > hi) {
-    throw Error(where + ": \"" + key + "\" is " + v.dump() + "; it must be in " +
-                std::to_string(lo) + ".." + std::to_string(hi));
-  }
-  return x;
-}
-
-std::vector<LayerSource> load_model(const std::string& path) {
-  const std::vector<uint8_t> bytes = npy::read_file(path);
-  json doc;
-  try {
-    doc = json::parse(bytes.begin(), bytes.end());
-  } catch (const json::parse_error& e) {
-    throw Error(path + ": not valid JSON: " + e.what());
-  }
-  if (!doc.is_object() || !doc.contains("layers") || !doc["layers"].is_array() ||
-      doc["layers"].empty()) {
-    throw Error(path + ": expected an object with a non-empty \"layers\" array, like "
-                "{\"layers\": [{\"w\": \"w0.npy\", \"bias\": \"b0.npy\", \"multiplier\": 1073741824, "
-                "\"shift\": 7, \"zero_point\": 0, \"act\": \"relu\"}]}");
-  }
-  const std::filesystem::path base = std::filesystem::path(path).parent_path();
-  auto resolve = [&](const std::string& f) {
-    const std::filesystem::path p(f);
-    return (p.is_absolute() || base.empty() ? p : base / p).string();
-  };
-
-  static const std::set<std::string> kKeys = {"w",    "bias", "multiplier", "shift",    "zero_point",
-                                              "qmin", "qmax", "act",        "relu6_max"};
-  std::vector<LayerSource> layers;
-  const json& list = doc["layers"];
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string where = path + ": layer " + std::to_string(i);
-    const json& l = list[i];
-    if (!l.is_object()) throw Error(where + ": expected an object");
-    for (const auto& [key, value] : l.items()) {
-      if (!kKeys.count(key)) {
-        throw Error(where + ": unknown key \"" + key +
-                    "\" (known: w, bias, multiplier, shift, zero_point, qmin, qmax, act, relu6_max)");
-      }
-    }
-    if (!l.contains("w") || !l["w"].is_string()) {
-      throw Error(where + ": \"w\" must name the weights' .npy file");
-    }
-    LayerSource src;
-    DenseLayer& d = src.layer;
-    src.w_path = resolve(l["w"].get<std::string>());
-    const npy::Array w = npy::load_matrix(src.w_path, npy::Dtype::kInt8);
-    d.w = to_matrix_i8(w, src.w_path);
-
-    if (l.contains("bias")) {
-      if (!l["bias"].is_string()) throw Error(where + ": \"bias\" must name a .npy file");
-      const std::string bias_path = resolve(l["bias"].get<std::string>());
-      const npy::Array b = npy::load_vector(bias_path, npy::Dtype::kInt32);
-      if (b.shape[0] != d.w.cols) {
-        throw Error(where + ": the bias " + bias_path + " has " + std::to_string(b.shape[0]) +
-                    " entries but the layer has " + std::to_string(d.w.cols) + " outputs (" +
-                    src.w_path + " is " + dims(d.w.rows, d.w.cols) + ")");
-      }
-      d.bias = npy::values<int32_t>(b);
-    } else {
-      d.bias.assign(size_t(d.w.cols), 0);
-    }
-
-    const int64_t qmin_default = -128, qmax_default = 127, zero = 0;
-    d.q.multiplier = int32_t(int_field(l, where, "multiplier", INT32_MIN, INT32_MAX, nullptr));
-    d.q.shift = int32_t(int_field(l, where, "shift", 0, 31, nullptr));
-    d.q.zero_point = int32_t(int_field(l, where, "zero_point", -128, 127, &zero));
-    d.q.qmin = int32_t(int_field(l, where, "qmin", -128, 127, &qmin_default));
-    d.q.qmax = int32_t(int_field(l, where, "qmax", -128, 127, &qmax_default));
-    d.q.relu6_max = int32_t(int_field(l, where, "relu6_max", -128, 127, &qmax_default));
-    if (d.q.qmin > d.q.qmax) {
-      throw Error(where + ": qmin " + std::to_string(d.q.qmin) + " is above qmax " +
-                  std::to_string(d.q.qmax));
-    }
-    const std::string act = l.contains("act") && l["act"].is_string() ? l["act"].get<std::string>()
-                            : l.contains("act")                       ? std::string("?")
-                                                                      : std::string("none");
-    if (act == "none") d.act = Activation::kNone;
-    else if (act == "relu") d.act = Activation::kRelu;
-    else if (act == "relu6") d.act = Activation::kRelu6;
-    else throw Error(where + ": \"act\" is " + l["act"].dump() + "; use \"none\", \"relu\" or \"relu6\"");
-
-    if (!layers.empty()) {
-      const LayerSource& prev = layers.back();
-      if (prev.layer.w.cols != d.w.rows) {
-        throw Error(where + ": its weights " + src.w_path + " are " + dims(d.w.rows, d.w.cols) +
-                    ", so it takes " + std::to_string(d.w.rows) + " inputs, but layer " +
-                    std::to_string(i - 1) + " gives " + std::to_string(prev.layer.w.cols) +
-                    " outputs (" + prev.w_path + " is " +
-                    dims(prev.layer.w.rows, prev.layer.w.cols) + ")");
-      }
-    }
-    layers.push_back(std::move(src));
-  }
-  return layers;
-}
-
 }  // namespace
 
 // ---- info ----------------------------------------------------------------------------
@@ -269,6 +152,9 @@ int cmd_info(const Global& g) {
 // ---- matmul --------------------------------------------------------------------------
 
 int cmd_matmul(const Global& g, const MatmulArgs& args) {
+  Outputs out;
+  out.add("--out", args.out);
+  out.add("--stats-json", args.stats_json);
   const MatrixI8 a = to_matrix_i8(npy::load_matrix(args.a, npy::Dtype::kInt8), args.a);
   const MatrixI8 b = to_matrix_i8(npy::load_matrix(args.b, npy::Dtype::kInt8), args.b);
   check_inner(a, b);  // before the device is opened
@@ -276,24 +162,27 @@ int cmd_matmul(const Global& g, const MatmulArgs& args) {
   OpStats stats;
   const MatrixI32 c = checked_matmul(dev, a, b, &stats);
 
-  // Outputs only after the whole computation succeeded.
-  npy::save(args.out, to_npy(c));
+  // Outputs only after the whole computation succeeded, all together.
+  out.stage(args.out, npy_bytes(to_npy(c)));
   if (!args.stats_json.empty()) {
     json j = stats_json(g, dev, stats);
     j["shape"] = shape_json(a.rows, a.cols, b.cols);
-    write_json(args.stats_json, j);
+    out.stage_json(args.stats_json, j);
   }
+  out.commit();
   std::printf("matmul %s x %s -> %s int32: %llu cycles, %s, utilization %s; wrote %s\n",
               dims(a.rows, a.cols).c_str(), dims(b.rows, b.cols).c_str(),
               dims(c.rows, c.cols).c_str(), static_cast<unsigned long long>(stats.cycles),
               count(stats.commands, "command").c_str(), percent(stats.utilization()).c_str(),
-              args.out.c_str());
+              printable(args.out).c_str());
   return 0;
 }
 
 // ---- bench and perf ------------------------------------------------------------------
 
 int cmd_bench(const Global& g, const GemmArgs& args) {
+  Outputs out;
+  out.add("--json", args.json);
   Device dev = g.open();
   const GemmRun r = run_random_gemm(g, dev, args);
   const double speed = r.wall_seconds > 0 ? double(r.stats.cycles) / r.wall_seconds : 0.0;
@@ -306,12 +195,17 @@ int cmd_bench(const Global& g, const GemmArgs& args) {
   std::printf("  exact         %s\n", r.exact ? "yes (matches the CPU reference)" : "NO");
   std::printf("  simulator     %.0f device cycles/s (%.3f s wall)\n", speed, r.wall_seconds);
   // The JSON is written either way: "exact": false is part of its story.
-  if (!args.json.empty()) write_json(args.json, gemm_json(g, dev, args, r));
+  if (!args.json.empty()) {
+    out.stage_json(args.json, gemm_json(g, dev, args, r));
+    out.commit();
+  }
   if (!r.exact) throw Error("bench " + gemm_shape(args) + ": wrong result: " + r.mismatch);
   return 0;
 }
 
 int cmd_perf(const Global& g, const GemmArgs& args) {
+  Outputs out;
+  out.add("--json", args.json);
   Device dev = g.open();
   const GemmRun r = run_random_gemm(g, dev, args);
   const PerfCounters& c = r.stats.counters;
@@ -332,7 +226,10 @@ int cmd_perf(const Global& g, const GemmArgs& args) {
               static_cast<unsigned long long>(r.stats.macs));
   std::printf("  utilization  %14s  of %d x %d MACs per device cycle\n",
               percent(r.stats.utilization()).c_str(), r.stats.n, r.stats.n);
-  if (!args.json.empty()) write_json(args.json, gemm_json(g, dev, args, r));
+  if (!args.json.empty()) {
+    out.stage_json(args.json, gemm_json(g, dev, args, r));
+    out.commit();
+  }
   if (!r.exact) throw Error("perf " + gemm_shape(args) + ": wrong result: " + r.mismatch);
   return 0;
 }
@@ -340,6 +237,9 @@ int cmd_perf(const Global& g, const GemmArgs& args) {
 // ---- mlp -----------------------------------------------------------------------------
 
 int cmd_mlp(const Global& g, const MlpArgs& args) {
+  Outputs out;
+  out.add("--out", args.out);
+  out.add("--stats-json", args.stats_json);
   std::vector<LayerSource> sources = load_model(args.model);
   const MatrixI8 x = to_matrix_i8(npy::load_matrix(args.x, npy::Dtype::kInt8), args.x);
   const LayerSource& first = sources.front();
@@ -375,7 +275,7 @@ int cmd_mlp(const Global& g, const MlpArgs& args) {
     std::fflush(stdout);
   }
 
-  npy::save(args.out, to_npy(logits));
+  out.stage(args.out, npy_bytes(to_npy(logits)));
   if (!args.stats_json.empty()) {
     json j = stats_json(g, dev, total);
     j["samples"] = x.rows;
@@ -383,9 +283,10 @@ int cmd_mlp(const Global& g, const MlpArgs& args) {
     json shapes = json::array();
     for (const DenseLayer& l : mlp.layers()) shapes.push_back({{"in", l.w.rows}, {"out", l.w.cols}});
     j["layers"] = shapes;
-    write_json(args.stats_json, j);
+    out.stage_json(args.stats_json, j);
   }
-  std::printf("mlp: wrote %s (%s int8 logits)\n", args.out.c_str(), dims(logits.rows, logits.cols).c_str());
+  out.commit();
+  std::printf("mlp: wrote %s (%s int8 logits)\n", printable(args.out).c_str(), dims(logits.rows, logits.cols).c_str());
   return 0;
 }
 

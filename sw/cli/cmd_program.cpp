@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli_common.h"
+#include "outputs.h"
 
 namespace tpu::cli {
 namespace {
@@ -11,7 +12,7 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kInstrBytes = 16;
-constexpr uint64_t kMaxDump = uint64_t{1} << 28;  // 256 MiB: held in memory at once
+constexpr uint64_t kMaxDump = kMaxLoadBytes;  // 256 MiB: held in memory at once
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -21,7 +22,7 @@ std::string text_of(const std::vector<uint8_t>& bytes) { return {bytes.begin(), 
 
 std::vector<isa::Instr> assemble_file(const std::string& path) {
   try {
-    return isa::assemble(text_of(npy::read_file(path)));
+    return isa::assemble(text_of(npy::read_file(path, kMaxProgramBytes, "a program file")));
   } catch (const isa::AsmError& e) {
     throw Error(path + ": " + e.what());  // "line <n>: <problem>"
   }
@@ -40,7 +41,7 @@ std::vector<uint8_t> to_binary(const std::vector<isa::Instr>& program) {
 }
 
 std::vector<isa::Instr> binary_file(const std::string& path) {
-  const std::vector<uint8_t> bytes = npy::read_file(path);
+  const std::vector<uint8_t> bytes = npy::read_file(path, kMaxProgramBytes, "a program file");
   if (bytes.size() % kInstrBytes != 0) {
     throw Error(path + ": " + std::to_string(bytes.size()) +
                 " bytes is not a whole number of instructions (16 bytes each); is it a "
@@ -112,10 +113,13 @@ int cmd_run(const Global& g, const RunArgs& args) {
   std::vector<Region> loads, dumps;
   for (const std::string& s : args.loads) loads.push_back(parse_region("--load", s, false));
   for (const std::string& s : args.dumps) dumps.push_back(parse_region("--dump", s, true));
+  Outputs out;
+  for (const Region& r : dumps) out.add("--dump", r.file);
+  out.add("--stats-json", args.stats_json);
   const std::vector<isa::Instr> program = program_file(args.program);
   if (program.empty()) throw Error(args.program + ": the program has no instructions");
   for (Region& r : loads) {
-    r.data = npy::read_file(r.file);
+    r.data = npy::read_file(r.file, kMaxLoadBytes, "a --load file");
     r.len = r.data.size();
   }
 
@@ -134,9 +138,9 @@ int cmd_run(const Global& g, const RunArgs& args) {
     r.data.resize(r.len);
     t.dma_read(r.addr, r.data);
   }
-  for (const Region& r : dumps) write_file(r.file, r.data);
+  for (const Region& r : dumps) out.stage(r.file, r.data);
   if (!args.stats_json.empty()) {
-    write_json(args.stats_json, {{"config", dev.info().config.empty() ? "custom" : dev.info().config},
+    out.stage_json(args.stats_json, {{"config", dev.info().config.empty() ? "custom" : dev.info().config},
                                  {"device", dev.info().name},
                                  {"program", args.program},
                                  {"instructions", program.size()},
@@ -147,8 +151,9 @@ int cmd_run(const Global& g, const RunArgs& args) {
                                  {"cycles", device_cycles},
                                  {"counters", counters_json(k)}});
   }
+  out.commit();
 
-  std::printf("run %s on %s: %zu instructions\n", args.program.c_str(), dev.info().name.c_str(),
+  std::printf("run %s on %s: %zu instructions\n", printable(args.program).c_str(), dev.info().name.c_str(),
               program.size());
   std::printf("  status       %s\n", status_text(c.status).c_str());
   std::printf("  err_pc       %u\n", c.err_pc);
@@ -163,7 +168,7 @@ int cmd_run(const Global& g, const RunArgs& args) {
   }
   for (const Region& r : dumps) {
     std::printf("  dumped %llu bytes from %s to %s\n", static_cast<unsigned long long>(r.len),
-                hex(r.addr).c_str(), r.file.c_str());
+                hex(r.addr).c_str(), printable(r.file).c_str());
   }
   return 0;
 }
@@ -171,19 +176,25 @@ int cmd_run(const Global& g, const RunArgs& args) {
 // ---- asm and disasm ---------------------------------------------------------------------
 
 int cmd_asm(const AsmArgs& args) {
+  Outputs out;
+  out.add("-o", args.out);
   const std::vector<isa::Instr> program = assemble_file(args.in);
-  write_file(args.out, to_binary(program));
+  out.stage(args.out, to_binary(program));
+  out.commit();
   std::printf("asm: %zu instructions (%zu bytes) from %s to %s\n", program.size(),
-              program.size() * kInstrBytes, args.in.c_str(), args.out.c_str());
+              program.size() * kInstrBytes, printable(args.in).c_str(), printable(args.out).c_str());
   return 0;
 }
 
 int cmd_disasm(const AsmArgs& args) {
+  Outputs out;
+  out.add("-o", args.out);
   const std::string text = isa::disassemble(binary_file(args.in));
   if (args.out.empty()) {
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fwrite(text.data(), 1, text.size(), stdout);  // errors: checked at exit (tpu.cpp)
   } else {
-    write_file(args.out, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    out.stage(args.out, std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    out.commit();
   }
   return 0;
 }

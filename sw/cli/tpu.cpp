@@ -5,10 +5,15 @@
 //
 // Every failure is one line on stderr, "tpu: error: <message>", and exit
 // status 1; a mistake in the command line exits 2. Output files are written
-// only after the work succeeded, each atomically.
+// only after the work succeeded, all of them or none (outputs.h).
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -21,10 +26,10 @@ using namespace tpu::cli;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
-// One line, whatever the message holds.
-std::string one_line(std::string s) {
-  for (char& c : s)
-    if (c == '\n' || c == '\r') c = ' ';
+// One line of printable text, whatever the message holds (a file name with
+// a newline or an escape sequence in it is shown escaped).
+std::string one_line(const std::string& message) {
+  std::string s = printable(message);
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s.empty() ? "unknown error" : s;
 }
@@ -33,6 +38,56 @@ int fail(int code, const std::string& message) {
   std::fflush(stdout);
   std::fprintf(stderr, "tpu: error: %s\n", one_line(message).c_str());
   return code;
+}
+
+// An unsigned option checked as text before it is converted, so that a
+// negative number, one that overflows its type and one out of range all
+// end in "--NAME: VALUE is out of range; it takes LO..HI".
+template <class T>
+CLI::Option* add_number(CLI::App* app, const std::string& name, T* var, const std::string& help,
+                        uint64_t lo, uint64_t hi) {
+  const std::string range = std::to_string(lo) + ".." + std::to_string(hi);
+  return app->add_option_function<std::string>(
+      name,
+      [var, name, lo, hi, range](const std::string& text) {
+        uint64_t v = 0;
+        if (!parse_u64(text, &v)) {
+          const std::string digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? text.substr(1) : text;
+          const bool numeric = !digits.empty() && digits.find_first_not_of("0123456789") == std::string::npos;
+          if (!numeric) {
+            throw UsageError(name + ": '" + text + "' is not a number; it takes " + range);
+          }
+          throw UsageError(name + ": " + text + " is out of range; it takes " + range);
+        }
+        if (v < lo || v > hi) throw UsageError(name + ": " + text + " is out of range; it takes " + range);
+        *var = T(v);
+      },
+      help + " (" + range + ")");
+}
+
+// The subcommand a failed parse did not find: the first word that is not an
+// option or a global option's value, when it names no command.
+std::string unknown_command(const CLI::App& app, int argc, char** argv) {
+  static const char* const kValued[] = {"--config", "--transport", "--device", "--timeout", "--seed"};
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + names[i];
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") break;
+    if (!a.empty() && a[0] == '-') {
+      for (const char* v : kValued)
+        if (a == v) ++i;  // its value follows
+      continue;
+    }
+    if (std::find(names.begin(), names.end(), a) != names.end()) return "";
+    return "unknown command '" + a + "'; the commands are " + list + " (run 'tpu --help')";
+  }
+  return "no command given; the commands are " + list + " (run 'tpu --help')";
 }
 
 }  // namespace
@@ -52,10 +107,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--device", g.device,
                  "device URI, e.g. sim:?config=tiny&latency=100 (overrides --transport and --config)");
-  app.add_option("--timeout", g.timeout, "device cycles each command may take")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--seed", g.seed, "seed of the random matrices (bench, perf)")->capture_default_str();
+  add_number(&app, "--timeout", &g.timeout,
+             "device cycles each command may take, default " + std::to_string(g.timeout), 1,
+             kMaxTimeoutCycles);
+  add_number(&app, "--seed", &g.seed, "seed of the random matrices (bench, perf), default 1", 0,
+             UINT64_MAX);
 
   int code = 0;
   auto* info = app.add_subcommand("info", "print what the device is and what it has");
@@ -103,9 +159,9 @@ int main(int argc, char** argv) {
                    &bench_args},
         std::tuple{"perf", "random GEMM: where the cycles go (performance counters)", &perf_args}}) {
     auto* sub = app.add_subcommand(name, help);
-    sub->add_option("--m", args->m, "rows of A")->required()->check(CLI::Range(1, 1 << 20));
-    sub->add_option("--k", args->k, "columns of A, rows of B")->required()->check(CLI::Range(1, 1 << 20));
-    sub->add_option("--n", args->n, "columns of B")->required()->check(CLI::Range(1, 1 << 20));
+    add_number(sub, "--m", &args->m, "rows of A", 1, kMaxDim)->required();
+    add_number(sub, "--k", &args->k, "columns of A, rows of B", 1, kMaxDim)->required();
+    add_number(sub, "--n", &args->n, "columns of B", 1, kMaxDim)->required();
     sub->add_option("--json", args->json, "write the statistics here");
   }
   app.get_subcommand("bench")->callback([&] { code = cmd_bench(g, bench_args); });
@@ -116,8 +172,7 @@ int main(int argc, char** argv) {
   mlpc->add_option("--model", mlp.model, "MODEL.json: layers with weights, bias, quantization")->required();
   mlpc->add_option("--x", mlp.x, "X.npy, int8, samples x inputs")->required();
   mlpc->add_option("--out", mlp.out, "where to write the int8 logits, samples x outputs")->required();
-  mlpc->add_option("--batch", mlp.batch, "samples per run")->capture_default_str()->check(
-      CLI::Range(1, 1 << 20));
+  add_number(mlpc, "--batch", &mlp.batch, "samples per run, default 64", 1, kMaxDim);
   mlpc->add_option("--stats-json", mlp.stats_json, "write cycles, utilization and counters here");
   mlpc->callback([&] { code = cmd_mlp(g, mlp); });
 
@@ -125,6 +180,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    if (app.get_subcommands().empty()) {
+      const std::string unknown = unknown_command(app, argc, argv);
+      if (!unknown.empty()) return fail(kExitUsage, unknown);
+    }
     std::string hint = "run 'tpu --help'";
     for (const CLI::App* sub : app.get_subcommands()) hint = "run 'tpu " + sub->get_name() + " --help'";
     return fail(kExitUsage, std::string(e.what()) + " (" + hint + ")");
@@ -137,6 +196,12 @@ int main(int argc, char** argv) {
   } catch (...) {
     return fail(kExitError, "unexpected failure");
   }
-  std::fflush(stdout);
+  // What was printed must have reached stdout (a full disk, a closed pipe).
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    return fail(kExitError, std::string("cannot write to standard output: ") +
+                                (err ? std::strerror(err) : "a write failed"));
+  }
   return code;
 }

@@ -17,7 +17,11 @@ non-empty line on stderr, and no output file left behind.
 import argparse
 import json
 import os
+import random
+import resource
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 import time
@@ -51,17 +55,23 @@ def path(name):
     return os.path.join(WORK, name)
 
 
-def tpu(*args, timeout=120):
-    """Runs the tool; returns the CompletedProcess (text output)."""
+def command(args):
     args = [str(a) for a in args]
     chosen = "--transport" in args or "--device" in args
-    cmd = [TPU] + ([] if chosen else ["--transport", TRANSPORT]) + args
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return [TPU] + ([] if chosen else ["--transport", TRANSPORT]) + args
+
+
+def tpu(*args, timeout=120, **kw):
+    """Runs the tool; returns the CompletedProcess (text output). kw: cwd,
+    env, stdout, preexec_fn of subprocess.run."""
+    if "stdout" in kw:
+        return subprocess.run(command(args), stderr=subprocess.PIPE, text=True, timeout=timeout, **kw)
+    return subprocess.run(command(args), capture_output=True, text=True, timeout=timeout, **kw)
 
 
 def describe(p):
     return (f"`{' '.join(os.path.basename(a) if a == TPU else a for a in p.args)}` exited "
-            f"{p.returncode}\nstdout: {p.stdout[-2000:]}\nstderr: {p.stderr[-2000:]}")
+            f"{p.returncode}\nstdout: {(p.stdout or '')[-2000:]}\nstderr: {p.stderr[-2000:]}")
 
 
 def ok(*args, **kw):
@@ -77,6 +87,15 @@ def fails(*args, code=1, outputs=(), contains=(), **kw):
         if os.path.exists(o):
             os.remove(o)
     p = tpu(*args, **kw)
+    line = one_error_line(p, code, contains)
+    for o in outputs:
+        check(not os.path.lexists(o), f"{o} exists after a failure")
+    check_no_temporaries()
+    return line
+
+
+def one_error_line(p, code, contains=()):
+    """p failed cleanly: exit `code`, not a signal, one 'tpu: error:' line."""
     check(p.returncode >= 0, f"killed by signal {-p.returncode}:\n" + describe(p))
     check(p.returncode == code, f"expected exit {code}:\n" + describe(p))
     lines = p.stderr.splitlines()
@@ -84,13 +103,15 @@ def fails(*args, code=1, outputs=(), contains=(), **kw):
           f"expected one line on stderr, got {len(lines)}:\n" + describe(p))
     check(lines[0].startswith("tpu: error: ") and len(lines[0]) > len("tpu: error: ") + 5,
           "stderr line is not 'tpu: error: <message>': " + lines[0])
+    check(lines[0].isprintable(), f"stderr line has unprintable characters: {lines[0]!r}")
     for c in contains:
         check(c in lines[0], f"stderr lacks {c!r}: {lines[0]}")
-    for o in outputs:
-        check(not os.path.exists(o), f"{o} exists after a failure")
-    leftovers = [f for f in os.listdir(WORK) if ".tmp." in f]
-    check(not leftovers, f"temporary files left behind: {leftovers}")
     return lines[0]
+
+
+def check_no_temporaries(directory=None):
+    leftovers = [f for f in os.listdir(directory or WORK) if ".tmp." in f]
+    check(not leftovers, f"temporary files left behind: {leftovers}")
 
 
 def rand_i8(rng, shape):
@@ -508,6 +529,405 @@ def mlp_rejects_shape_mismatches():
         json.dump({"layers": [{"w": "good_w0.npy", "multipler": 5, "shift": 1}]}, f)
     fails("mlp", "--model", path("typo.json"), "--x", path("X.npy"), "--out", out,
           outputs=[out], contains=['unknown key "multipler"'])
+
+
+# ---- Guarantees (docs/cli.md, "Guarantees") ------------------------------------
+
+def fresh(*names):
+    """Paths in WORK with nothing at them."""
+    out = []
+    for n in names:
+        p = path(n)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p)
+        elif os.path.lexists(p):
+            os.remove(p)
+        out.append(p)
+    return out
+
+
+def small_inputs(name="g", m=5, k=6, n=7, seed=20):
+    rng = np.random.default_rng(seed)
+    a, b = rand_i8(rng, (m, k)), rand_i8(rng, (k, n))
+    pa, pb = path(name + "_A.npy"), path(name + "_B.npy")
+    np.save(pa, a)
+    np.save(pb, b)
+    return pa, pb, a.astype(np.int32) @ b.astype(np.int32)
+
+
+def default_signals():
+    """In the child: SIGINT, SIGTERM and SIGHUP do what they do by default
+    (a shell or CI may have ignored one, and the tool keeps an ignored one
+    ignored)."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
+@case
+def outputs_naming_one_file_twice_are_refused_before_any_work():
+    # The inputs do not exist: reading them would fail with exit 1, so exit 2
+    # about the outputs shows that nothing was done before the check.
+    missing = path("no_such_input.npy")
+    same, = fresh("same.npy")
+    for spelling in ("./same.npy", "sub/../same.npy", same):
+        os.makedirs(path("sub"), exist_ok=True)
+        fails("matmul", "--a", missing, "--b", missing, "--out", "same.npy", "--stats-json", spelling,
+              code=2, outputs=[same], contains=["--out and --stats-json name the same file",
+                                               "give each output its own file"], cwd=WORK)
+    # Through a symbolic link, also one to a file that does not exist yet.
+    link, = fresh("link.npy")
+    os.symlink("same.npy", link)
+    fails("matmul", "--a", missing, "--b", missing, "--out", same, "--stats-json", link,
+          code=2, outputs=[same], contains=["name the same file", same])
+    fails("mlp", "--model", missing, "--x", missing, "--out", link, "--stats-json", "same.npy",
+          code=2, outputs=[same], contains=["name the same file"], cwd=WORK)
+    src, = fresh("halt.asm")
+    with open(src, "w") as f:
+        f.write("halt\n")
+    d, = fresh("d.bin")
+    fails("run", src, "--dump", f"0x0:16={d}", "--dump", "0x10:16=./d.bin", code=2, outputs=[d],
+          contains=["--dump and --dump name the same file"], cwd=WORK)
+    fails("run", src, "--dump", f"0x0:16={d}", "--stats-json", d, code=2, outputs=[d],
+          contains=["--dump and --stats-json name the same file"])
+    # A link as an output is written through: the link stays, its target is the file.
+    pa, pb, ref = small_inputs()
+    os.remove(link)
+    os.symlink("target.npy", link)
+    target, = fresh("target.npy")
+    ok("--config", "tiny", "matmul", "--a", pa, "--b", pb, "--out", link)
+    check(os.path.islink(link) and os.readlink(link) == "target.npy", "the link was replaced")
+    check(np.array_equal(np.load(target), ref), "the link's target does not hold C")
+    check_no_temporaries()
+
+
+@case
+def outputs_must_be_regular_files():
+    pa, pb, _ = small_inputs()
+    stats, = fresh("reg_stats.json")
+    for dev in ("/dev/null", "/dev/full"):
+        fails("matmul", "--a", pa, "--b", pb, "--out", dev, "--stats-json", stats, outputs=[stats],
+              contains=[dev + ": cannot write: it is a character device, not a regular file"])
+        check(stat.S_ISCHR(os.stat(dev).st_mode), f"{dev} is no longer a device")
+    fifo, = fresh("out.fifo")
+    os.mkfifo(fifo)
+    # Opening a FIFO to write would block until a reader came: refused
+    # without opening it (timeout: the test fails rather than hang).
+    fails("matmul", "--a", pa, "--b", pb, "--out", path("x.npy"), "--stats-json", fifo,
+          outputs=[path("x.npy")], contains=[fifo + ": cannot write: it is a FIFO"], timeout=30)
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO was replaced")
+    dirpath, = fresh("outdir")
+    os.mkdir(dirpath)
+    fails("matmul", "--a", pa, "--b", pb, "--out", dirpath, contains=[dirpath + ": cannot write: it is a directory"])
+    fails("matmul", "--a", pa, "--b", pb, "--out", path("nodir") + "/", contains=["ends in '/'"])
+    fails("matmul", "--a", pa, "--b", pb, "--out", path("nodir/c.npy"),
+          contains=["the directory " + path("nodir") + " does not exist"])
+    fails("asm", pa, "-o", "/dev/null", contains=["character device"])
+    check(os.path.isdir(dirpath) and not os.listdir(dirpath), "the directory changed")
+
+
+@case
+def outputs_with_the_longest_names_work():
+    pa, pb, ref = small_inputs()
+    c = path("c" * 255)
+    s = path("s" * 250 + ".json")
+    fresh(os.path.basename(c), os.path.basename(s))
+    ok("--config", "tiny", "matmul", "--a", pa, "--b", pb, "--out", c, "--stats-json", s)
+    check(np.array_equal(np.load(c), ref), "C with a 255-byte name is wrong")
+    check(json.load(open(s))["shape"] == {"m": 5, "k": 6, "n": 7}, "stats with a long name are wrong")
+    check_no_temporaries()
+    too_long = path("c" * 256)
+    fails("matmul", "--a", pa, "--b", pb, "--out", too_long,
+          contains=["the file name is 256 bytes, more than the 255 the file system allows"])
+    os.remove(c)
+    os.remove(s)
+
+
+@case
+def outputs_all_or_nothing_when_the_last_rename_fails():
+    """A directory appears where --stats-json goes while the tool computes:
+    its rename fails after --out's succeeded, so --out's previous file must
+    come back. On the simulator (tiny), so the work takes long enough."""
+    keep, stats = fresh("keep.npy", "late_dir")
+    old = b"the previous file, which must survive"
+    rng = np.random.default_rng(21)
+    for size in (48, 64, 96, 128):
+        a, b = rand_i8(rng, (size, size)), rand_i8(rng, (size, size))
+        np.save(path("L_A.npy"), a)
+        np.save(path("L_B.npy"), b)
+        with open(keep, "wb") as f:
+            f.write(old)
+        fresh("late_dir")
+        p = subprocess.Popen(command(["--transport", "sim", "--config", "tiny", "matmul", "--a",
+                                      path("L_A.npy"), "--b", path("L_B.npy"), "--out", keep,
+                                      "--stats-json", stats]),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.25)
+        os.mkdir(stats)
+        out, err = p.communicate(timeout=600)
+        done = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        if p.returncode == 0:
+            continue  # finished before the directory appeared: a bigger product
+        line = one_error_line(done, 1, [stats + ": cannot write: "])
+        if "no output was written" not in line:
+            continue  # refused before the work (a slow start): try again
+        check(open(keep, "rb").read() == old, "--out was not restored after the failed rename")
+        check(os.path.isdir(stats) and not os.listdir(stats), "the directory changed")
+        check_no_temporaries()
+        os.rmdir(stats)
+        return
+    raise Failure("the tool always finished before the directory appeared")
+
+
+def signal_outcome(p, sig, outputs, check_complete):
+    """After a signal: died of it (or finished first), and the outputs are
+    all complete or all absent, with no temporary file."""
+    out, err = p.communicate(timeout=600)
+    check(p.returncode in (0, -sig), f"exit {p.returncode} after signal {sig}; stderr: {err}")
+    present = [os.path.exists(o) for o in outputs]
+    check(all(present) or not any(present),
+          f"signal {sig}: some outputs exist and some do not: {dict(zip(outputs, present))}")
+    if all(present):
+        check_complete()
+    check_no_temporaries()
+    return p.returncode == 0, all(present)
+
+
+@case
+def signals_at_random_times_leave_no_partial_output():
+    """SIGINT, SIGTERM and SIGHUP at random moments of a ~1 s matmul on the
+    simulator (tiny): either both outputs are complete, or neither exists,
+    and no temporary file is left."""
+    rng = np.random.default_rng(22)
+    a, b = rand_i8(rng, (64, 72)), rand_i8(rng, (72, 64))
+    np.save(path("S_A.npy"), a)
+    np.save(path("S_B.npy"), b)
+    ref = a.astype(np.int32) @ b.astype(np.int32)
+    out, stats = path("S_C.npy"), path("S_stats.json")
+
+    def complete():
+        check(np.array_equal(np.load(out), ref), "C is not the product")
+        check(json.load(open(stats))["shape"] == {"m": 64, "k": 72, "n": 64}, "bad stats")
+
+    delays = random.Random(23)
+    killed = 0
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        fresh("S_C.npy", "S_stats.json")
+        p = subprocess.Popen(command(["--transport", "sim", "--config", "tiny", "matmul", "--a",
+                                      path("S_A.npy"), "--b", path("S_B.npy"), "--out", out,
+                                      "--stats-json", stats]),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=default_signals)
+        delay = delays.uniform(0.02, 1.0)
+        time.sleep(delay)
+        p.send_signal(sig)
+        finished, _ = signal_outcome(p, sig, [out, stats], complete)
+        killed += not finished
+        print(f"  {signal.Signals(sig).name} after {delay:.2f} s: "
+              f"{'finished first' if finished else 'killed'}")
+    check(killed > 0, "the tool finished before every signal: the product is too small to test")
+
+
+@case
+def signals_remove_staged_files():
+    """The signal arrives while the temporary files exist (the test aid
+    TPU_TEST_HOLD_STAGED_MS holds them before the renames): the handler must
+    remove them, and the process dies of the signal."""
+    pa, pb, _ = small_inputs()
+    env = dict(os.environ, TPU_TEST_HOLD_STAGED_MS="30000")
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        out, stats = fresh("H_C.npy", "H_stats.json")
+        p = subprocess.Popen(command(["--config", "tiny", "matmul", "--a", pa, "--b", pb, "--out", out,
+                                      "--stats-json", stats]),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                             preexec_fn=default_signals)
+        try:
+            deadline = time.monotonic() + 60
+            while len([f for f in os.listdir(WORK) if ".tmp." in f]) < 2:
+                check(p.poll() is None, "the tool ended before staging its outputs")
+                check(time.monotonic() < deadline, "no temporary files appeared")
+                time.sleep(0.01)
+            p.send_signal(sig)
+            p.communicate(timeout=60)
+            check(p.returncode == -sig, f"exit {p.returncode}, not death by signal {sig}")
+            check(not os.path.exists(out) and not os.path.exists(stats), "an output appeared")
+            check_no_temporaries()
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            for f in os.listdir(WORK):  # so that a failure here fails no other case
+                if ".tmp." in f:
+                    os.remove(path(f))
+
+
+@case
+def stdout_write_errors_fail():
+    with open("/dev/full", "w") as full:
+        p = tpu("--config", "tiny", "info", stdout=full)
+    one_error_line(p, 1, ["cannot write to standard output: No space left on device"])
+    src, binf = path("full.asm"), path("full.bin")
+    with open(src, "w") as f:
+        f.write("irq\n" * 300 + "halt\n")
+    ok("asm", src, "-o", binf)
+    with open("/dev/full", "w") as full:
+        p = tpu("disasm", binf, stdout=full)
+    one_error_line(p, 1, ["cannot write to standard output"])
+
+
+def sparse_file(name, size, head=b""):
+    p = path(name)
+    with open(p, "wb") as f:
+        f.write(head)
+        f.truncate(size)
+    return p
+
+
+def limit_memory(gib):
+    def apply():
+        default_signals()
+        resource.setrlimit(resource.RLIMIT_AS, (gib << 30, gib << 30))
+    return apply
+
+
+def npy_header(shape, descr="|i1"):
+    h = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}".encode()
+    h += b" " * ((64 - (10 + len(h) + 1) % 64) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h
+
+
+@case
+def inputs_that_are_not_regular_files_are_refused_without_blocking():
+    pa, pb, _ = small_inputs()
+    out, = fresh("in_out.npy")
+    fifo, = fresh("in.fifo")
+    os.mkfifo(fifo)
+    model, x = path("net.json"), path("X.npy")
+    write_model("net", [(24, 20), (20, 7)], np.random.default_rng(24))
+    np.save(x, np.zeros((3, 24), np.int8))
+    src, = fresh("in_halt.asm")
+    with open(src, "w") as f:
+        f.write("halt\n")
+    for bad, kind in ((fifo, "a FIFO (named pipe)"), ("/dev/zero", "a character device"),
+                      (WORK, "a directory")):
+        what = "it is a directory" if kind == "a directory" else f"it is {kind}, not a regular file"
+        msg = [bad + ": cannot read: " + what]
+        fails("matmul", "--a", bad, "--b", pb, "--out", out, outputs=[out], contains=msg, timeout=30)
+        fails("matmul", "--a", pa, "--b", bad, "--out", out, outputs=[out], contains=msg, timeout=30)
+        fails("mlp", "--model", bad, "--x", x, "--out", out, outputs=[out], contains=msg, timeout=30)
+        fails("mlp", "--model", model, "--x", bad, "--out", out, outputs=[out], contains=msg, timeout=30)
+        fails("run", bad, contains=msg, timeout=30)
+        fails("asm", bad, "-o", out, outputs=[out], contains=msg, timeout=30)
+        fails("disasm", bad, contains=msg, timeout=30)
+        fails("run", src, "--load", f"0x0={bad}", contains=msg, timeout=30)
+    check(stat.S_ISFIFO(os.stat(fifo).st_mode), "the FIFO changed")
+    os.remove(fifo)
+
+
+@case
+def inputs_past_their_limits_are_refused_before_reading():
+    """Sparse files: big on paper, nothing on disk. The tool runs with 1 GiB
+    of address space, so reading any of them whole would fail differently."""
+    pa, pb, _ = small_inputs()
+    out, = fresh("lim_out.npy")
+    lim = limit_memory(1)
+    big = sparse_file("big.npy", (4 << 30) + 1, npy_header(((4 << 30) + 1 - 128,)))
+    fails("matmul", "--a", big, "--b", pb, "--out", out, outputs=[out], preexec_fn=lim,
+          contains=[big + ": cannot read: it is 4294967297 bytes, more than the 4294967296 bytes "
+                          "(4 GiB) a .npy file may have"])
+    # Under the limit, but the header does not account for the bytes: refused
+    # from the header and the size alone.
+    odd = sparse_file("odd.npy", 3 << 30, npy_header((2, 3)))
+    fails("matmul", "--a", odd, "--b", pb, "--out", out, outputs=[out], preexec_fn=lim,
+          contains=[odd + ": " + str((3 << 30) - 128 - 6) + " bytes after the data of a 2x3 int8 array"])
+    short = sparse_file("short_hdr.npy", 1 << 20, npy_header((1 << 20, 1 << 20)))
+    fails("matmul", "--a", short, "--b", pb, "--out", out, outputs=[out], preexec_fn=lim,
+          contains=[short + ": truncated: the header promises a 1048576x1048576 int8 array"])
+    for name, limit, what, argv in (
+            ("big.json", 16 << 20, "an MLP model file", lambda p: ["mlp", "--model", p, "--x", pa, "--out", out]),
+            ("big.asm", 16 << 20, "a program file", lambda p: ["asm", p, "-o", out]),
+            ("big.bin", 16 << 20, "a program file", lambda p: ["run", p]),
+            ("big_load.bin", 256 << 20, "a --load file", lambda p: ["run", path("in_halt.asm"), "--load", f"0x0={p}"])):
+        with open(path("in_halt.asm"), "w") as f:
+            f.write("halt\n")
+        p = sparse_file(name, limit + 1)
+        fails(*argv(p), preexec_fn=lim, outputs=[out],
+              contains=[f"{p}: cannot read: it is {limit + 1} bytes, more than the {limit} bytes ("
+                        f"{limit >> 20} MiB) {what} may have"])
+        os.remove(p)
+    for p in (big, odd, short):
+        os.remove(p)
+
+
+@case
+def model_numbers_past_json_range_name_the_file():
+    """Found by the fuzz target: a number JSON cannot hold (1E99999) was an
+    error without the file's name."""
+    model, = fresh("overflow.json")
+    with open(model, "w") as f:
+        f.write('{"layers": [{"w": "w.npy", "multiplier": 1E99999, "shift": 1}]}')
+    out, = fresh("ov_out.npy")
+    fails("mlp", "--model", model, "--x", path("X.npy"), "--out", out, outputs=[out],
+          contains=[model + ": not valid JSON: ", "number overflow"])
+
+
+@case
+def numbers_out_of_range_name_the_range():
+    u64 = "0..18446744073709551615"
+    fails("--seed", "-1", "info", code=2, contains=["--seed: -1 is out of range; it takes " + u64])
+    fails("--seed", "18446744073709551616", "info", code=2, contains=["out of range", u64])
+    fails("--seed", "abc", "info", code=2, contains=["--seed: 'abc' is not a number; it takes " + u64])
+    t = "it takes 1..1000000000000"
+    for v in ("0", "-5", "1000000000001", "99999999999999999999999"):
+        fails("--timeout", v, "info", code=2, contains=[f"--timeout: {v} is out of range; {t}"])
+    for opt in ("--m", "--k", "--n"):
+        args = {"--m": "3", "--k": "3", "--n": "3"}
+        for v in ("99999999999", "-1", "0", "1048577"):
+            args[opt] = v
+            fails("bench", *[x for kv in args.items() for x in kv], code=2,
+                  contains=[f"{opt}: {v} is out of range; it takes 1..1048576"])
+    for v in ("0", "99999999999", "-3"):
+        fails("mlp", "--model", "m.json", "--x", "x.npy", "--out", "o.npy", "--batch", v, code=2,
+              contains=[f"--batch: {v} is out of range; it takes 1..1048576"])
+    # The bounds themselves are accepted.
+    ok("--timeout", "1000000000000", "--config", "tiny", "info")
+    ok("--seed", "18446744073709551615", "--config", "tiny", "bench", "--m", "3", "--k", "2", "--n", "1")
+
+
+@case
+def unknown_commands_are_named():
+    commands = "asm, bench, disasm, info, matmul, mlp, perf, run"
+    fails("frobnicate", code=2, contains=[f"unknown command 'frobnicate'; the commands are {commands}"])
+    fails("--config", "tiny", "--timeout", "5", "frobnicate", "--x", code=2,
+          contains=["unknown command 'frobnicate'"])
+    fails("--config", "tiny", code=2, contains=["no command given; the commands are " + commands])
+
+
+@case
+def waveform_paths_must_be_writable():
+    check(not os.path.exists("/nonexistent"), "/nonexistent exists on this machine")
+    fails("--device", "sim:?config=tiny&waves=/nonexistent/x.fst", "info",
+          contains=["waves=/nonexistent/x.fst: the directory /nonexistent does not exist"])
+    check(not os.path.exists("/nonexistent"), "the tool created /nonexistent")
+    fails("--device", f"sim:?config=tiny&waves={WORK}", "info", contains=["not a regular file"])
+    fails("--device", "sim:?config=tiny&waves=/dev/null", "info", contains=["not a regular file"])
+    waves, = fresh("w.fst")
+    ok("--device", f"sim:?config=tiny&waves={waves}", "info")
+    check(os.path.getsize(waves) > 0, "no waveform written")
+    os.remove(waves)
+
+
+@case
+def unprintable_bytes_in_messages_are_escaped():
+    _, pb, _ = small_inputs()
+    name = path("evil\x1b[31m\nname\x07.npy")
+    line = fails("matmul", "--a", name, "--b", pb, "--out", path("e.npy"),
+                 contains=["evil\\x1b[31m\\nname\\x07.npy: cannot open: No such file or directory"])
+    check("\x1b" not in line, line)
+    raw = os.fsdecode(os.fsencode(path("bad")) + b"\xff\xfe.npy")  # not UTF-8
+    fails("matmul", "--a", raw, "--b", pb, "--out", path("e.npy"), contains=["bad\\xff\\xfe.npy: cannot open"])
+    ok_name = path("späť.npy")  # UTF-8 stays as it is
+    fails("matmul", "--a", ok_name, "--b", pb, "--out", path("e.npy"), contains=["späť.npy: cannot open"])
+    fails("frob\x1bnicate", code=2, contains=["unknown command 'frob\\x1bnicate'"])
 
 
 def main():

@@ -228,6 +228,8 @@ void Device::reset() {
     waited += t.wait_interrupt(64);
   }
   in_flight_.clear();
+  order_.clear();
+  recent_.clear();
   completed_.clear();
   setup_rings();
 }
@@ -267,9 +269,48 @@ Command Device::submit(const std::vector<isa::Instr>& program) {
   if (next_id_ == 0) next_id_ = 1;
   sq_.write(encode_run(id, uint32_t(program.size()), prog.addr()), size_t(sq_tail_) * kSqEntryBytes);
   in_flight_.emplace(id, std::move(prog));
+  order_.push_back(id);
   sq_tail_ = (sq_tail_ + 1) % sq_size_;
   state_->transport->mmio_write(REG(SQ_TAIL), sq_tail_);
   return Command{id};
+}
+
+void Device::protocol_error(const std::string& message) {
+  reset();
+  throw ProtocolError(message + "; the device was reset and its queued commands dropped");
+}
+
+void Device::accept_completion(const CqEntry& e, uint32_t slot) {
+  const std::string where = "completion entry " + std::to_string(slot) + " of the completion ring (host " +
+                            hex(cq_.addr() + uint64_t(slot) * kCqEntryBytes) + ")";
+  const std::string broken =
+      ": the ring in host memory was overwritten or the device broke the queue protocol "
+      "(docs/host_interface.md); check the transport and whatever else writes that memory";
+  if (order_.empty()) {
+    protocol_error(where + " has the current phase bit, but no command is left to complete (command " +
+                   std::to_string(e.id) + " would be one more completion than commands submitted)" +
+                   broken);
+  }
+  const uint16_t expected = order_.front();
+  if (e.id != expected) {
+    std::string what;
+    if (in_flight_.count(e.id)) {
+      what = "is for command " + std::to_string(e.id) + " while command " + std::to_string(expected) +
+             " is older and not complete (completions come in submission order)";
+    } else if (std::find(recent_.begin(), recent_.end(), e.id) != recent_.end()) {
+      what = "repeats command " + std::to_string(e.id) + ", which already completed (the oldest queued is " +
+             std::to_string(expected) + ")";
+    } else {
+      what = "names command " + std::to_string(e.id) + ", which this driver never submitted (the oldest "
+             "queued is " + std::to_string(expected) + ")";
+    }
+    protocol_error(where + " " + what + broken);
+  }
+  order_.pop_front();
+  in_flight_.erase(e.id);
+  recent_.push_back(e.id);
+  if (recent_.size() > 2 * size_t(sq_size_)) recent_.pop_front();
+  completed_[e.id] = Completion{e.id, e.status, e.err_pc, e.cycles};
 }
 
 Completion Device::wait(Command cmd, uint64_t timeout_cycles) {
@@ -287,24 +328,47 @@ Completion Device::wait(Command cmd, uint64_t timeout_cycles) {
     throw Error("wait: command " + std::to_string(cmd.id) + " was not submitted or was already waited for");
   Transport& t = *state_->transport;
   uint64_t waited = 0;
+  bool interrupted = false;  // the last wait_interrupt() ended early: an MSI
+  int spurious = 0;          // interrupts in a row that brought no completion entry
   for (;;) {
     // Acknowledge the interrupt first, so no completion after this goes unseen;
     // then consume every completion entry the device has written.
     t.mmio_write(REG(INT_STATUS), TPU_REGS__INT_STATUS__COMPLETION_bm);
+    int found = 0;
     for (;;) {
       uint8_t raw[kCqEntryBytes];
-      cq_.read(raw, size_t(cq_head_) * kCqEntryBytes);
+      const uint32_t slot = cq_head_;
+      cq_.read(raw, size_t(slot) * kCqEntryBytes);
       const CqEntry e = decode_cq(raw);
       if (e.phase != phase_) break;
+      // More entries with the current phase than the ring has slots would
+      // mean the phase flipped twice under the driver; the checks below stop
+      // at the first entry no command accounts for.
+      accept_completion(e, slot);
+      ++found;
       cq_head_ = (cq_head_ + 1) % cq_size_;
       if (cq_head_ == 0) phase_ = !phase_;
       t.mmio_write(REG(CQ_HEAD), cq_head_);
-      in_flight_.erase(e.id);
-      completed_[e.id] = Completion{e.id, e.status, e.err_pc, e.cycles};
     }
     if (take(&c)) return c;
+    if (found) {
+      spurious = 0;
+    } else if (interrupted && ++spurious >= kMaxSpuriousInterrupts) {
+      const uint32_t int_status = t.mmio_read(REG(INT_STATUS));
+      const uint32_t status = t.mmio_read(REG(STATUS));
+      protocol_error("waiting for command " + std::to_string(cmd.id) + ": " +
+                     std::to_string(spurious) +
+                     " interrupts in a row brought no new completion entry (INT_STATUS " +
+                     hex(int_status) + ", STATUS " + hex(status) + ", next entry expected at host " +
+                     hex(cq_.addr() + uint64_t(cq_head_) * kCqEntryBytes) +
+                     "): the device's completions do not reach the completion ring, or the "
+                     "interrupt line fires on its own; check the transport");
+    }
     if (waited >= timeout_cycles) break;
-    waited += t.wait_interrupt(timeout_cycles - waited);
+    const uint64_t want = timeout_cycles - waited;
+    const uint64_t passed = t.wait_interrupt(want);
+    interrupted = passed < want;
+    waited += passed;
   }
   reset();
   throw TimeoutError("command " + std::to_string(cmd.id) + " did not complete within " +

@@ -18,9 +18,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -255,33 +257,51 @@ std::string convert_hint(Dtype want, const char* what) {
          dtype_name(want) + "))";
 }
 
-// Reads and checks the file. With `want` set, dtype problems are explained
-// in terms of that dtype (`what` names the kind of array: "matrices").
-Array load_impl(const std::string& path, const Dtype* want, const char* what) {
-  const std::vector<uint8_t> bytes = read_file(path);
+// What the preamble and header of a .npy file say, checked against the
+// file's size: the array without its data, and where the data starts.
+struct Layout {
+  Array array;  // dtype and shape; data empty
+  size_t data_start = 0;
+  size_t data_bytes = 0;
+};
 
-  const std::string expected = "; expected a NumPy .npy file (np.save)";
-  if (bytes.size() < kMagicLen || std::memcmp(bytes.data(), kMagic, kMagicLen) != 0) {
-    throw Error(path + ": not a .npy file (it does not start with \\x93NUMPY)" + expected);
+const char* kExpected = "; expected a NumPy .npy file (np.save)";
+
+// The header's length from the first bytes of the file (at least
+// min(size, 12) of them): where the header text starts and how long it is.
+void read_preamble(const std::string& path, const uint8_t* p, size_t avail, uint64_t size,
+                   size_t* header_at, size_t* header_len) {
+  if (avail < kMagicLen || std::memcmp(p, kMagic, kMagicLen) != 0) {
+    throw Error(path + ": not a .npy file (it does not start with \\x93NUMPY)" + kExpected);
   }
-  if (bytes.size() < 8) throw Error(path + ": truncated in the preamble" + expected);
-  const int major = bytes[6], minor = bytes[7];
+  if (avail < 8) throw Error(path + ": truncated in the preamble" + kExpected);
+  const int major = p[6], minor = p[7];
   if ((major != 1 && major != 2 && major != 3) || minor != 0) {
     throw Error(path + ": .npy format version " + std::to_string(major) + "." +
                 std::to_string(minor) + " is not supported; versions 1.0, 2.0 and 3.0 are");
   }
   const size_t len_bytes = major == 1 ? 2 : 4;
-  if (bytes.size() < 8 + len_bytes) throw Error(path + ": truncated in the preamble" + expected);
-  size_t header_len = 0;
-  for (size_t i = 0; i < len_bytes; ++i) header_len |= size_t(bytes[8 + i]) << (8 * i);
-  const size_t data_start = 8 + len_bytes + header_len;
-  if (data_start > bytes.size()) {
-    throw Error(path + ": truncated: the header is " + std::to_string(header_len) +
-                " bytes but the file ends after " + std::to_string(bytes.size() - 8 - len_bytes) +
-                expected);
+  if (avail < 8 + len_bytes) throw Error(path + ": truncated in the preamble" + kExpected);
+  uint64_t len = 0;
+  for (size_t i = 0; i < len_bytes; ++i) len |= uint64_t(p[8 + i]) << (8 * i);
+  if (8 + len_bytes + len > size) {
+    throw Error(path + ": truncated: the header is " + std::to_string(len) +
+                " bytes but the file ends after " + std::to_string(size - 8 - len_bytes) + kExpected);
   }
-  const std::string text(reinterpret_cast<const char*>(bytes.data()) + 8 + len_bytes, header_len);
+  if (len > kMaxHeaderBytes) {
+    throw Error(path + ": the header is " + std::to_string(len) + " bytes, more than the " +
+                std::to_string(kMaxHeaderBytes) + " a .npy header may have; the file is corrupt" +
+                kExpected);
+  }
+  *header_at = 8 + len_bytes;
+  *header_len = size_t(len);
+}
 
+// Interprets the header text; `have` is the number of bytes after it. With
+// `want` set, dtype problems are explained in terms of that dtype (`what`
+// names the kind of array: "matrices").
+Layout read_header(const std::string& path, const std::string& text, size_t data_start, uint64_t have,
+                   const Dtype* want, const char* what) {
   Header h;
   try {
     h = HeaderParser(text).parse();
@@ -290,7 +310,8 @@ Array load_impl(const std::string& path, const Dtype* want, const char* what) {
                 kHeaderExample);
   }
 
-  Array a;
+  Layout l;
+  Array& a = l.array;
   if (!parse_descr(h.descr, &a.dtype)) {
     const std::string name = describe_descr(h.descr);
     std::string hint;
@@ -319,8 +340,7 @@ Array load_impl(const std::string& path, const Dtype* want, const char* what) {
   }
 
   // Size in bytes, without overflow: any product past the file size is wrong.
-  const size_t have = bytes.size() - data_start;
-  size_t need = item_size(a.dtype);
+  uint64_t need = item_size(a.dtype);
   bool too_big = false;
   for (int64_t d : a.shape) {
     if (d == 0) {
@@ -328,23 +348,56 @@ Array load_impl(const std::string& path, const Dtype* want, const char* what) {
       too_big = false;
       break;
     }
-    if (need > std::numeric_limits<size_t>::max() / size_t(d)) too_big = true;
-    else need *= size_t(d);
+    if (need > std::numeric_limits<uint64_t>::max() / uint64_t(d)) too_big = true;
+    else need *= uint64_t(d);
   }
   if (too_big || need > have) {
     throw Error(path + ": truncated: the header promises a " + shape_text(a.shape) + " " +
                 dtype_name(a.dtype) + " array" +
                 (too_big ? std::string() : " (" + std::to_string(need) + " bytes of data)") +
                 " but the file has " + std::to_string(have) + " bytes after the header" +
-                expected);
+                kExpected);
   }
   if (need < have) {
     throw Error(path + ": " + std::to_string(have - need) +
                 " bytes after the data of a " + shape_text(a.shape) + " " + dtype_name(a.dtype) +
-                " array; the file is corrupt" + expected);
+                " array; the file is corrupt" + kExpected);
   }
-  a.data.assign(bytes.begin() + std::ptrdiff_t(data_start), bytes.end());
-  return a;
+  l.data_start = data_start;
+  l.data_bytes = size_t(need);
+  return l;
+}
+
+// The same checks on bytes in memory.
+Array parse_impl(const std::string& path, std::span<const uint8_t> bytes, const Dtype* want,
+                 const char* what) {
+  size_t header_at = 0, header_len = 0;
+  read_preamble(path, bytes.data(), bytes.size(), bytes.size(), &header_at, &header_len);
+  const std::string text(reinterpret_cast<const char*>(bytes.data()) + header_at, header_len);
+  const size_t data_start = header_at + header_len;
+  Layout l = read_header(path, text, data_start, bytes.size() - data_start, want, what);
+  l.array.data.assign(bytes.begin() + std::ptrdiff_t(data_start), bytes.end());
+  return std::move(l.array);
+}
+
+// Reads and checks the file: its type and size first (fstat), then the
+// preamble and header, and the data only when the header's shape accounts
+// for exactly the bytes that follow it.
+Array load_impl(const std::string& path, const Dtype* want, const char* what) {
+  InputFile f(path, kMaxNpyBytes, "a .npy file");
+  uint8_t pre[12] = {};
+  const size_t avail = size_t(std::min<uint64_t>(f.size(), sizeof pre));
+  f.read_at(0, pre, avail);
+  size_t header_at = 0, header_len = 0;
+  read_preamble(path, pre, avail, f.size(), &header_at, &header_len);
+  std::string text(header_len, '\0');
+  f.read_at(header_at, reinterpret_cast<uint8_t*>(text.data()), header_len);
+  const size_t data_start = header_at + header_len;
+  Layout l = read_header(path, text, data_start, f.size() - data_start, want, what);
+  l.array.data.resize(l.data_bytes);
+  f.read_at(data_start, l.array.data.data(), l.data_bytes);
+  f.expect_end(data_start + l.data_bytes);
+  return std::move(l.array);
 }
 
 Array load_ndim(const std::string& path, Dtype want, size_t ndim, const char* what) {
@@ -362,29 +415,102 @@ Array load_ndim(const std::string& path, Dtype want, size_t ndim, const char* wh
 
 }  // namespace
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open: " + errno_text());
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": cannot read: it is a directory");
-  }
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string why = errno_text();
-      ::close(fd);
-      throw Error(path + ": cannot read: " + why);
-    }
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-  ::close(fd);
+std::vector<uint8_t> read_file(const std::string& path, uint64_t max_bytes, const char* what) {
+  InputFile f(path, max_bytes, what);
+  std::vector<uint8_t> bytes(size_t(f.size()));
+  f.read_at(0, bytes.data(), bytes.size());
+  f.expect_end(f.size());
   return bytes;
+}
+
+std::string file_kind(uint32_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISREG(mode)) return "a regular file";
+  return "not a regular file";
+}
+
+InputFile::InputFile(const std::string& path, uint64_t max_bytes, const char* what) : path_(path) {
+  // stat first: a FIFO or a device is refused without opening it (opening a
+  // FIFO for reading would wait for a writer).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(path + ": cannot open: " + errno_text());
+  const auto refuse_kind = [&](mode_t mode) {
+    if (S_ISDIR(mode)) throw Error(path + ": cannot read: it is a directory");
+    if (!S_ISREG(mode)) {
+      throw Error(path + ": cannot read: it is " + file_kind(mode) +
+                  ", not a regular file; inputs are read from regular files only");
+    }
+  };
+  refuse_kind(st.st_mode);
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd_ < 0) throw Error(path + ": cannot open: " + errno_text());
+  if (::fstat(fd_, &st) != 0) {
+    const std::string why = errno_text();
+    ::close(fd_);
+    throw Error(path + ": cannot read: " + why);
+  }
+  try {
+    refuse_kind(st.st_mode);  // it may have been replaced since the stat
+    if (uint64_t(st.st_size) > max_bytes) {
+      throw Error(path + ": cannot read: it is " + std::to_string(st.st_size) +
+                  " bytes, more than the " + std::to_string(max_bytes) + " bytes (" +
+                  human_bytes(max_bytes) + ") " + what + " may have");
+    }
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+  size_ = uint64_t(st.st_size);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::read_at(uint64_t offset, uint8_t* out, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    const ssize_t got = ::pread(fd_, out + done, n - done, off_t(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw Error(path_ + ": cannot read: " + errno_text());
+    }
+    if (got == 0) {
+      throw Error(path_ + ": cannot read: the file shrank to " + std::to_string(offset + done) +
+                  " bytes while it was read (it was " + std::to_string(size_) + ")");
+    }
+    done += size_t(got);
+  }
+}
+
+void InputFile::expect_end(uint64_t offset) {
+  uint8_t extra;
+  for (;;) {
+    const ssize_t got = ::pread(fd_, &extra, 1, off_t(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw Error(path_ + ": cannot read: " + errno_text());
+    if (got > 0) {
+      throw Error(path_ + ": cannot read: the file grew while it was read (it was " +
+                  std::to_string(size_) + " bytes)");
+    }
+    return;
+  }
+}
+
+std::string human_bytes(uint64_t n) {
+  static const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  uint64_t v = n;
+  while (u < 6 && v >= 1024 && v % 1024 == 0) {
+    v /= 1024;
+    ++u;
+  }
+  return std::to_string(v) + " " + kUnits[u];
 }
 
 const char* dtype_name(Dtype d) {
@@ -408,12 +534,24 @@ const char* dtype_descr(Dtype d) {
 }
 
 int64_t Array::elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  // A zero anywhere makes the array empty, whatever the other dimensions (a
+  // (2**62, 2**62, 0) array is valid and has no data); otherwise the product
+  // is at most the file's size, checked when it was read.
+  for (int64_t d : shape)
+    if (d == 0) return 0;
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || uint64_t(d) > uint64_t(INT64_MAX) / n) return -1;
+    n *= uint64_t(d);
+  }
+  return int64_t(n);
 }
 
 Array load(const std::string& path) { return load_impl(path, nullptr, "arrays"); }
+
+Array parse(const std::string& name, std::span<const uint8_t> bytes) {
+  return parse_impl(name, bytes, nullptr, "arrays");
+}
 
 Array load_matrix(const std::string& path, Dtype want) {
   return load_ndim(path, want, 2, "matrices");
@@ -430,8 +568,10 @@ void write_atomic(const std::string& path, std::span<const uint8_t> bytes) {
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   if (base.empty()) throw Error(path + ": cannot write: the path names a directory");
-  std::string tmpl = (dir.empty() ? std::string() : dir + "/") + "." + base + ".tmp.XXXXXX";
-  if (slash == 0) tmpl = "/." + base + ".tmp.XXXXXX";
+  // At most 1 + 200 + 11 bytes: a name of NAME_MAX (255) bytes still fits.
+  const std::string tmp_name = "." + base.substr(0, 200) + ".tmp.XXXXXX";
+  std::string tmpl = (dir.empty() ? std::string() : dir + "/") + tmp_name;
+  if (slash == 0) tmpl = "/" + tmp_name;
 
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0) throw Error(path + ": cannot write: " + errno_text());
@@ -467,11 +607,12 @@ void write_atomic(const std::string& path, std::span<const uint8_t> bytes) {
   }
 }
 
-namespace {
-
 std::vector<uint8_t> encode(const Array& a) {
   for (int64_t d : a.shape) {
     if (d < 0) throw Error("npy: negative dimension in shape " + shape_tuple(a.shape));
+  }
+  if (a.elements() < 0 || uint64_t(a.elements()) > SIZE_MAX / item_size(a.dtype)) {
+    throw Error("npy: the shape " + shape_tuple(a.shape) + " is too large");
   }
   const size_t need = size_t(a.elements()) * item_size(a.dtype);
   if (a.data.size() != need) {
@@ -503,8 +644,6 @@ std::vector<uint8_t> encode(const Array& a) {
   out.insert(out.end(), a.data.begin(), a.data.end());
   return out;
 }
-
-}  // namespace
 
 void save(const std::string& path, const Array& a) {
   std::vector<uint8_t> bytes;
@@ -542,6 +681,9 @@ Array make(Dtype d, std::vector<int64_t> shape, const void* data) {
   a.shape = std::move(shape);
   for (int64_t dim : a.shape) {
     if (dim < 0) throw Error("npy: negative dimension in shape " + shape_tuple(a.shape));
+  }
+  if (a.elements() < 0 || uint64_t(a.elements()) > SIZE_MAX / item_size(d)) {
+    throw Error("npy: the shape " + shape_tuple(a.shape) + " is too large");
   }
   a.data.resize(size_t(a.elements()) * item_size(d));
   if (!a.data.empty() && data) std::memcpy(a.data.data(), data, a.data.size());

@@ -342,6 +342,68 @@ TEST_F(NpyTest, RejectsMissingFileAndDirectory) {
   EXPECT_REJECTED(load(dir_), dir_ + ": cannot read: it is a directory");
 }
 
+// ---- Checked before read: the kind of file, its size, the header against the size ----
+
+TEST_F(NpyTest, RefusesFifosAndDevicesWithoutBlocking) {
+  const std::string fifo = path("in.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Opening a FIFO to read blocks until a writer comes; this must return.
+  EXPECT_EQ(error_of([&] { load(fifo); }),
+            fifo + ": cannot read: it is a FIFO (named pipe), not a regular file; inputs are read "
+                   "from regular files only");
+  EXPECT_REJECTED(read_file(fifo), fifo + ": cannot read: it is a FIFO");
+  EXPECT_REJECTED(load("/dev/zero"), "/dev/zero: cannot read: it is a character device, not a regular file");
+  EXPECT_REJECTED(read_file("/dev/zero"), "/dev/zero: cannot read: it is a character device");
+}
+
+TEST_F(NpyTest, ChecksTheSizeBeforeReading) {
+  // Sparse files: large on paper, nothing on disk.
+  const auto sparse = [&](const std::string& name, const std::string& head, off_t size) {
+    const std::string p = write(name, head);
+    EXPECT_EQ(::truncate(p.c_str(), size), 0);
+    return p;
+  };
+  const std::string header = numpy_file(dict("|i1", "(2, 3)"), "");
+  const std::string big = sparse("big.npy", header, off_t(kMaxNpyBytes) + 1);
+  EXPECT_EQ(error_of([&] { load(big); }),
+            big + ": cannot read: it is 4294967297 bytes, more than the 4294967296 bytes (4 GiB) a .npy "
+                  "file may have");
+  // Under the limit, a header that does not account for the file's size is
+  // rejected from the size alone (the data is never read).
+  const std::string odd = sparse("odd.npy", header, off_t(1) << 31);
+  EXPECT_REJECTED(load(odd), odd + ": " + std::to_string((uint64_t(1) << 31) - header.size() - 6) +
+                                 " bytes after the data of a 2x3 int8 array");
+  const std::string text = sparse("big.txt", "hello", 1000);
+  EXPECT_EQ(error_of([&] { read_file(text, 999, "a program file"); }),
+            text + ": cannot read: it is 1000 bytes, more than the 999 bytes (999 bytes) a program file may have");
+  EXPECT_EQ(read_file(text, 1000).size(), 1000u);
+  // A header longer than any numpy writes.
+  std::string long_header = "\x93NUMPY\x02";
+  long_header += '\0';
+  for (uint32_t v = uint32_t(kMaxHeaderBytes) + 1, i = 0; i < 4; ++i, v >>= 8) long_header += char(v & 0xff);
+  const std::string lh = sparse("long_header.npy", long_header, off_t(kMaxHeaderBytes) + 100);
+  EXPECT_REJECTED(load(lh), "the header is 1048577 bytes, more than the 1048576 a .npy header may have");
+}
+
+TEST_F(NpyTest, ParseTakesBytesInMemoryLikeLoad) {
+  const int8_t m[] = {1, 2, 3, 4, 5, 6};
+  const std::vector<uint8_t> bytes = encode(make(Dtype::kInt8, {2, 3}, m));
+  const Array a = parse("mem.npy", bytes);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values<int8_t>(a), (std::vector<int8_t>{1, 2, 3, 4, 5, 6}));
+  std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 1);
+  EXPECT_REJECTED(parse("mem.npy", cut), "mem.npy: truncated");
+}
+
+TEST_F(NpyTest, AZeroDimensionMakesAnEmptyArrayWhateverTheOthers) {
+  // np.zeros((2**62, 2**62, 0)) is a valid, empty array.
+  const std::string p = write("empty.npy", numpy_file(dict("|i1", "(4611686018427387904, 4611686018427387904, 0)"), ""));
+  const Array a = load(p);
+  EXPECT_EQ(a.elements(), 0);
+  EXPECT_TRUE(a.data.empty());
+  EXPECT_EQ(parse("again.npy", encode(a)).shape, a.shape);
+}
+
 // ---- Atomic save -------------------------------------------------------------------
 
 TEST_F(NpyTest, SaveReplacesAtomicallyAndLeavesNothingOnFailure) {
@@ -385,6 +447,14 @@ TEST_F(NpyTest, WriteAtomicRelativePath) {
   write_atomic("plain.bin", bytes);
   EXPECT_EQ(::chdir(cwd.c_str()), 0);
   EXPECT_EQ(read(path("plain.bin")), "hi");
+}
+
+TEST_F(NpyTest, WriteAtomicTakesTheLongestNames) {
+  const std::string name(255, 'n');  // NAME_MAX: the temporary file's name must fit too
+  const uint8_t bytes[] = {'o', 'k'};
+  write_atomic(path(name), bytes);
+  EXPECT_EQ(read(path(name)), "ok");
+  EXPECT_EQ(files(), std::vector<std::string>{name});
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <span>
@@ -100,6 +101,10 @@ class Device {
  public:
   // Default time limit of wait(): generous for any program the tools build.
   static constexpr uint64_t kDefaultTimeoutCycles = 200'000'000;
+  // Interrupts in a row with no new completion entry before wait() gives up
+  // with a ProtocolError. A correct device sends one MSI per completion, after
+  // the entry; at most one of them can find its entry already consumed.
+  static constexpr int kMaxSpuriousInterrupts = 64;
   // Time limit of wait() and run() when they are given 0 (the default), and
   // so of every program the operators run. Device clock cycles.
   void set_timeout(uint64_t cycles) { timeout_ = cycles ? cycles : kDefaultTimeoutCycles; }
@@ -132,7 +137,11 @@ class Device {
   Command submit(const std::vector<isa::Instr>& program);
   // Waits for the command's completion entry. Returns it whatever its status
   // (see Completion::ok()); throws TimeoutError after timeout_cycles device
-  // cycles (0: timeout()), after resetting the device.
+  // cycles (0: timeout()), after resetting the device. Throws ProtocolError
+  // (after resetting the device) when the completion ring holds an entry no
+  // correct device could have written there (an id never issued or already
+  // completed, out of order, or more completions than commands queued), or
+  // when kMaxSpuriousInterrupts interrupts in a row bring no completion.
   Completion wait(Command cmd, uint64_t timeout_cycles = 0);
   // submit + wait; throws DeviceError when the status is not OK.
   Completion run(const std::vector<isa::Instr>& program, uint64_t timeout_cycles = 0);
@@ -147,6 +156,11 @@ class Device {
 
  private:
   void setup_rings();
+  // Resets the device and throws ProtocolError(message + what was done).
+  [[noreturn]] void protocol_error(const std::string& message);
+  // Checks a completion entry found at CQ slot `slot` against the commands
+  // queued, then records it.
+  void accept_completion(const CqEntry& e, uint32_t slot);
   std::shared_ptr<detail::DeviceState> state_;
   DeviceInfo info_;
   Buffer sq_, cq_;
@@ -155,6 +169,8 @@ class Device {
   uint16_t next_id_ = 1;
   uint64_t timeout_ = kDefaultTimeoutCycles;
   std::map<uint16_t, Buffer> in_flight_;        // program buffers of queued commands
+  std::deque<uint16_t> order_;                  // ids of queued commands, oldest first
+  std::deque<uint16_t> recent_;                 // ids that completed lately, newest last
   std::map<uint16_t, Completion> completed_;    // completions not waited for yet
 };
 

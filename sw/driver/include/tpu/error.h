@@ -37,4 +37,16 @@ class TimeoutError : public Error {
   using Error::Error;
 };
 
+// The completion ring or the interrupts said something no device following
+// the protocol (docs/host_interface.md) can say: a completion entry for a
+// command that was never submitted, that already completed or that is not
+// the oldest one queued; a completion entry where no command is left to
+// complete; interrupt after interrupt with no completion entry. Host memory
+// or the device is broken; the driver soft-reset the device (queued commands
+// are dropped), so it is idle and usable again.
+class ProtocolError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace tpu

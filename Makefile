@@ -13,8 +13,9 @@ FUZZ_BUILD ?= $(BUILD)/fuzz
 
 # The device models this build makes: CONFIGS, plus CONFIG when it is not
 # among them, so that `make demo CONFIG=wide` builds the wide model.
-BUILT_CONFIGS := $(CONFIGS) $(filter-out $(CONFIGS),$(CONFIG))
-CMAKE_FLAGS := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(subst $(eval) ,;,$(strip $(BUILT_CONFIGS)))"
+BUILT_CONFIGS := $(strip $(CONFIGS) $(filter-out $(CONFIGS),$(CONFIG)))
+BUILT_LIST    := $(subst $(eval) ,;,$(BUILT_CONFIGS))
+CMAKE_FLAGS   := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(BUILT_LIST)"
 
 .DEFAULT_GOAL := build
 .PHONY: help setup configure build test sim regress fuzz lint regs config wave synth bench demo clean
@@ -31,10 +32,10 @@ setup: ## Install every dependency (Debian packages, pinned PyPI packages)
 # runs Verilator on every model); ninja reconfigures by itself when a
 # CMakeLists.txt changes.
 configure:
-	@want="$(subst $(eval) ,;,$(strip $(BUILT_CONFIGS)))"; \
+	@want="$(BUILT_LIST)"; \
 	have=$$(sed -n 's/^TPU_CONFIGS:STRING=//p' $(BUILD)/CMakeCache.txt 2>/dev/null); \
 	if [ ! -f $(BUILD)/build.ninja ] || [ "$$want" != "$$have" ]; then \
-	  echo "configure: $(BUILD) with models for $(strip $(BUILT_CONFIGS))"; \
+	  echo "configure: $(BUILD) with models for $(BUILT_CONFIGS)"; \
 	  mkdir -p $(BUILD) && cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD)/configure.log 2>&1 \
 	    || { cat $(BUILD)/configure.log; exit 1; }; \
 	fi

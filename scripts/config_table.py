@@ -3,6 +3,7 @@
 
 scripts/gen_config.py turns this table into
   rtl/common/tpu_pkg.sv                 the SV package (CONFIG=<name> picks one)
+  rtl/common/tpu_cfg_check.sv           the same legality rules, checked at elaboration
   sw/common/include/tpu/config.h        the C++ table (driver, transports, tests)
   cmake/configs.cmake                   the list of names the build knows
   docs/configurations.md                the table users read
@@ -77,36 +78,40 @@ DEFAULT = "default"
 DATAPATHS = ("int8",)
 
 
-def is_pow2(v: int) -> bool:
-    return v > 0 and v & (v - 1) == 0
+@dataclass(frozen=True)
+class Rule:
+    """A field's legal values: lo <= value <= hi, and a power of two if pow2."""
+    field: str
+    lo: int
+    hi: int
+    pow2: bool = False
+    why: str = ""  # what the limit comes from, for the message
+
+    def ok(self, value: int) -> bool:
+        return self.lo <= value <= self.hi and (not self.pow2 or value & (value - 1) == 0)
+
+    def text(self) -> str:
+        s = ("a power of two " if self.pow2 else "") + f"from {self.lo} to {self.hi}"
+        return s + (f" ({self.why})" if self.why else "")
 
 
-# Legal ranges: the same rules are $fatal checks in tpu_top/tpu_core, so a
-# hand-edited package cannot slip past them either.
+# The legal values. gen_config.py checks the table against them and also
+# generates rtl/common/tpu_cfg_check.sv from them, so a hand-edited package
+# stops elaboration by the same rules. The datapath must be one of DATAPATHS.
 RULES = (
-    ("array_n", lambda c: is_pow2(c.array_n) and 2 <= c.array_n <= 64,
-     "a power of two from 2 to 64"),
-    ("datapath", lambda c: c.datapath in DATAPATHS, "one of " + ", ".join(DATAPATHS)),
-    ("ub_rows", lambda c: is_pow2(c.ub_rows) and 64 <= c.ub_rows <= 32768,
-     "a power of two from 64 to 32768 (CAPS1 has 16 bits)"),
-    ("acc_rows", lambda c: is_pow2(c.acc_rows) and 16 <= c.acc_rows <= 32768,
-     "a power of two from 16 to 32768"),
-    ("imem_depth", lambda c: is_pow2(c.imem_depth) and 16 <= c.imem_depth <= 32768,
-     "a power of two from 16 to 32768"),
-    ("wgt_fifo_tiles", lambda c: 2 <= c.wgt_fifo_tiles <= 64, "2 to 64"),
-    ("dma_tags", lambda c: is_pow2(c.dma_tags) and 2 <= c.dma_tags <= 128,
-     "a power of two from 2 to 128"),
-    ("dma_rd_xfers", lambda c: is_pow2(c.dma_rd_xfers) and 2 <= c.dma_rd_xfers <= 256,
-     "a power of two from 2 to 256"),
-    ("dma_rob_bytes", lambda c: is_pow2(c.dma_rob_bytes) and c.dma_rob_bytes >= 4096,
-     "a power of two of at least 4096 (one maximum read request of 4 KiB)"),
-    ("dma_wr_buf_beats", lambda c: is_pow2(c.dma_wr_buf_beats) and c.dma_wr_buf_beats >= 16,
-     "a power of two of at least 16 (one 256-byte packet)"),
-    ("dma_timeout", lambda c: 16 <= c.dma_timeout < (1 << 20), "16 to 2^20 - 1"),
-    ("mem_outstanding", lambda c: is_pow2(c.mem_outstanding) and 2 <= c.mem_outstanding <= 64,
-     "a power of two from 2 to 64"),
-    ("link_latency", lambda c: 0 <= c.link_latency <= 100000, "0 to 100000"),
-    ("link_bytes_per_cycle", lambda c: 1 <= c.link_bytes_per_cycle <= 16, "1 to 16"),
+    Rule("array_n", 2, 64, pow2=True),
+    Rule("ub_rows", 64, 32768, pow2=True, why="CAPS1 has 16 bits"),
+    Rule("acc_rows", 16, 32768, pow2=True),
+    Rule("imem_depth", 16, 32768, pow2=True),
+    Rule("wgt_fifo_tiles", 2, 64),
+    Rule("dma_tags", 2, 128, pow2=True),
+    Rule("dma_rd_xfers", 2, 256, pow2=True),
+    Rule("dma_rob_bytes", 4096, 1 << 20, pow2=True, why="at least one 4 KiB read request"),
+    Rule("dma_wr_buf_beats", 16, 4096, pow2=True, why="at least one 256-byte packet"),
+    Rule("dma_timeout", 16, (1 << 20) - 1),
+    Rule("mem_outstanding", 2, 64, pow2=True),
+    Rule("link_latency", 0, 100000),
+    Rule("link_bytes_per_cycle", 1, 16),
 )
 
 
@@ -119,10 +124,13 @@ def validate() -> None:
     for c in CONFIGS:
         if not c.name.isidentifier() or not c.name.islower():
             raise ValueError(f"config_table: name '{c.name}' must be a lower-case identifier")
-        for field, ok, what in RULES:
-            if not ok(c):
-                raise ValueError(f"config_table: {c.name}.{field} = {getattr(c, field)} "
-                                 f"must be {what}")
+        if c.datapath not in DATAPATHS:
+            raise ValueError(f"config_table: {c.name}.datapath = {c.datapath} must be one of "
+                             + ", ".join(DATAPATHS))
+        for r in RULES:
+            if not r.ok(getattr(c, r.field)):
+                raise ValueError(f"config_table: {c.name}.{r.field} = {getattr(c, r.field)} "
+                                 f"must be {r.text()}")
 
 
 def param_fields():

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Generates every configuration file from scripts/config_table.py.
 
-  gen_config.py           write the SV package, the C++ table, the CMake list and the docs table
+  gen_config.py           write the SV package and its check, the C++ table, the CMake list and the docs table
   gen_config.py --check   exit 1 if a committed file differs from its generation
 """
 
@@ -15,6 +15,7 @@ import generated_files  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SV_PATH = ROOT / "rtl/common/tpu_pkg.sv"
+CHECK_PATH = ROOT / "rtl/common/tpu_cfg_check.sv"
 CPP_PATH = ROOT / "sw/common/include/tpu/config.h"
 CMAKE_PATH = ROOT / "cmake/configs.cmake"
 DOC_PATH = ROOT / "docs/configurations.md"
@@ -102,6 +103,39 @@ def config_literal(c, params) -> list:
     body = [line + ("," if i < len(body) - 1 else "") for i, line in enumerate(body)]
     return [f"  localparam string ConfigName = \"{c.name}\";",
             "  localparam cfg_t  Cfg = '{", *body, "  };"]
+
+
+# ---- SV elaboration check -------------------------------------------------------------
+
+
+def generate_check() -> str:
+    datapaths = " && ".join(f"Cfg.datapath != tpu_pkg::Datapath{camel(d)}" for d in t.DATAPATHS)
+    lines = [
+        "// SPDX-License-Identifier: Apache-2.0",
+        "// Stops elaboration on a configuration the design cannot build.",
+        f"// {GENERATED}.",
+        "// The generator checks the table by the same rules; this catches a",
+        "// hand-edited package or a cfg_t built elsewhere.",
+        "module tpu_cfg_check #(",
+        "  parameter tpu_pkg::cfg_t Cfg = tpu_pkg::Cfg",
+        ") ();",
+        "",
+        "  function automatic bit in_range(int unsigned v, int unsigned lo, int unsigned hi, bit pow2);",
+        "    return v >= lo && v <= hi && (!pow2 || (v & (v - 1)) == 0);",
+        "  endfunction",
+        "",
+        f"  if ({datapaths}) begin : g_bad_datapath",
+        f"    $fatal(1, \"tpu_cfg: datapath must be one of {', '.join(t.DATAPATHS)}\");",
+        "  end",
+    ]
+    for r in t.RULES:
+        lines += [
+            f"  if (!in_range(Cfg.{r.field}, {r.lo}, {r.hi}, 1'b{int(r.pow2)})) begin : g_bad_{r.field}",
+            f"    $fatal(1, \"tpu_cfg: {r.field} = %0d must be {r.text()}\", Cfg.{r.field});",
+            "  end",
+        ]
+    lines += ["", "endmodule", ""]
+    return "\n".join(lines)
 
 
 # ---- C++ table ------------------------------------------------------------------------
@@ -199,7 +233,8 @@ def generate_doc() -> str:
     sep = "|---|" + "---|" * len(t.CONFIGS) + "---|"
     rows = [f"| `{f.name}` | " + " | ".join(str(getattr(c, f.name)) for c in t.CONFIGS)
             + f" | {t.FIELD_DOCS[f.name]} |" for f in params]
-    rules = [f"- `{field}`: {what}" for field, _, what in t.RULES]
+    rules = ([f"- `datapath`: one of {', '.join(t.DATAPATHS)}"] +
+             [f"- `{r.field}`: {r.text()}" for r in t.RULES])
     return "\n".join([
         "# Configurations",
         "",
@@ -207,7 +242,8 @@ def generate_doc() -> str:
         "",
         "Every parameter of the TPU comes from one table, `scripts/config_table.py`.",
         "`scripts/gen_config.py` (`make config`) generates the SV package",
-        "(`rtl/common/tpu_pkg.sv`), the C++ table (`sw/common/include/tpu/config.h`),",
+        "(`rtl/common/tpu_pkg.sv`) and its elaboration check (`tpu_cfg_check.sv`),",
+        "the C++ table (`sw/common/include/tpu/config.h`),",
         "the CMake list (`cmake/configs.cmake`) and this page from it; the CTest test",
         "`config.generated_current` fails while any of them is stale.",
         "",
@@ -226,8 +262,9 @@ def generate_doc() -> str:
         "",
         "## Legal values",
         "",
-        "The generator refuses a table that breaks these rules, and `tpu_top`/`tpu_core`",
-        "stop elaboration (`$fatal`) on a package that does:",
+        "The generator refuses a table that breaks these rules, and generates",
+        "`rtl/common/tpu_cfg_check.sv` from them, which stops the elaboration of",
+        "`tpu_core` (and so `tpu_top`) with `$fatal` on a package that breaks them:",
         "",
         *rules,
         "",
@@ -236,8 +273,8 @@ def generate_doc() -> str:
 
 def outputs() -> dict:
     t.validate()
-    return {SV_PATH: generate_sv(), CPP_PATH: generate_cpp(), CMAKE_PATH: generate_cmake(),
-            DOC_PATH: generate_doc()}
+    return {SV_PATH: generate_sv(), CHECK_PATH: generate_check(), CPP_PATH: generate_cpp(),
+            CMAKE_PATH: generate_cmake(), DOC_PATH: generate_doc()}
 
 
 def main() -> int:

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-OUTPUTS = ["rtl/common/tpu_pkg.sv", "sw/common/include/tpu/config.h", "cmake/configs.cmake",
+OUTPUTS = ["rtl/common/tpu_pkg.sv", "rtl/common/tpu_cfg_check.sv", "sw/common/include/tpu/config.h", "cmake/configs.cmake",
            "docs/configurations.md"]
 
 

@@ -16,7 +16,6 @@
 // accumulators read as zero (the RTL leaves them as they were).
 #include <algorithm>
 #include <cstddef>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -88,8 +87,7 @@ class ModelTransport final : public Transport {
       if (offset == lo + 4) return uint32_t(counters_[i] >> 32);
     }
     err_cause_ |= TPU_REGS__ERR_CAUSE__MMIO_UNMAPPED_bm;
-    throw Error("register read at BAR0 offset 0x" + hex(offset) +
-                " was answered Unsupported Request: the offset is not mapped on " + name_);
+    throw unmapped_register(name_, offset);
   }
 
   void mmio_write(uint32_t offset, uint32_t value) override {
@@ -139,12 +137,6 @@ class ModelTransport final : public Transport {
   uint64_t cycles() const override { return cycles_; }
 
  private:
-  static std::string hex(uint64_t v) {
-    char buf[20];
-    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
-    return buf;
-  }
-
   bool busy() const { return stuck_ || (enable_ && sq_head_ != sq_tail_); }
 
   void doorbell(uint32_t value, uint32_t size, uint32_t* reg) {
@@ -167,38 +159,20 @@ class ModelTransport final : public Transport {
   // Takes the entry at SQ_HEAD, runs it and writes its completion. Returns
   // the cycles it took; sets stuck_ when it would take more than budget.
   uint64_t run_next(uint64_t budget) {
-    std::array<uint8_t, kSqEntryBytes> e{};
-    mem_.read(sq_base_ + uint64_t(sq_head_) * kSqEntryBytes, e);
-    const auto le = [&](int at, int bytes) {
-      uint64_t v = 0;
-      for (int i = bytes - 1; i >= 0; --i) v = v << 8 | e[size_t(at + i)];
-      return v;
-    };
-    const uint16_t id = uint16_t(le(2, 2));
-    const uint32_t len = uint32_t(le(4, 4));
-    const uint64_t addr = le(8, 8);
-    const bool reserved_zero = std::all_of(e.begin() + 16, e.end(), [](uint8_t b) { return b == 0; });
+    uint8_t raw[kSqEntryBytes];
+    mem_.read(sq_base_ + uint64_t(sq_head_) * kSqEntryBytes, raw);
+    const SqEntry e = decode_sq(raw);
     sq_head_ = (sq_head_ + 1) % (1u << sq_log2_);
 
     CqEntry c;
-    c.id = id;
+    c.id = e.id;
     uint64_t cycles = 1;
-    if (e[0] != kOpRun || e[1] != 0 || len == 0 || len > uint32_t(cfg_.imem_depth) || !reserved_zero) {
+    if (e.op != kOpRun || e.flags != 0 || e.len == 0 || e.len > uint32_t(cfg_.imem_depth) ||
+        !e.reserved_zero) {
       c.status = kStatusBadCommand;
       err_cause_ |= TPU_REGS__ERR_CAUSE__BAD_COMMAND_bm;
     } else {
-      std::vector<uint8_t> image(size_t(len) * 16);
-      mem_.read(addr, image);
-      std::vector<isa::Instr> program(len);
-      for (size_t i = 0; i < len; ++i) {
-        uint64_t w[2] = {0, 0};
-        for (int b = 7; b >= 0; --b) {
-          w[0] = w[0] << 8 | image[i * 16 + size_t(b)];
-          w[1] = w[1] << 8 | image[i * 16 + 8 + size_t(b)];
-        }
-        program[i] = isa::decode(w[0], w[1]);
-      }
-      model_.load_program(0, program);
+      model_.load_program(0, decode_program(mem_.read(e.addr, size_t(e.len) * 16)));
       const model::RunResult r = model_.run(0, mem_, UINT64_MAX, budget);
       cycles = r.work();
       if (r.stopped || cycles > budget) {
@@ -214,26 +188,14 @@ class ModelTransport final : public Transport {
       for (size_t i = 3; i < std::size(counters_); ++i) counters_[i] = 0;
     }
     c.cycles = uint32_t(cycles);
-    write_completion(c);
-    return std::min(cycles, budget);
-  }
-
-  void write_completion(const CqEntry& c) {
-    std::array<uint8_t, kCqEntryBytes> e{};
-    const auto put = [&](int at, uint64_t v, int bytes) {
-      for (int i = 0; i < bytes; ++i) e[size_t(at + i)] = uint8_t(v >> (8 * i));
-    };
-    put(0, c.id, 2);
-    put(2, c.status, 2);
-    put(4, c.err_pc, 4);
-    put(8, c.cycles, 4);
-    e[12] = phase_ ? 1 : 0;
-    put(14, sq_head_, 2);
-    mem_.write(cq_base_ + uint64_t(cq_tail_) * kCqEntryBytes, e);
+    c.phase = phase_;
+    c.sq_head = uint16_t(sq_head_);
+    mem_.write(cq_base_ + uint64_t(cq_tail_) * kCqEntryBytes, encode_cq(c));
     cq_tail_ = (cq_tail_ + 1) % (1u << cq_log2_);
     if (cq_tail_ == 0) phase_ = !phase_;
     ++commands_done_;
     int_status_ |= TPU_REGS__INT_STATUS__COMPLETION_bm;
+    return std::min(cycles, budget);
   }
 
   const Config& cfg_;

@@ -40,8 +40,7 @@ class SimTransport final : public Transport {
     int status = 0;
     const uint32_t v = dev_.mmio_read(offset, &status);
     if (status != 0)
-      throw Error("register read at BAR0 offset 0x" + hex(offset) +
-                  " was answered Unsupported Request: the offset is not mapped on " + name_);
+      throw unmapped_register(name_, offset);
     return v;
   }
   void mmio_write(uint32_t offset, uint32_t value) override { dev_.mmio_write(offset, value); }
@@ -71,12 +70,6 @@ class SimTransport final : public Transport {
     l.msi_addr = kMsiAddr;
     l.msi_data = 1;
     return l;
-  }
-
-  static std::string hex(uint64_t v) {
-    char buf[20];
-    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
-    return buf;
   }
 
   // True when the device wrote an MSI since the last call. The root complex

@@ -109,12 +109,6 @@ std::string resolve(const std::string& path) {
   return s;
 }
 
-mode_t file_mode() {
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  return 0666 & ~mask;
-}
-
 }  // namespace
 
 void install_signal_handlers() {
@@ -192,10 +186,7 @@ Outputs::Entry& Outputs::find(const std::string& path) {
 void Outputs::stage(const std::string& path, std::span<const uint8_t> bytes) {
   Entry& e = find(path);
   if (!e.temp.empty()) throw Error(path + ": internal error: the output is written twice");
-  // At most 1 + 200 + 11 bytes: the name fits whatever the output's name.
-  std::string tmpl = parent_of(e.target);
-  if (tmpl != "/") tmpl += "/";
-  tmpl += "." + name_of(e.target).substr(0, 200) + ".tmp.XXXXXX";
+  std::string tmpl = npy::temp_template(e.target);
   int fd;
   {
     SignalBlock block;
@@ -213,17 +204,7 @@ void Outputs::stage(const std::string& path, std::span<const uint8_t> bytes) {
     e.temp.clear();
     throw Error(path + ": cannot write: " + errno_text(err));
   };
-  if (::fchmod(fd, file_mode()) != 0) fail(errno);  // mkstemp makes it 0600
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(errno);
-    }
-    done += size_t(n);
-  }
-  if (::fsync(fd) != 0) fail(errno);
+  if (const int err = npy::fill_temp(fd, bytes)) fail(err);
   if (::close(fd) != 0) {
     fd = -1;
     const int err = errno;
@@ -270,9 +251,7 @@ void Outputs::commit() {
     struct stat st {};
     if (::lstat(e.target.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
       for (int attempt = 0; attempt < 100 && backup.empty(); ++attempt) {
-        std::string name = parent_of(e.target);
-        if (name != "/") name += "/";
-        name += "." + name_of(e.target).substr(0, 200) + ".tmp.XXXXXX";
+        std::string name = npy::temp_template(e.target);
         const int fd = ::mkstemp(name.data());
         if (fd < 0) break;
         ::close(fd);

@@ -561,50 +561,45 @@ Array load_vector(const std::string& path, Dtype want) {
   return load_ndim(path, want, 1, "vectors");
 }
 
-void write_atomic(const std::string& path, std::span<const uint8_t> bytes) {
-  // The temporary file sits next to the target so rename() stays within one
-  // file system, which makes the replacement atomic.
+std::string temp_template(const std::string& path) {
   const size_t slash = path.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (base.empty()) throw Error(path + ": cannot write: the path names a directory");
-  // At most 1 + 200 + 11 bytes: a name of NAME_MAX (255) bytes still fits.
-  const std::string tmp_name = "." + base.substr(0, 200) + ".tmp.XXXXXX";
-  std::string tmpl = (dir.empty() ? std::string() : dir + "/") + tmp_name;
-  if (slash == 0) tmpl = "/" + tmp_name;
+  return dir + "." + base.substr(0, 200) + ".tmp.XXXXXX";
+}
 
-  const int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw Error(path + ": cannot write: " + errno_text());
-  auto fail = [&](const char* what) {
-    const std::string why = errno_text();
-    ::close(fd);
-    ::unlink(tmpl.c_str());
-    throw Error(path + ": cannot " + what + ": " + why);
-  };
-  // mkstemp creates the file 0600; give it the mode a plain open() would.
+int fill_temp(int fd, std::span<const uint8_t> bytes) {
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0) fail("write");
+  if (::fchmod(fd, 0666 & ~mask) != 0) return errno;
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail("write");
+      return errno;
     }
     done += size_t(n);
   }
-  if (::fsync(fd) != 0) fail("write");
-  if (::close(fd) != 0) {
-    const std::string why = errno_text();
+  return ::fsync(fd) != 0 ? errno : 0;
+}
+
+void write_atomic(const std::string& path, std::span<const uint8_t> bytes) {
+  if (path.empty() || path.back() == '/')
+    throw Error(path + ": cannot write: the path names a directory");
+  std::string tmpl = temp_template(path);
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw Error(path + ": cannot write: " + errno_text());
+  const auto fail = [&](int err) {
     ::unlink(tmpl.c_str());
-    throw Error(path + ": cannot write: " + why);
+    throw Error(path + ": cannot write: " + std::strerror(err));
+  };
+  if (const int err = fill_temp(fd, bytes)) {
+    ::close(fd);
+    fail(err);
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const std::string why = errno_text();
-    ::unlink(tmpl.c_str());
-    throw Error(path + ": cannot write: " + why);
-  }
+  if (::close(fd) != 0) fail(errno);
+  if (::rename(tmpl.c_str(), path.c_str()) != 0) fail(errno);
 }
 
 std::vector<uint8_t> encode(const Array& a) {

@@ -2,6 +2,7 @@
 #include "tpu/transport.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "tpu/error.h"
@@ -76,6 +77,13 @@ std::unique_ptr<Transport> open_transport(const std::string& uri) {
                 "(link tpu_transport_sim or tpu_transport_model)");
   throw Error("device URI '" + uri + "': unknown transport '" + scheme + "'; the transports are " +
               known_schemes());
+}
+
+Error unmapped_register(const std::string& transport, uint32_t offset) {
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "%x", offset);
+  return Error("register read at BAR0 offset 0x" + std::string(hex) +
+               " was answered Unsupported Request: the offset is not mapped on " + transport);
 }
 
 uint64_t query_number(const std::string& what, const std::string& key, const std::string& value) {

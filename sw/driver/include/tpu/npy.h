@@ -97,4 +97,13 @@ std::string human_bytes(uint64_t n);
 // Writes any file the way save() does: all of it, or nothing at path.
 void write_atomic(const std::string& path, std::span<const uint8_t> bytes);
 
+// The two steps of an atomic write, shared with the tool's outputs:
+// the mkstemp template of a temporary file beside path, ".<name>.tmp.XXXXXX"
+// in path's directory (rename() then stays within one file system), at most
+// 212 bytes of name whatever the name's length;
+std::string temp_template(const std::string& path);
+// and filling it: the mode a plain open() would give (mkstemp makes 0600),
+// all of bytes, fsync. Returns 0, or the errno of the step that failed.
+int fill_temp(int fd, std::span<const uint8_t> bytes);
+
 }  // namespace tpu::npy

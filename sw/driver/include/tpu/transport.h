@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "tpu/error.h"
+
 namespace tpu {
 
 class Transport {
@@ -76,6 +78,10 @@ DeviceUri parse_device_uri(const std::string& uri);
 // Opens a device URI with its registered scheme; throws tpu::Error naming the
 // known schemes for an unknown one.
 std::unique_ptr<Transport> open_transport(const std::string& uri);
+
+// The error of a register read answered Unsupported Request (an offset the
+// device does not map), for transports to throw.
+Error unmapped_register(const std::string& transport, uint32_t offset);
 
 // A non-negative integer query value, or tpu::Error "<what>: key=value is not
 // a non-negative number".

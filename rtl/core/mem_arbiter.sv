@@ -8,8 +8,9 @@
 // request gets one acknowledge (with an error bit). Requests are granted
 // round-robin, one per cycle; a FIFO of {requester, rows} routes read data
 // home. Only the memory unit writes, so write data and acknowledges pass
-// straight through. Both units always take their read data (the weight unit
-// only asks for rows it has room for), so one unit never blocks the other.
+// straight through. Read data goes to its owner when the owner is ready
+// (rd_ready_i; the weight unit always is, as it only asks for rows it has
+// room for); the memory unit's rows wait briefly when its UB bank is busy.
 // A request offered to the port is held, same requester and same fields,
 // until the port takes it. block_i stops new grants (while the core aborts
 // after a fault) but never withdraws an offered request; quiet_o says no
@@ -32,6 +33,7 @@ module mem_arbiter #(
   input  logic [1:0][63:0]      req_addr_i,
   input  logic [1:0][RowsW-1:0] req_rows_i,
   output logic [1:0]            rd_valid_o,
+  input  logic [1:0]            rd_ready_i,
   output logic [DataW-1:0]      rd_data_o,
   output logic                  rd_err_o,
   // ---- memory port ----
@@ -95,7 +97,7 @@ module mem_arbiter #(
     .count_o(unused_ids_count)
   );
 
-  assign mem_rd_ready_o = ids_valid;  // the owner always takes its row
+  assign mem_rd_ready_o = ids_valid && rd_ready_i[head_id];
   assign rd_fire        = mem_rd_valid_i && mem_rd_ready_o;
   assign rd_data_o      = mem_rd_data_i;
   assign rd_err_o       = mem_rd_err_i;

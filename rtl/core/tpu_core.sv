@@ -155,12 +155,15 @@ module tpu_core #(
   // ---------------------------------------------------------------------------
   // Memories
   // ---------------------------------------------------------------------------
+  // UB ports: reads by the memory unit (WHM), the matrix unit and the VPU
+  // (A, B); writes by the memory unit (RHM) and the VPU.
   localparam int unsigned UbRdMem = 0, UbRdMmc = 1, UbRdVpuA = 2, UbRdVpuB = 3;
   localparam int unsigned UbWrMem = 0, UbWrVpu = 1;
 
-  logic [3:0][UbAddrW-1:0]  ub_rd_addr;
-  logic [3:0][N-1:0][7:0]   ub_rd_data;
-  logic [1:0]               ub_wr_en;
+  logic [3:0]               ub_rd_req_valid, ub_rd_req_ready, ub_rd_rsp_valid;
+  logic [3:0][UbAddrW-1:0]  ub_rd_req_addr;
+  logic [3:0][N-1:0][7:0]   ub_rd_rsp_data;
+  logic [1:0]               ub_wr_valid, ub_wr_ready;
   logic [1:0][UbAddrW-1:0]  ub_wr_addr;
   logic [1:0][N-1:0][7:0]   ub_wr_data;
 
@@ -171,14 +174,19 @@ module tpu_core #(
     .WrPorts(2)
   ) u_ub (
     .clk_i,
-    .rd_addr_i(ub_rd_addr),
-    .rd_data_o(ub_rd_data),
-    .wr_en_i  (ub_wr_en),
-    .wr_addr_i(ub_wr_addr),
-    .wr_data_i(ub_wr_data)
+    .rst_ni,
+    .rd_req_valid_i(ub_rd_req_valid),
+    .rd_req_ready_o(ub_rd_req_ready),
+    .rd_req_addr_i (ub_rd_req_addr),
+    .rd_rsp_valid_o(ub_rd_rsp_valid),
+    .rd_rsp_data_o (ub_rd_rsp_data),
+    .wr_valid_i    (ub_wr_valid),
+    .wr_ready_o    (ub_wr_ready),
+    .wr_addr_i     (ub_wr_addr),
+    .wr_data_i     (ub_wr_data)
   );
 
-  logic                     acc_wr_en, acc_wr_accumulate;
+  logic                     acc_wr_en, acc_wr_accumulate, acc_rd_en;
   logic [AccAddrW-1:0]      acc_wr_addr, acc_rd_addr;
   logic [N-1:0][31:0]       acc_wr_data, acc_rd_data;
 
@@ -187,10 +195,12 @@ module tpu_core #(
     .Rows(AccRows)
   ) u_acc (
     .clk_i,
+    .rst_ni,
     .wr_en_i        (acc_wr_en),
     .wr_accumulate_i(acc_wr_accumulate),
     .wr_addr_i      (acc_wr_addr),
     .wr_data_i      (acc_wr_data),
+    .rd_en_i        (acc_rd_en),
     .rd_addr_i      (acc_rd_addr),
     .rd_data_o      (acc_rd_data)
   );
@@ -198,7 +208,7 @@ module tpu_core #(
   // ---------------------------------------------------------------------------
   // Memory port, shared by the memory unit (0) and the weight unit (1)
   // ---------------------------------------------------------------------------
-  logic [1:0]               mreq_valid, mreq_ready, mreq_write, mrd_valid;
+  logic [1:0]               mreq_valid, mreq_ready, mreq_write, mrd_valid, mrd_ready;
   logic [1:0][63:0]         mreq_addr;
   logic [1:0][RowsW-1:0]    mreq_rows;
   logic [N-1:0][7:0]        mrd_data;
@@ -219,6 +229,7 @@ module tpu_core #(
     .req_addr_i        (mreq_addr),
     .req_rows_i        (mreq_rows),
     .rd_valid_o        (mrd_valid),
+    .rd_ready_i        (mrd_ready),
     .rd_data_o         (mrd_data),
     .rd_err_o          (mrd_err),
     .mem_req_valid_o,
@@ -261,6 +272,7 @@ module tpu_core #(
     .req_addr_o  (mreq_addr[0]),
     .req_rows_o  (mreq_rows[0]),
     .rd_valid_i  (mrd_valid[0]),
+    .rd_ready_o  (mrd_ready[0]),
     .rd_data_i   (mrd_data),
     .rd_err_i    (mrd_err),
     .wr_valid_o  (mem_wr_valid_o),
@@ -268,11 +280,15 @@ module tpu_core #(
     .wr_data_o   (mem_wr_data_o),
     .wr_ack_valid_i(mem_wr_ack_valid_i),
     .wr_ack_err_i(mem_wr_ack_err_i),
-    .ub_rd_addr_o(ub_rd_addr[UbRdMem]),
-    .ub_rd_data_i(ub_rd_data[UbRdMem]),
-    .ub_wr_en_o  (ub_wr_en[UbWrMem]),
-    .ub_wr_addr_o(ub_wr_addr[UbWrMem]),
-    .ub_wr_data_o(ub_wr_data[UbWrMem])
+    .ub_rd_req_valid_o(ub_rd_req_valid[UbRdMem]),
+    .ub_rd_req_ready_i(ub_rd_req_ready[UbRdMem]),
+    .ub_rd_req_addr_o (ub_rd_req_addr[UbRdMem]),
+    .ub_rd_rsp_valid_i(ub_rd_rsp_valid[UbRdMem]),
+    .ub_rd_rsp_data_i (ub_rd_rsp_data[UbRdMem]),
+    .ub_wr_valid_o    (ub_wr_valid[UbWrMem]),
+    .ub_wr_ready_i    (ub_wr_ready[UbWrMem]),
+    .ub_wr_addr_o     (ub_wr_addr[UbWrMem]),
+    .ub_wr_data_o     (ub_wr_data[UbWrMem])
   );
 
   logic             wgt_valid, wgt_ready;
@@ -306,6 +322,7 @@ module tpu_core #(
     .wgt_row_o  (wgt_row)
   );
   assign mreq_write[1] = 1'b0;
+  assign mrd_ready[1]  = 1'b1;  // the weight unit asks only for rows it has room for
 
   // Both units can fault in the same cycle (a read row of one, a write
   // acknowledge of the other); the memory unit's is reported.
@@ -326,8 +343,11 @@ module tpu_core #(
     .cmd_ready_o        (q_ready[UnitMmc]),
     .cmd_i              (q_cmd[UnitMmc]),
     .done_o             (unit_done[UnitMmc]),
-    .ub_rd_addr_o       (ub_rd_addr[UbRdMmc]),
-    .ub_rd_data_i       (ub_rd_data[UbRdMmc]),
+    .ub_rd_req_valid_o  (ub_rd_req_valid[UbRdMmc]),
+    .ub_rd_req_ready_i  (ub_rd_req_ready[UbRdMmc]),
+    .ub_rd_req_addr_o   (ub_rd_req_addr[UbRdMmc]),
+    .ub_rd_rsp_valid_i  (ub_rd_rsp_valid[UbRdMmc]),
+    .ub_rd_rsp_data_i   (ub_rd_rsp_data[UbRdMmc]),
     .wgt_valid_i        (wgt_valid),
     .wgt_ready_o        (wgt_ready),
     .wgt_row_i          (wgt_row),
@@ -352,11 +372,16 @@ module tpu_core #(
     .cmd_ready_o  (q_ready[UnitVpu]),
     .cmd_i        (q_cmd[UnitVpu]),
     .done_o       (unit_done[UnitVpu]),
+    .acc_rd_en_o  (acc_rd_en),
     .acc_rd_addr_o(acc_rd_addr),
     .acc_rd_data_i(acc_rd_data),
-    .ub_rd_addr_o ({ub_rd_addr[UbRdVpuB], ub_rd_addr[UbRdVpuA]}),
-    .ub_rd_data_i ({ub_rd_data[UbRdVpuB], ub_rd_data[UbRdVpuA]}),
-    .ub_wr_en_o   (ub_wr_en[UbWrVpu]),
+    .ub_rd_req_valid_o(ub_rd_req_valid[UbRdVpuB:UbRdVpuA]),
+    .ub_rd_req_ready_i(ub_rd_req_ready[UbRdVpuB:UbRdVpuA]),
+    .ub_rd_req_addr_o (ub_rd_req_addr[UbRdVpuB:UbRdVpuA]),
+    .ub_rd_rsp_valid_i(ub_rd_rsp_valid[UbRdVpuB:UbRdVpuA]),
+    .ub_rd_rsp_data_i (ub_rd_rsp_data[UbRdVpuB:UbRdVpuA]),
+    .ub_wr_valid_o(ub_wr_valid[UbWrVpu]),
+    .ub_wr_ready_i(ub_wr_ready[UbWrVpu]),
     .ub_wr_addr_o (ub_wr_addr[UbWrVpu]),
     .ub_wr_data_o (ub_wr_data[UbWrVpu])
   );

@@ -9,10 +9,13 @@
 //   CFG      writes a quantization parameter, a bias or a LUT entry
 // done_o pulses in the cycle the command's last UB row is written (for CFG,
 // the cycle the register is written). Streams one row per cycle.
+// Sources are read through mem_rd_stream blocks (ACC; UB A and B), whose
+// address generators run ahead of the datapath; the UB may refuse a read or
+// a write for a cycle when another unit uses the bank.
 // A VOP is defined row by row (a result row is written before the next row's
 // sources are read). When its destination overlaps a source other than row
-// for row, the unit therefore waits for each result to land before it reads
-// the next group ("serial" mode); otherwise rows stream.
+// for row, the unit therefore asks for the first row of each group only once
+// every earlier result has landed ("serial" mode); otherwise rows stream.
 `include "tpu_macros.svh"
 
 module unit_vpu #(
@@ -30,13 +33,18 @@ module unit_vpu #(
   output logic                          cmd_ready_o,
   input  core_pkg::unit_cmd_t           cmd_i,
   output logic                          done_o,
-  // ---- accumulators ----
+  // ---- accumulators: a read port that always grants, data a cycle later ----
+  output logic                          acc_rd_en_o,
   output logic [AccAddrW-1:0]           acc_rd_addr_o,
   input  logic [N-1:0][31:0]            acc_rd_data_i,
   // ---- unified buffer: two read ports (A, B), one write port ----
-  output logic [1:0][UbAddrW-1:0]       ub_rd_addr_o,
-  input  logic [1:0][N-1:0][7:0]        ub_rd_data_i,
-  output logic                          ub_wr_en_o,
+  output logic [1:0]                    ub_rd_req_valid_o,
+  input  logic [1:0]                    ub_rd_req_ready_i,
+  output logic [1:0][UbAddrW-1:0]       ub_rd_req_addr_o,
+  input  logic [1:0]                    ub_rd_rsp_valid_i,
+  input  logic [1:0][N-1:0][7:0]        ub_rd_rsp_data_i,
+  output logic                          ub_wr_valid_o,
+  input  logic                          ub_wr_ready_i,
   output logic [UbAddrW-1:0]            ub_wr_addr_o,
   output logic [N-1:0][7:0]             ub_wr_data_o
 );
@@ -82,18 +90,20 @@ module unit_vpu #(
   end
 
   // ---------------------------------------------------------------------------
-  // Command sequencing: `sent` rows go in, `written` rows come out.
+  // Command sequencing. Sources: `ask_*` rows requested per stream; `sent`
+  // rows entered the datapath; `written` UB rows written.
   // ---------------------------------------------------------------------------
   state_e             state_q, state_d;
+  logic [19:0]        ask_acc_q, ask_acc_d, ask_a_q, ask_a_d, ask_b_q, ask_b_d;
   logic [19:0]        sent_q, sent_d, written_q, written_d, in_total_q, out_total_q;
   logic [15:0]        src_a_q, src_b_q, dst_q;  // full fields; upper bits are 0 after checks
   logic               bias_en_q, pool_q, serial_q;
-  logic [19:0]        groups_q, groups_d;   // VOP groups whose last row went in
-  logic               serial_wait, group_first, group_last;
+  logic [1:0]         quarter_q, quarter_d;     // RAW: quarter of the ACC row being written
+  logic               group_first, group_last;
   act_func_e          func_q;
   vop_e               vop_q;
   logic [3:0]         shift_q;
-  logic               start, feeding, in_fire, out_write, last_write;
+  logic               start, in_fire, out_write, last_write;
 
   logic               act_in_ready, act_out_valid, vop_in_ready, vop_out_valid;
   logic [N-1:0][7:0]  act_out_row, vop_out_row;
@@ -105,60 +115,173 @@ module unit_vpu #(
   assign cmd_ready_o = state_q == StIdle;
   assign start       = cmd_valid_i && cmd_ready_o;
   assign cfg_wr      = start && ins.op == OpCfg;
-  assign feeding     = sent_q != in_total_q;
+
+  // ---- source streams ----
+  // ACT reads ACC[a + i]; RAW reads each ACC[a + i] once and writes it as
+  // four UB rows; VOP reads UB[a + i] (A) and, unless pooling, UB[b + i] (B).
+  // In serial mode the first row of a group is asked for only when every
+  // earlier group's result is in the UB.
+  // Groups are 2^shift rows (pooling) or single rows.
+  function automatic logic serial_ok(logic [19:0] asked, logic serial, logic [3:0] shift,
+                                     logic [19:0] written);
+    logic [19:0] mask;
+    mask = (20'd1 << shift) - 20'd1;
+    return !serial || (asked & mask) != 0 || (asked >> shift) == written;
+  endfunction
+
+  logic               acc_ask, a_ask, b_ask, acc_ask_ready, a_ask_ready, b_ask_ready;
+  logic               acc_valid, acc_ready, a_valid, a_ready, b_valid, b_ready;
+  logic [N-1:0][31:0] acc_row;
+  logic [N-1:0][7:0]  a_row, b_row;
+  logic               acc_rsp_q;
+  logic [2:0]         unused_src_user;
+
+  assign acc_ask = (state_q == StAct || state_q == StRaw) && ask_acc_q != in_total_q;
+  assign a_ask   = state_q == StVop && ask_a_q != in_total_q &&
+                   serial_ok(ask_a_q, serial_q, pool_q ? shift_q : 4'd0, written_q);
+  assign b_ask   = state_q == StVop && !pool_q && ask_b_q != in_total_q &&
+                   serial_ok(ask_b_q, serial_q, 4'd0, written_q);
+
+  mem_rd_stream #(
+    .AddrW(AccAddrW),
+    .DataW(N * 32),
+    .UserW(1)
+  ) u_acc_rd (
+    .clk_i,
+    .rst_ni,
+    .clear_i     (flush_i),
+    .addr_valid_i(acc_ask),
+    .addr_ready_o(acc_ask_ready),
+    .addr_i      (AccAddrW'(src_a_q) + AccAddrW'(ask_acc_q)),
+    .addr_user_i (1'b0),
+    .req_valid_o (acc_rd_en_o),
+    .req_ready_i (1'b1),
+    .req_addr_o  (acc_rd_addr_o),
+    .rsp_valid_i (acc_rsp_q),
+    .rsp_data_i  (acc_rd_data_i),
+    .data_valid_o(acc_valid),
+    .data_ready_i(acc_ready),
+    .data_o      (acc_row),
+    .data_user_o (unused_src_user[0])
+  );
+  `FF(acc_rsp_q, acc_rd_en_o && !flush_i, 1'b0)
+
+  mem_rd_stream #(
+    .AddrW(UbAddrW),
+    .DataW(N * 8),
+    .UserW(1)
+  ) u_a_rd (
+    .clk_i,
+    .rst_ni,
+    .clear_i     (flush_i),
+    .addr_valid_i(a_ask),
+    .addr_ready_o(a_ask_ready),
+    .addr_i      (UbAddrW'(src_a_q) + UbAddrW'(ask_a_q)),
+    .addr_user_i (1'b0),
+    .req_valid_o (ub_rd_req_valid_o[0]),
+    .req_ready_i (ub_rd_req_ready_i[0]),
+    .req_addr_o  (ub_rd_req_addr_o[0]),
+    .rsp_valid_i (ub_rd_rsp_valid_i[0]),
+    .rsp_data_i  (ub_rd_rsp_data_i[0]),
+    .data_valid_o(a_valid),
+    .data_ready_i(a_ready),
+    .data_o      (a_row),
+    .data_user_o (unused_src_user[1])
+  );
+
+  mem_rd_stream #(
+    .AddrW(UbAddrW),
+    .DataW(N * 8),
+    .UserW(1)
+  ) u_b_rd (
+    .clk_i,
+    .rst_ni,
+    .clear_i     (flush_i),
+    .addr_valid_i(b_ask),
+    .addr_ready_o(b_ask_ready),
+    .addr_i      (UbAddrW'(src_b_q) + UbAddrW'(ask_b_q)),
+    .addr_user_i (1'b0),
+    .req_valid_o (ub_rd_req_valid_o[1]),
+    .req_ready_i (ub_rd_req_ready_i[1]),
+    .req_addr_o  (ub_rd_req_addr_o[1]),
+    .rsp_valid_i (ub_rd_rsp_valid_i[1]),
+    .rsp_data_i  (ub_rd_rsp_data_i[1]),
+    .data_valid_o(b_valid),
+    .data_ready_i(b_ready),
+    .data_o      (b_row),
+    .data_user_o (unused_src_user[2])
+  );
+
+  // ---- into the datapaths ----
+  logic vop_in_valid;
+  assign vop_in_valid = state_q == StVop && a_valid && (pool_q || b_valid);
 
   always_comb begin
-    in_fire = 1'b0;
-    unique case (state_q)
-      StAct:   in_fire = feeding && act_in_ready;
-      StVop:   in_fire = feeding && !serial_wait && vop_in_ready;
-      StRaw:   in_fire = feeding;   // RAW writes its UB row directly
-      default: in_fire = 1'b0;
-    endcase
-  end
-
-  // Row addresses: ACT reads ACC[a + i]; RAW reads ACC[a + i/4]; VOP reads
-  // UB[a + i] and UB[b + i].
-  assign acc_rd_addr_o   = AccAddrW'(src_a_q) + AccAddrW'(state_q == StRaw ? sent_q >> 2 : sent_q);
-  assign ub_rd_addr_o[0] = UbAddrW'(src_a_q) + UbAddrW'(sent_q);
-  assign ub_rd_addr_o[1] = UbAddrW'(src_b_q) + UbAddrW'(sent_q);
-
-  // One UB write per cycle, from whichever path the command uses.
-  always_comb begin
-    out_write    = 1'b0;
-    ub_wr_data_o = '0;
+    in_fire   = 1'b0;
+    acc_ready = 1'b0;
+    a_ready   = 1'b0;
+    b_ready   = 1'b0;
     unique case (state_q)
       StAct: begin
-        out_write    = act_out_valid;
-        ub_wr_data_o = act_out_row;
-      end
-      StVop: begin
-        out_write    = vop_out_valid;
-        ub_wr_data_o = vop_out_row;
+        acc_ready = act_in_ready;
+        in_fire   = acc_valid && act_in_ready;
       end
       StRaw: begin
-        // Byte q*N + l of the little-endian int32 row is lane l of UB row q.
-        out_write    = in_fire;
-        ub_wr_data_o = acc_rd_data_i[(sent_q[1:0] * N / 4) +: N / 4];
+        // The ACC row leaves once its fourth quarter is written.
+        acc_ready = ub_wr_ready_i && quarter_q == 2'd3;
+        in_fire   = acc_valid && acc_ready;
+      end
+      StVop: begin
+        in_fire = vop_in_valid && vop_in_ready;
+        a_ready = in_fire;
+        b_ready = in_fire && !pool_q;
       end
       default: ;
     endcase
   end
-  assign ub_wr_en_o   = out_write;
+
+  // One UB write per cycle, from whichever path the command uses.
+  always_comb begin
+    ub_wr_valid_o = 1'b0;
+    ub_wr_data_o  = '0;
+    unique case (state_q)
+      StAct: begin
+        ub_wr_valid_o = act_out_valid;
+        ub_wr_data_o  = act_out_row;
+      end
+      StVop: begin
+        ub_wr_valid_o = vop_out_valid;
+        ub_wr_data_o  = vop_out_row;
+      end
+      StRaw: begin
+        // Byte q*N + l of the little-endian int32 row is lane l of UB row q.
+        ub_wr_valid_o = acc_valid;
+        ub_wr_data_o  = acc_row[(quarter_q * N / 4) +: N / 4];
+      end
+      default: ;
+    endcase
+  end
+  assign out_write    = ub_wr_valid_o && ub_wr_ready_i;
   assign ub_wr_addr_o = UbAddrW'(dst_q) + UbAddrW'(written_q);
   assign last_write   = out_write && (written_q + 20'd1 == out_total_q);
   assign done_o       = last_write || cfg_wr;
 
   always_comb begin
     state_d   = state_q;
-    groups_d  = groups_q + 20'(in_fire && group_last);
+    ask_acc_d = ask_acc_q + 20'(acc_ask && acc_ask_ready);
+    ask_a_d   = ask_a_q + 20'(a_ask && a_ask_ready);
+    ask_b_d   = ask_b_q + 20'(b_ask && b_ask_ready);
     sent_d    = sent_q + 20'(in_fire);
     written_d = written_q + 20'(out_write);
+    quarter_d = quarter_q + 2'(state_q == StRaw && out_write);
     if (last_write) state_d = StIdle;
     if (start) begin
+      ask_acc_d = '0;
+      ask_a_d   = '0;
+      ask_b_d   = '0;
       sent_d    = '0;
       written_d = '0;
-      groups_d  = '0;
+      quarter_d = '0;
       unique case (ins.op)
         OpAct:   state_d = ins.flags[FlagActRaw] ? StRaw : StAct;
         OpVop:   state_d = StVop;
@@ -193,9 +316,12 @@ module unit_vpu #(
        overlaps(20'(ins.c[15:0]), 20'(ins.count), 20'(ins.b), 20'(ins.count))));
 
   `FF(state_q, state_d, StIdle)
+  `FF(ask_acc_q, ask_acc_d, '0)
+  `FF(ask_a_q, ask_a_d, '0)
+  `FF(ask_b_q, ask_b_d, '0)
   `FF(sent_q, sent_d, '0)
-  `FF(groups_q, groups_d, '0)
   `FF(written_q, written_d, '0)
+  `FF(quarter_q, quarter_d, '0)
   `FFLNR(src_a_q, ins.a, start)
   `FFLNR(src_b_q, ins.b, start)
   `FFLNR(dst_q, ins.op == OpVop ? ins.c[15:0] : ins.b, start)
@@ -206,9 +332,7 @@ module unit_vpu #(
   `FFLNR(pool_q, start_pool, start)
   `FFLNR(serial_q, start_serial, start)
   `FFLNR(out_total_q, start_raw && ins.op == OpAct ? 20'(ins.count) << 2 : 20'(ins.count), start)
-  `FFLNR(in_total_q, ins.op == OpAct ? (start_raw ? 20'(ins.count) << 2 : 20'(ins.count))
-                                     : (start_pool ? 20'(ins.count) << start_shift
-                                                   : 20'(ins.count)), start)
+  `FFLNR(in_total_q, start_pool ? 20'(ins.count) << start_shift : 20'(ins.count), start)
 
   // ---------------------------------------------------------------------------
   // Datapaths
@@ -220,9 +344,9 @@ module unit_vpu #(
     .rst_ni,
     .clear_i        (flush_i),
     .lut_i          (lut_q),
-    .in_valid_i     (state_q == StAct && feeding),
+    .in_valid_i     (state_q == StAct && acc_valid),
     .in_ready_o     (act_in_ready),
-    .in_acc_i       (acc_rd_data_i),
+    .in_acc_i       (acc_row),
     .in_bias_i      (bias_q),
     .in_bias_en_i   (bias_en_q),
     .in_multiplier_i(qmult_q),
@@ -234,14 +358,13 @@ module unit_vpu #(
     .in_func_i      (func_q),
     .in_user_i      (1'b0),
     .out_valid_o    (act_out_valid),
-    .out_ready_i    (1'b1),
+    .out_ready_i    (state_q == StAct && ub_wr_ready_i),
     .out_row_o      (act_out_row),
     .out_user_o     (unused_act_user)
   );
 
   assign group_first = !pool_q || ((16'(sent_q) & vop_group_mask) == 16'd0);
   assign group_last  = !pool_q || ((16'(sent_q) & vop_group_mask) == vop_group_mask);
-  assign serial_wait = serial_q && group_first && (written_q != groups_q);
 
   vpu_vop_row #(
     .N(N)
@@ -249,17 +372,17 @@ module unit_vpu #(
     .clk_i,
     .rst_ni,
     .clear_i    (flush_i),
-    .in_valid_i (state_q == StVop && feeding && !serial_wait),
+    .in_valid_i (vop_in_valid),
     .in_ready_o (vop_in_ready),
-    .in_a_i     (ub_rd_data_i[0]),
-    .in_b_i     (ub_rd_data_i[1]),
+    .in_a_i     (a_row),
+    .in_b_i     (b_row),
     .in_op_i    (vop_q),
     .in_shift_i (shift_q),
     .in_first_i (group_first),
     .in_last_i  (group_last),
     .in_user_i  (1'b0),
     .out_valid_o(vop_out_valid),
-    .out_ready_i(1'b1),
+    .out_ready_i(state_q == StVop && ub_wr_ready_i),
     .out_row_o  (vop_out_row),
     .out_user_o (unused_vop_user)
   );

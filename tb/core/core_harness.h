@@ -12,11 +12,16 @@
 #include <vector>
 
 #include "bits.h"
+#include "memory_peek.h"
 #include "tpu/isa.h"
 #include "sim.h"
 #include "tpu_model.h"
 
 namespace tb {
+
+namespace core_peek {
+TB_DEFINE_MEMORY_PEEK(tpu_core__DOT__)
+}  // namespace core_peek
 
 struct CorePerf {
   uint64_t cycles = 0, mxu_busy = 0, useful_macs = 0, wgt_stall = 0, wgt_shift = 0,
@@ -93,18 +98,8 @@ class CoreHarness {
     return res;
   }
 
-  std::vector<int8_t> ub_row(int r) const {
-    std::vector<int8_t> out(N);
-    const auto& row = dut_.rootp->tpu_core__DOT__u_ub__DOT__mem_q[r];
-    for (int j = 0; j < N; ++j) out[j] = int8_t(get_field(row, unsigned(j) * 8, 8));
-    return out;
-  }
-  std::vector<int32_t> acc_row(int r) const {
-    std::vector<int32_t> out(N);
-    const auto& row = dut_.rootp->tpu_core__DOT__u_acc__DOT__mem_q[r];
-    for (int j = 0; j < N; ++j) out[j] = int32_t(get_field(row, unsigned(j) * 32, 32));
-    return out;
-  }
+  std::vector<int8_t> ub_row(int r) const { return core_peek::peek_ub_row(dut_.rootp, N, r); }
+  std::vector<int32_t> acc_row(int r) const { return core_peek::peek_acc_row(dut_.rootp, N, r); }
 
  private:
   // A burst in flight: rows go to / come from addr, addr + N, ...

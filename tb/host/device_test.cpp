@@ -9,8 +9,13 @@
 #include "program_generator.h"
 #include "tb_config.h"  // the configuration: tb::TopModel, tb::kConfig
 #include "verilated_fixture.h"
+#include "memory_peek.h"
 
 namespace {
+
+namespace top_peek {
+TB_DEFINE_MEMORY_PEEK(tpu_top__DOT__u_core__DOT__)
+}  // namespace top_peek
 
 namespace isa = tpu::isa;
 using isa::ErrCode;
@@ -67,12 +72,7 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
   // The root complex's own random source, derived from the test's seed.
   uint64_t seed_for_rc() { return uint64_t(this->rand_int(1, 1 << 30)); }
 
-  std::vector<int8_t> ub_row(int r) {
-    std::vector<int8_t> out(N);
-    const auto& row = this->dut().rootp->tpu_top__DOT__u_core__DOT__u_ub__DOT__mem_q[r];
-    for (int j = 0; j < N; ++j) out[j] = int8_t(tb::get_field(row, unsigned(j) * 8, 8));
-    return out;
-  }
+  std::vector<int8_t> ub_row(int r) { return top_peek::peek_ub_row(this->dut().rootp, N, r); }
 
   // A small GEMM through the rings; true when it equals the reference.
   void check_gemm(int m, int k, int n_out, uint16_t id) {

@@ -77,12 +77,23 @@ module tpu_core #(
   // ---------------------------------------------------------------------------
   // Instruction memory
   // ---------------------------------------------------------------------------
-  instr_t            imem_q [ImemDepth];
+  // Block RAM, written by the host while the core is idle. The controller
+  // reads it synchronously, addressed with its next pc.
   logic [PcW-1:0]    imem_rd_addr;
+  instr_t            imem_rd_data;
 
-  always_ff @(posedge clk_i) begin
-    if (imem_wr_en_i) imem_q[imem_wr_addr_i] <= imem_wr_data_i;
-  end
+  ram_1r1w #(
+    .Width($bits(instr_t)),
+    .Depth(ImemDepth)
+  ) u_imem (
+    .clk_i,
+    .wr_en_i  (imem_wr_en_i),
+    .wr_addr_i(imem_wr_addr_i),
+    .wr_data_i(imem_wr_data_i),
+    .rd_en_i  (1'b1),
+    .rd_addr_i(imem_rd_addr),
+    .rd_data_o(imem_rd_data)
+  );
 
   // ---------------------------------------------------------------------------
   // Controller and unit queues
@@ -110,8 +121,8 @@ module tpu_core #(
     .err_code_o    (err_code),
     .err_pc_o,
     .irq_o,
-    .imem_addr_o   (imem_rd_addr),
-    .imem_data_i   (imem_q[imem_rd_addr]),
+    .imem_rd_addr_o(imem_rd_addr),
+    .imem_rd_data_i(imem_rd_data),
     .cmd_valid_o   (cmd_valid),
     .cmd_ready_i   (cmd_ready),
     .cmd_o         (cmd),

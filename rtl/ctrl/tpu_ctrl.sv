@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // Controller: fetch, decode, check, dependency tracking and dispatch.
 //
-// One instruction per cycle is read from instruction memory, offset by the
+// One instruction per cycle is fetched from instruction memory, offset by the
 // enclosing LOOP, checked (docs/isa.md, "Errors") and issued to the queue of
-// the unit that executes it. Units run decoupled; the scoreboard keeps, per
-// unit, the UB and ACC row ranges and the issue order of every issued command
-// that has not completed. The command at the head of a unit's queue may start
-// only when no older command of another unit still has to write rows it
-// reads, or read or write rows it writes (docs/controller.md); until then the
-// unit waits and the other units go on. A unit runs its own commands in order.
+// the unit that executes it. Instruction memory reads synchronously: the
+// controller addresses it with the next pc (imem_rd_addr_o, pc_d), so the word
+// at pc is on imem_rd_data_i when pc takes that value, branches and stalls
+// included; the memory must not be written while a program runs.
+//
+// Units run decoupled. The scoreboard (ctrl_scoreboard) keeps, per unit, the
+// UB and ACC row ranges of every issued command that has not completed, and
+// for each command the older commands of other units it conflicts with,
+// found once at issue. The command at the head of a unit's queue may start
+// only when none of those is still in flight: no older command of another
+// unit still has to write rows it reads, or read or write rows it writes
+// (docs/controller.md); until then the unit waits and the other units go on.
+// A unit runs its own commands in order.
 //
 // Program end: HALT waits for every unit and ends with OK. An error stops
 // issue; the core waits for the units to drain (a memory fault aborts them
@@ -37,8 +44,8 @@ module tpu_ctrl #(
   output logic [31:0]                  err_pc_o,
   output logic                         irq_o,        // one cycle per IRQ instruction
   // ---- instruction memory ----
-  output logic [PcW-1:0]               imem_addr_o,
-  input  tpu_isa_pkg::instr_t          imem_data_i,
+  output logic [PcW-1:0]               imem_rd_addr_o, // read next cycle: the next pc
+  input  tpu_isa_pkg::instr_t          imem_rd_data_i, // the word at pc (a cycle after its address)
   // ---- unit command queues ----
   output logic [NU-1:0]                cmd_valid_o,
   input  logic [NU-1:0]                cmd_ready_i,
@@ -66,50 +73,21 @@ module tpu_ctrl #(
     StFlush    // one cycle: clear units, queues and weights
   } state_e;
 
-  // [lo, hi) row range; lo/hi never exceed the memory's row count.
-  typedef struct packed {
-    logic        v;
-    logic [16:0] lo;
-    logic [16:0] hi;
-  } range_t;
-
-  typedef struct packed {
-    range_t ub_rd0;
-    range_t ub_rd1;
-    range_t ub_wr;
-    range_t acc_rd;
-    range_t acc_wr;
-  } footprint_t;
-
-  function automatic logic overlap(range_t x, range_t y);
-    return x.v && y.v && (x.lo < y.hi) && (y.lo < x.hi);
-  endfunction
-
-  // a was issued before b (at most 2^15 commands apart, far more than fit in flight).
-  function automatic logic older(logic [15:0] a, logic [15:0] b);
-    logic [15:0] diff;
-    diff = b - a;
-    return (diff != 0) && !diff[15];
-  endfunction
-
-  function automatic logic conflicts(footprint_t n, footprint_t o);
-    return overlap(n.ub_rd0, o.ub_wr) || overlap(n.ub_rd1, o.ub_wr) ||
-           overlap(n.ub_wr, o.ub_rd0) || overlap(n.ub_wr, o.ub_rd1) ||
-           overlap(n.ub_wr, o.ub_wr)  ||
-           overlap(n.acc_rd, o.acc_wr) || overlap(n.acc_wr, o.acc_rd) ||
-           overlap(n.acc_wr, o.acc_wr);
-  endfunction
+  typedef ctrl_pkg::range_t     range_t;
+  typedef ctrl_pkg::footprint_t footprint_t;
 
   // A range [start, start+len) checked against a memory of `rows` rows.
   function automatic logic in_range(logic signed [33:0] start, logic [33:0] len, int unsigned rows);
     return (start >= 0) && (start + $signed(len) <= $signed(34'(rows)));
   endfunction
 
+  // Rows [start, start+len) as an inclusive range; meaningful once in_range
+  // holds (the instruction issues only then) and len > 0.
   function automatic range_t mk_range(logic signed [33:0] start, logic [33:0] len);
     range_t r;
-    r.v  = 1'b1;
-    r.lo = start[16:0];
-    r.hi = 17'(start + $signed(len));
+    r.v    = 1'b1;
+    r.lo   = start[15:0];
+    r.last = 16'(start + $signed(len) - 34'sd1);
     return r;
   endfunction
 
@@ -137,23 +115,8 @@ module tpu_ctrl #(
   assign acc_off  = loop_q ? acc_off_q : '0;
   assign host_off = loop_q ? host_off_q : '0;
 
-  // ---------------------------------------------------------------------------
-  // Scoreboard: per unit a ring of footprints of commands in flight.
-  // ---------------------------------------------------------------------------
-  localparam int unsigned SbPtrW = $clog2(SbDepth);
-  // Ring per unit: [head, start) started and not complete, [start, tail) waiting
-  // in the unit's queue.
-  footprint_t            sb_q [NU][SbDepth];
-  logic [15:0]           sb_seq_q [NU][SbDepth];  // issue order, compared modulo 2^16
-  logic [SbDepth-1:0]    sb_valid_q [NU];
-  logic [SbPtrW-1:0]     sb_head_q [NU], sb_start_q [NU], sb_tail_q [NU];
+  // Commands in flight per unit (the scoreboard, below).
   logic [NU-1:0]         unit_idle, unit_full;
-  logic [15:0]           seq_q, seq_d;
-
-  for (genvar u = 0; u < NU; u++) begin : gen_unit_status
-    assign unit_idle[u] = sb_valid_q[u] == '0;
-    assign unit_full[u] = sb_valid_q[u][sb_tail_q[u]];
-  end
 
   // ---------------------------------------------------------------------------
   // Decode and check
@@ -173,8 +136,7 @@ module tpu_ctrl #(
   logic [33:0]           pool_rows;
 
   assign fetch_ok    = pc_q < ImemDepth;
-  assign imem_addr_o = pc_q[PcW-1:0];
-  assign ins         = imem_data_i;
+  assign ins         = imem_rd_data_i;
 
   always_comb begin
     cnt       = 34'(ins.count);
@@ -309,29 +271,6 @@ module tpu_ctrl #(
     if (index >= CfgLutBase && index < CfgLutBase + 16'd256) return value[31:8] == 0;
     return 1'b0;
   endfunction
-
-  // ---------------------------------------------------------------------------
-  // Hazards: each unit's queue head against older commands of other units
-  // ---------------------------------------------------------------------------
-  always_comb begin
-    for (int u = 0; u < NU; u++) begin
-      footprint_t  head;
-      logic [15:0] head_seq;
-      head     = sb_q[u][sb_start_q[u]];
-      head_seq = sb_seq_q[u][sb_start_q[u]];
-      unit_hold_o[u] = 1'b0;
-      for (int v = 0; v < NU; v++) begin
-        for (int e = 0; e < SbDepth; e++) begin
-          if (v != u && sb_valid_q[v][e] && older(sb_seq_q[v][e], head_seq) &&
-              conflicts(head, sb_q[v][e])) unit_hold_o[u] = 1'b1;
-        end
-      end
-      // Only a command waiting in the queue can be held. The slot at start is
-      // valid exactly when one waits (start == tail with a valid slot means
-      // the ring is full of waiting commands).
-      if (!sb_valid_q[u][sb_start_q[u]]) unit_hold_o[u] = 1'b0;
-    end
-  end
 
   // ---------------------------------------------------------------------------
   // Issue
@@ -490,63 +429,32 @@ module tpu_ctrl #(
   `FF(acc_off_q, acc_off_d, '0)
   `FF(host_off_q, host_off_d, '0)
 
-  assign seq_d = seq_q + 16'(issue && to_unit);
-  `FF(seq_q, seq_d, '0)
+  // Synchronous instruction memory: address it with the next pc.
+  assign imem_rd_addr_o = pc_d[PcW-1:0];
 
   assign busy_o     = state_q != StIdle;
   assign err_code_o = err_q;
   assign err_pc_o   = err_pc_q;
 
   // ---------------------------------------------------------------------------
-  // Scoreboard update: allocate on issue, free the oldest on a unit's done.
+  // Scoreboard: allocate on issue, dependencies found once, free on done
   // ---------------------------------------------------------------------------
-  for (genvar u = 0; u < NU; u++) begin : gen_sb
-    logic alloc, free, started;
-    assign alloc   = issue && to_unit && (int'(unit) == u);
-    assign free    = unit_done_i[u] && !flush_o;
-    assign started = unit_start_i[u] && !flush_o;
-
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) begin
-        sb_valid_q[u] <= '0;
-        sb_head_q[u]  <= '0;
-        sb_start_q[u] <= '0;
-        sb_tail_q[u]  <= '0;
-      end else if (flush_o) begin
-        sb_valid_q[u] <= '0;
-        sb_head_q[u]  <= '0;
-        sb_start_q[u] <= '0;
-        sb_tail_q[u]  <= '0;
-      end else begin
-        if (started) sb_start_q[u] <= sb_start_q[u] + 1'b1;
-        if (alloc) begin
-          sb_valid_q[u][sb_tail_q[u]] <= 1'b1;
-          sb_tail_q[u] <= sb_tail_q[u] + 1'b1;
-        end
-        if (free) begin
-          sb_valid_q[u][sb_head_q[u]] <= 1'b0;
-          sb_head_q[u] <= sb_head_q[u] + 1'b1;
-        end
-      end
-    end
-
-    always_ff @(posedge clk_i) begin
-      if (alloc) begin
-        sb_q[u][sb_tail_q[u]]     <= fp;
-        sb_seq_q[u][sb_tail_q[u]] <= seq_q;
-      end
-    end
-
-    logic head_valid, start_valid;
-    assign head_valid  = sb_valid_q[u][sb_head_q[u]];
-    assign start_valid = sb_valid_q[u][sb_start_q[u]];
-    `ASSERT(DoneHasCommand, unit_done_i[u] && !flush_o |-> head_valid)
-    `ASSERT(StartHasCommand, unit_start_i[u] && !flush_o |-> start_valid)
-    `ASSERT(HeldNotStarted, unit_hold_o[u] |-> !unit_start_i[u])
-  end
-
-  if (SbDepth != (1 << SbPtrW)) begin : gen_bad_sb
-    $error("tpu_ctrl: SbDepth must be a power of two");
-  end
+  ctrl_scoreboard #(
+    .UbRows (UbRows),
+    .AccRows(AccRows),
+    .Depth  (SbDepth)
+  ) u_sb (
+    .clk_i,
+    .rst_ni,
+    .clear_i     (flush_o),
+    .alloc_i     (issue && to_unit),
+    .alloc_unit_i(unit),
+    .alloc_fp_i  (fp),
+    .start_i     (unit_start_i),
+    .done_i      (unit_done_i),
+    .hold_o      (unit_hold_o),
+    .idle_o      (unit_idle),
+    .full_o      (unit_full)
+  );
 
 endmodule

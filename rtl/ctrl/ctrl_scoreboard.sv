@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scoreboard: the commands in flight per unit and what each waiting command
+// still waits for.
+//
+// Every command issued to a unit (alloc_i) takes the next slot of that unit's
+// ring and leaves it when the unit reports it complete (done_i, oldest first).
+// At allocation its footprint is compared once with every entry of the other
+// units in flight: those are exactly the older commands of other units, and
+// no older one can join later. The entries it conflicts with (read after
+// write, write after read, write after write; docs/controller.md) become its
+// dependency mask; a mask bit clears when its entry completes. The command at
+// the head of a unit's queue is held while its mask is not empty, so the
+// per-cycle work is a mask test per unit, not a range comparison.
+//
+// Per unit only the ranges its opcodes have are kept: memory one UB range
+// (read by WHM, written by RHM), weight none, matrix UB read and ACC write,
+// vector two UB reads, a UB write and an ACC read. An MMC's ACC read (when it
+// accumulates) is the rows it writes and only the matrix unit writes the ACC,
+// so no other unit's command can conflict with it: it is not kept. Ranges are
+// stored with the memory's address width.
+//
+// Timing: alloc_i, start_i, done_i and clear_i act at the clock edge; hold_o,
+// idle_o and full_o come from flops through a mux and an OR. An entry that
+// completes in the cycle a command is allocated is no dependency of it.
+`include "tpu_macros.svh"
+
+module ctrl_scoreboard #(
+  parameter int unsigned UbRows  = tpu_pkg::Cfg.ub_rows,
+  parameter int unsigned AccRows = tpu_pkg::Cfg.acc_rows,
+  parameter int unsigned Depth   = 8,   // commands in flight per unit, a power of two
+  localparam int unsigned NU     = tpu_isa_pkg::NumUnits
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  input  logic                   clear_i,      // flush: empty every ring
+  // ---- issue ----
+  input  logic                   alloc_i,      // a command enters alloc_unit_i's queue
+  input  logic [1:0]             alloc_unit_i,
+  input  ctrl_pkg::footprint_t   alloc_fp_i,
+  // ---- units ----
+  input  logic [NU-1:0]          start_i,      // a unit took the command at its queue head
+  input  logic [NU-1:0]          done_i,       // a unit's oldest command completed
+  output logic [NU-1:0]          hold_o,       // the queue head must wait (dependency)
+  output logic [NU-1:0]          idle_o,       // no command in flight
+  output logic [NU-1:0]          full_o        // no slot for another command
+);
+
+  import tpu_isa_pkg::UnitMem, tpu_isa_pkg::UnitWgt, tpu_isa_pkg::UnitMmc,
+         tpu_isa_pkg::UnitVpu;
+
+  localparam int unsigned PtrW  = $clog2(Depth);
+  localparam int unsigned UbAw  = $clog2(UbRows);
+  localparam int unsigned AccAw = $clog2(AccRows);
+
+  typedef struct packed {
+    logic            v;
+    logic [UbAw-1:0] lo;
+    logic [UbAw-1:0] last;
+  } ub_rng_t;
+
+  typedef struct packed {
+    logic             v;
+    logic [AccAw-1:0] lo;
+    logic [AccAw-1:0] last;
+  } acc_rng_t;
+
+  // Written with < only: Yosys builds a <= from a subtraction's carry plus an
+  // equality tree, a < from the carry alone.
+  function automatic logic ub_ov(ub_rng_t x, ub_rng_t y);
+    return x.v && y.v && !(y.last < x.lo) && !(x.last < y.lo);
+  endfunction
+
+  function automatic logic acc_ov(acc_rng_t x, acc_rng_t y);
+    return x.v && y.v && !(y.last < x.lo) && !(x.last < y.lo);
+  endfunction
+
+  // ---------------------------------------------------------------------------
+  // The new command's footprint, narrowed (issued ranges lie inside the memory)
+  // ---------------------------------------------------------------------------
+  ub_rng_t  n_rd0, n_rd1, n_wr;
+  acc_rng_t n_acc_rd, n_acc_wr;
+
+  assign n_rd0    = '{v: alloc_fp_i.ub_rd0.v, lo: alloc_fp_i.ub_rd0.lo[UbAw-1:0],
+                      last: alloc_fp_i.ub_rd0.last[UbAw-1:0]};
+  assign n_rd1    = '{v: alloc_fp_i.ub_rd1.v, lo: alloc_fp_i.ub_rd1.lo[UbAw-1:0],
+                      last: alloc_fp_i.ub_rd1.last[UbAw-1:0]};
+  assign n_wr     = '{v: alloc_fp_i.ub_wr.v, lo: alloc_fp_i.ub_wr.lo[UbAw-1:0],
+                      last: alloc_fp_i.ub_wr.last[UbAw-1:0]};
+  assign n_acc_rd = '{v: alloc_fp_i.acc_rd.v, lo: alloc_fp_i.acc_rd.lo[AccAw-1:0],
+                      last: alloc_fp_i.acc_rd.last[AccAw-1:0]};
+  assign n_acc_wr = '{v: alloc_fp_i.acc_wr.v, lo: alloc_fp_i.acc_wr.lo[AccAw-1:0],
+                      last: alloc_fp_i.acc_wr.last[AccAw-1:0]};
+
+  // ---------------------------------------------------------------------------
+  // Rings: [head, start) started and not complete, [start, tail) in the queue
+  // ---------------------------------------------------------------------------
+  logic [NU-1:0][Depth-1:0] valid_q, clr, conf, new_dep;
+  logic [NU-1:0][PtrW-1:0]  head_q, start_q, tail_q;
+  logic [NU-1:0]            alloc, free, started;
+
+  for (genvar u = 0; u < NU; u++) begin : gen_ring
+    assign alloc[u]   = alloc_i && (alloc_unit_i == 2'(u)) && !clear_i;
+    assign free[u]    = done_i[u] && !clear_i;
+    assign started[u] = start_i[u] && !clear_i;
+    // The entry that completes this cycle.
+    assign clr[u]     = free[u] ? Depth'(1) << head_q[u] : '0;
+    assign idle_o[u]  = valid_q[u] == '0;
+    assign full_o[u]  = valid_q[u][tail_q[u]];
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        valid_q[u] <= '0;
+        head_q[u]  <= '0;
+        start_q[u] <= '0;
+        tail_q[u]  <= '0;
+      end else if (clear_i) begin
+        valid_q[u] <= '0;
+        head_q[u]  <= '0;
+        start_q[u] <= '0;
+        tail_q[u]  <= '0;
+      end else begin
+        if (started[u]) start_q[u] <= start_q[u] + 1'b1;
+        if (alloc[u]) begin
+          valid_q[u][tail_q[u]] <= 1'b1;
+          tail_q[u] <= tail_q[u] + 1'b1;
+        end
+        if (free[u]) begin
+          valid_q[u][head_q[u]] <= 1'b0;
+          head_q[u] <= head_q[u] + 1'b1;
+        end
+      end
+    end
+
+    // Dependencies of the new command on this unit's entries: in flight and
+    // not completing now, conflicting, and of another unit.
+    assign new_dep[u] = (alloc_unit_i == 2'(u)) ? '0 : conf[u] & valid_q[u] & ~clr[u];
+
+    `ASSERT(DoneHasCommand, done_i[u] && !clear_i |-> valid_q[u][head_q[u]])
+    `ASSERT(StartHasCommand, start_i[u] && !clear_i |-> valid_q[u][start_q[u]])
+    `ASSERT(HeldNotStarted, hold_o[u] |-> !start_i[u])
+    `ASSERT(AllocHasRoom, alloc[u] |-> !full_o[u])
+  end
+
+  // ---------------------------------------------------------------------------
+  // Footprints, and the new command's conflicts with each entry
+  // ---------------------------------------------------------------------------
+  // Memory unit: one UB range; written (RHM) or read (WHM).
+  // (Packed arrays: flops with an enable each, not a memory to be mapped.)
+  ub_rng_t  [Depth-1:0]  mem_ub_q;
+  logic     [Depth-1:0]  mem_wr_q;
+  // Matrix unit: UB rows read, ACC rows written.
+  ub_rng_t  [Depth-1:0]  mmc_ub_q;
+  acc_rng_t [Depth-1:0]  mmc_acc_q;
+  // Vector unit: UB rows read (two sources), UB rows written, ACC rows read.
+  ub_rng_t  [Depth-1:0]  vpu_rd0_q, vpu_rd1_q, vpu_wr_q;
+  acc_rng_t [Depth-1:0]  vpu_acc_q;
+
+  // Each slot loads on its own enable (a write at a variable index would
+  // synthesize as shifters).
+  always_ff @(posedge clk_i) begin
+    for (int e = 0; e < Depth; e++) begin
+      if (alloc[UnitMem] && tail_q[UnitMem] == PtrW'(e)) begin
+        mem_ub_q[e] <= n_wr.v ? n_wr : n_rd0;
+        mem_wr_q[e] <= n_wr.v;
+      end
+      if (alloc[UnitMmc] && tail_q[UnitMmc] == PtrW'(e)) begin
+        mmc_ub_q[e]  <= n_rd0;
+        mmc_acc_q[e] <= n_acc_wr;
+      end
+      if (alloc[UnitVpu] && tail_q[UnitVpu] == PtrW'(e)) begin
+        vpu_rd0_q[e] <= n_rd0;
+        vpu_rd1_q[e] <= n_rd1;
+        vpu_wr_q[e]  <= n_wr;
+        vpu_acc_q[e] <= n_acc_rd;
+      end
+    end
+  end
+
+  // Only pairs that can meet are compared: a UB range the new command writes
+  // against every kept UB range; a UB range it reads against the UB ranges
+  // that memory and vector commands write; its ACC read against matrix ACC
+  // writes; its ACC write against vector ACC reads. (n_rd1 exists only for a
+  // VOP, so not against the vector unit's own writes.)
+  always_comb begin
+    conf = '0;
+    for (int e = 0; e < Depth; e++) begin
+      conf[UnitMem][e] = ub_ov(n_wr, mem_ub_q[e]) ||
+                         (mem_wr_q[e] && (ub_ov(n_rd0, mem_ub_q[e]) || ub_ov(n_rd1, mem_ub_q[e])));
+      conf[UnitMmc][e] = ub_ov(n_wr, mmc_ub_q[e]) || acc_ov(n_acc_rd, mmc_acc_q[e]);
+      conf[UnitVpu][e] = ub_ov(n_rd0, vpu_wr_q[e]) || ub_ov(n_wr, vpu_rd0_q[e]) ||
+                         ub_ov(n_wr, vpu_rd1_q[e]) || ub_ov(n_wr, vpu_wr_q[e]) ||
+                         acc_ov(n_acc_wr, vpu_acc_q[e]);
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Dependency masks: entry e of unit u waits for the set bits of dep[u][e][v]
+  // (entries of unit v). Only memory, matrix and vector commands have any.
+  // ---------------------------------------------------------------------------
+  logic [NU-1:0][Depth-1:0][NU-1:0][Depth-1:0] dep;
+
+  for (genvar u = 0; u < NU; u++) begin : gen_dep_u
+    for (genvar e = 0; e < Depth; e++) begin : gen_dep_e
+      for (genvar v = 0; v < NU; v++) begin : gen_dep_v
+        if (u != v && u != UnitWgt && v != UnitWgt) begin : gen_mask
+          // Meaningful only while the slot is valid and loaded whole when it
+          // is allocated: neither a reset nor the clear is needed.
+          logic [Depth-1:0] mask_q, mask_d;
+          always_comb begin
+            mask_d = mask_q & ~clr[v];
+            if (alloc[u] && tail_q[u] == PtrW'(e)) mask_d = new_dep[v];
+          end
+          `FFNR(mask_q, mask_d)
+          assign dep[u][e][v] = mask_q;
+        end else begin : gen_no_mask
+          assign dep[u][e][v] = '0;
+        end
+      end
+    end
+  end
+
+  // Weight commands have no footprint: nothing depends on them.
+  logic unused_wgt_dep;
+  assign unused_wgt_dep = ^new_dep[UnitWgt];
+
+  // Only a command waiting in the queue can be held. The slot at start is
+  // valid exactly when one waits (start == tail with a valid slot means the
+  // ring is full of waiting commands).
+  for (genvar u = 0; u < NU; u++) begin : gen_hold
+    assign hold_o[u] = valid_q[u][start_q[u]] && (dep[u][start_q[u]] != '0);
+  end
+
+  // The kept fields are every field each unit's opcodes set (ctrl_pkg).
+  `ASSERT(MemFootprint, alloc[UnitMem] |-> (alloc_fp_i.ub_wr.v != alloc_fp_i.ub_rd0.v) &&
+          !alloc_fp_i.ub_rd1.v && !alloc_fp_i.acc_rd.v && !alloc_fp_i.acc_wr.v)
+  `ASSERT(WgtFootprint, alloc[UnitWgt] |-> alloc_fp_i == '0)
+  `ASSERT(MmcFootprint, alloc[UnitMmc] |-> !alloc_fp_i.ub_rd1.v && !alloc_fp_i.ub_wr.v &&
+          (!alloc_fp_i.acc_rd.v || alloc_fp_i.acc_rd == alloc_fp_i.acc_wr))
+  `ASSERT(VpuFootprint, alloc[UnitVpu] |-> !alloc_fp_i.acc_wr.v)
+
+  if (Depth != (1 << PtrW) || Depth < 2) begin : gen_bad_depth
+    $error("ctrl_scoreboard: Depth must be a power of two, at least 2");
+  end
+
+endmodule

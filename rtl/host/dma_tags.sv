@@ -23,7 +23,12 @@
 // transfer) and its timer restarts, so it stays a Zombie for another timeout.
 // An expired Zombie becomes Free.
 //
-// Lookups are combinational from flops; updates take effect at the next edge.
+// Storage: what is searched or written from two places every cycle stays in
+// flops (state, gen, rem). off, len and stamp are written from one place at
+// a time (allocation; a timeout restarts a timer, and no slot is allocated in
+// that cycle) and live in RAMs with one write port and a read port per
+// lookup (LUT RAM with asynchronous reads, see docs/dma.md).
+// Lookups are combinational; updates take effect at the next edge.
 `include "tpu_macros.svh"
 
 module dma_tags #(
@@ -74,9 +79,10 @@ module dma_tags #(
 
   logic [Tags-1:0][1:0]        state_q, state_d;
   logic [Tags-1:0][GenW-1:0]   gen_q, gen_d;
-  logic [Tags-1:0][OffW-1:0]   off_q, off_d;
-  logic [Tags-1:0][12:0]       len_q, len_d, rem_q, rem_d;
-  logic [Tags-1:0][TimerW-1:0] stamp_q, stamp_d;
+  logic [OffW-1:0]             off_q   [Tags];
+  logic [12:0]                 len_q   [Tags];
+  logic [TimerW-1:0]           stamp_q [Tags];
+  logic [Tags-1:0][12:0]       rem_q, rem_d;
   logic [TimerW-1:0]           now_q;
   logic [SlotW-1:0]            ptr_q, ptr_d, scan_q, alloc_slot, cand, cpl_slot;
   logic [GenW-1:0]             cpl_gen;
@@ -121,14 +127,10 @@ module dma_tags #(
   always_comb begin
     state_d = state_q;
     gen_d   = gen_q;
-    off_d   = off_q;
-    len_d   = len_q;
     rem_d   = rem_q;
-    stamp_d = stamp_q;
     if (commit_i) rem_d[cpl_slot] = rem_q[cpl_slot] - commit_len_i;
     if (release_i) state_d[head_slot_i] = TagFree;
     if (zombie_expired) state_d[scan_q] = TagFree;
-    if (timeout_o) stamp_d[scan_q] = now_q;
     if (abandon_i) begin
       for (int s = 0; s < Tags; s++) begin
         if (state_q[s] == TagActive) state_d[s] = (rem_d[s] != '0) ? TagZombie : TagFree;
@@ -138,10 +140,7 @@ module dma_tags #(
     if (alloc_i) begin
       state_d[alloc_slot] = TagActive;
       gen_d[alloc_slot]   = gen_q[alloc_slot] + 1'b1;
-      off_d[alloc_slot]   = alloc_off_i;
-      len_d[alloc_slot]   = alloc_len_i;
       rem_d[alloc_slot]   = alloc_len_i;
-      stamp_d[alloc_slot] = now_q;
     end
   end
 
@@ -150,12 +149,22 @@ module dma_tags #(
   `FF(ptr_q, ptr_d, '0)
   `FF(scan_q, scan_q + 1'b1, '0)
   `FF(now_q, now_q + 1'b1, '0)
-  `FFNR(off_q, off_d)
-  `FFNR(len_q, len_d)
   `FFNR(rem_q, rem_d)
-  `FFNR(stamp_q, stamp_d)
+
+  always_ff @(posedge clk_i) begin
+    if (alloc_i) begin
+      off_q[alloc_slot] <= alloc_off_i;
+      len_q[alloc_slot] <= alloc_len_i;
+    end
+  end
+  // The timer restarts at allocation, or when the slot times out.
+  always_ff @(posedge clk_i) begin
+    if (alloc_i || timeout_o) stamp_q[alloc_i ? alloc_slot : scan_q] <= now_q;
+  end
 
   `ASSERT(TagAllocFree, alloc_i |-> alloc_valid_o && !abandon_i)
+  // One stamp write per cycle: a timeout abandons, so nothing is allocated.
+  `ASSERT(TagAllocNotTimeout, alloc_i |-> !timeout_o)
   `ASSERT(TagAllocLen, alloc_i |-> (alloc_len_i != '0) && (alloc_len_i <= 13'd4096))
   `ASSERT(TagCommitActive, commit_i |-> cpl_active_o && (commit_len_i <= cpl_rem_o))
   `ASSERT(TagRetireKnown, retire_i |-> (cpl_zombie_o || (cpl_active_o && abandon_i)))

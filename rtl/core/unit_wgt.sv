@@ -147,8 +147,9 @@ module unit_wgt #(
     .count_o(unused_rx_count)
   );
 
-  // The FIFO is cleared by a flush along with the rest of the unit.
-  stream_fifo #(
+  // The FIFO is cleared by a flush along with the rest of the unit. Its rows
+  // live in block RAM; the RAM FIFO still gives one row per cycle.
+  stream_fifo_ram #(
     .Width(N * 8),
     .Depth(FifoRows)
   ) u_fifo (

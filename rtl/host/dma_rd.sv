@@ -118,10 +118,15 @@ module dma_rd #(
   } state_e;
 
   // ---- descriptor table ----
-  logic [MaxXfers-1:0][63:0]      tab_addr_q, tab_addr_d;
-  logic [MaxXfers-1:0][OffW-1:0]  tab_len_q, tab_len_d;
-  logic [MaxXfers-1:0][LineW-1:0] tab_base_q, tab_base_d;   // base offset / 16
-  logic [MaxXfers-1:0][OffW-1:0]  tab_eoff_q, tab_eoff_d;   // failing byte offset in the transfer
+  // addr, len and base are written once, at accept, and eoff once, when the
+  // head fails: each is a RAM with one write port and a read port per reader
+  // (LUT RAM, see docs/dma.md). err has two writers (accept, head error) and
+  // stays in flops.
+  logic [63:0]                    tab_addr_q [MaxXfers];
+  logic [OffW-1:0]                tab_len_q  [MaxXfers];
+  logic [LineW-1:0]               tab_base_q [MaxXfers];   // base offset / 16
+  logic [OffW-1:0]                tab_eoff_q [MaxXfers];   // failing byte offset in the transfer
+  logic [OffW-1:0]                tab_eoff_w;
   err_e [MaxXfers-1:0]            tab_err_q, tab_err_d;
   logic [PtrW-1:0]                tail_q, tail_d, iss_q, iss_d, rd_q, rd_d, done_q, done_d;
   logic [LineW-1:0]               next_base_q, next_base_d;
@@ -465,31 +470,21 @@ module dma_rd #(
     done_d      = done_take ? done_q + 1'b1 : done_q;
     next_base_d = accept ? next_base_q + LineW'((OffW'(req_i.len) + OffW'(15)) >> 4)
                          : next_base_q;
-    tab_addr_d  = tab_addr_q;
-    tab_len_d   = tab_len_q;
-    tab_base_d  = tab_base_q;
     tab_err_d   = tab_err_q;
-    tab_eoff_d  = tab_eoff_q;
-    if (accept) begin
-      tab_addr_d[tail_q[IdxW-1:0]] = req_i.addr;
-      tab_len_d[tail_q[IdxW-1:0]]  = OffW'(req_i.len);
-      tab_base_d[tail_q[IdxW-1:0]] = next_base_q;
-      tab_err_d[tail_q[IdxW-1:0]]  = ErrNone;
-      tab_eoff_d[tail_q[IdxW-1:0]] = '0;
-    end
+    tab_eoff_w  = iss_rel_q;
+    if (accept) tab_err_d[tail_q[IdxW-1:0]] = ErrNone;
     if (head_err) begin
       if (perr_head) begin
-        tab_err_d[rd_idx]  = perr_code_q;
-        tab_eoff_d[rd_idx] = rel_perr;
+        tab_err_d[rd_idx] = perr_code_q;
+        tab_eoff_w        = rel_perr;
       end else if (cpl_head) begin
-        tab_err_d[rd_idx]  = cpl_err_code;
-        tab_eoff_d[rd_idx] = rel_cpl;
+        tab_err_d[rd_idx] = cpl_err_code;
+        tab_eoff_w        = rel_cpl;
       end else if (to_head) begin
-        tab_err_d[rd_idx]  = ErrTimeout;
-        tab_eoff_d[rd_idx] = rel_to;
+        tab_err_d[rd_idx] = ErrTimeout;
+        tab_eoff_w        = rel_to;
       end else begin
-        tab_err_d[rd_idx]  = ErrBusMasterOff;
-        tab_eoff_d[rd_idx] = iss_rel_q;
+        tab_err_d[rd_idx] = ErrBusMasterOff;
       end
     end
     if (clear_i) begin
@@ -513,10 +508,17 @@ module dma_rd #(
   `FF(perr_code_q, perr_code_d, ErrNone)
   `FF(perr_off_q, perr_off_d, '0)
   `FF(tab_err_q, tab_err_d, '0)
-  `FFNR(tab_addr_q, tab_addr_d)
-  `FFNR(tab_len_q, tab_len_d)
-  `FFNR(tab_base_q, tab_base_d)
-  `FFNR(tab_eoff_q, tab_eoff_d)
+  always_ff @(posedge clk_i) begin
+    if (accept) begin
+      tab_addr_q[tail_q[IdxW-1:0]] <= req_i.addr;
+      tab_len_q[tail_q[IdxW-1:0]]  <= OffW'(req_i.len);
+      tab_base_q[tail_q[IdxW-1:0]] <= next_base_q;
+    end
+  end
+  // Read only while the descriptor's err is not ErrNone, so never stale.
+  always_ff @(posedge clk_i) begin
+    if (head_err) tab_eoff_q[rd_idx] <= tab_eoff_w;
+  end
   `FF(pend_q, rob_re, 1'b0)
   `FFL(pend_last_q, final_line, rob_re, 1'b0)
   `FFL(pend_keep_q, final_line ? low_bytes({h_len[3:0] == '0, h_len[3:0]}) : 16'hffff,

@@ -23,7 +23,14 @@
 // transfer) and its timer restarts, so it stays a Zombie for another timeout.
 // An expired Zombie becomes Free.
 //
-// Lookups are combinational from flops; updates take effect at the next edge.
+// Storage: what is searched every cycle stays in flops: state, gen and a
+// bit per slot saying it still expects data. off, len and stamp are written
+// from one place at a time (allocation; a timeout restarts a timer, and no
+// slot is allocated in that cycle), the remaining bytes only by a commit: an
+// allocated slot reads its len as remaining bytes until its first commit
+// (bit fresh). Each is a RAM with one write port and a read port per lookup
+// (LUT RAM with asynchronous reads, see docs/dma.md).
+// Lookups are combinational; updates take effect at the next edge.
 `include "tpu_macros.svh"
 
 module dma_tags #(
@@ -74,27 +81,36 @@ module dma_tags #(
 
   logic [Tags-1:0][1:0]        state_q, state_d;
   logic [Tags-1:0][GenW-1:0]   gen_q, gen_d;
-  logic [Tags-1:0][OffW-1:0]   off_q, off_d;
-  logic [Tags-1:0][12:0]       len_q, len_d, rem_q, rem_d;
-  logic [Tags-1:0][TimerW-1:0] stamp_q, stamp_d;
+  logic [OffW-1:0]             off_q   [Tags];
+  logic [12:0]                 len_q   [Tags];
+  logic [TimerW-1:0]           stamp_q [Tags];
+  logic [12:0]                 rem_q   [Tags];
+  logic [Tags-1:0]             fresh_q, fresh_d;    // allocated, no commit yet: rem = len
+  logic [Tags-1:0]             expect_q, expect_d;  // remaining bytes not zero
+  logic [12:0]                 rem_new;
   logic [TimerW-1:0]           now_q;
-  logic [SlotW-1:0]            ptr_q, ptr_d, scan_q, alloc_slot, cand, cpl_slot;
+  logic [SlotW-1:0]            ptr_q, ptr_d, scan_q, alloc_slot, cpl_slot;
   logic [GenW-1:0]             cpl_gen;
   logic                        expired, zombie_expired;
 
   // ---- allocation: first free slot at or after ptr_q ----
+  // The free vector is rotated so that slot ptr_q is bit 0; the first set bit
+  // is the distance to the slot.
+  logic [Tags-1:0]  free_vec, free_rot;
+  logic [SlotW-1:0] first;
+
   always_comb begin
-    alloc_valid_o = 1'b0;
-    alloc_slot    = '0;
-    cand          = '0;
+    for (int s = 0; s < Tags; s++) free_vec[s] = state_q[s] == TagFree;
+  end
+  assign free_rot      = Tags'({free_vec, free_vec} >> ptr_q);
+  assign alloc_valid_o = free_vec != '0;
+  always_comb begin
+    first = '0;
     for (int i = Tags - 1; i >= 0; i--) begin
-      cand = ptr_q + SlotW'(i);
-      if (state_q[cand] == TagFree) begin
-        alloc_valid_o = 1'b1;
-        alloc_slot    = cand;
-      end
+      if (free_rot[i]) first = SlotW'(i);
     end
   end
+  assign alloc_slot = ptr_q + first;
 
   assign alloc_tag_o = {gen_q[alloc_slot] + 1'b1, alloc_slot};
   assign ptr_d       = alloc_i ? alloc_slot + 1'b1 : ptr_q;
@@ -106,14 +122,14 @@ module dma_tags #(
   assign cpl_zombie_o = (state_q[cpl_slot] == TagZombie) && (gen_q[cpl_slot] == cpl_gen);
   assign cpl_off_o    = off_q[cpl_slot];
   assign cpl_len_o    = len_q[cpl_slot];
-  assign cpl_rem_o    = rem_q[cpl_slot];
+  assign cpl_rem_o    = fresh_q[cpl_slot] ? len_q[cpl_slot] : rem_q[cpl_slot];
   assign head_off_o   = off_q[head_slot_i];
   assign head_len_o   = len_q[head_slot_i];
-  assign head_rem_o   = rem_q[head_slot_i];
+  assign head_rem_o   = fresh_q[head_slot_i] ? len_q[head_slot_i] : rem_q[head_slot_i];
 
   // ---- timeout scan ----
   assign expired        = (now_q - stamp_q[scan_q]) >= TimerW'(timeout_i);
-  assign timeout_o      = expired && (state_q[scan_q] == TagActive) && (rem_q[scan_q] != '0);
+  assign timeout_o      = expired && (state_q[scan_q] == TagActive) && expect_q[scan_q];
   assign zombie_expired = expired && (state_q[scan_q] == TagZombie);
   assign timeout_off_o  = off_q[scan_q];
 
@@ -121,27 +137,25 @@ module dma_tags #(
   always_comb begin
     state_d = state_q;
     gen_d   = gen_q;
-    off_d   = off_q;
-    len_d   = len_q;
-    rem_d   = rem_q;
-    stamp_d = stamp_q;
-    if (commit_i) rem_d[cpl_slot] = rem_q[cpl_slot] - commit_len_i;
+    fresh_d  = fresh_q;
+    expect_d = expect_q;
+    if (commit_i) begin
+      fresh_d[cpl_slot]  = 1'b0;
+      expect_d[cpl_slot] = rem_new != '0;
+    end
     if (release_i) state_d[head_slot_i] = TagFree;
     if (zombie_expired) state_d[scan_q] = TagFree;
-    if (timeout_o) stamp_d[scan_q] = now_q;
     if (abandon_i) begin
       for (int s = 0; s < Tags; s++) begin
-        if (state_q[s] == TagActive) state_d[s] = (rem_d[s] != '0) ? TagZombie : TagFree;
+        if (state_q[s] == TagActive) state_d[s] = expect_d[s] ? TagZombie : TagFree;
       end
     end
     if (retire_i) state_d[cpl_slot] = TagFree;
     if (alloc_i) begin
       state_d[alloc_slot] = TagActive;
       gen_d[alloc_slot]   = gen_q[alloc_slot] + 1'b1;
-      off_d[alloc_slot]   = alloc_off_i;
-      len_d[alloc_slot]   = alloc_len_i;
-      rem_d[alloc_slot]   = alloc_len_i;
-      stamp_d[alloc_slot] = now_q;
+      fresh_d[alloc_slot]  = 1'b1;
+      expect_d[alloc_slot] = 1'b1;
     end
   end
 
@@ -150,16 +164,36 @@ module dma_tags #(
   `FF(ptr_q, ptr_d, '0)
   `FF(scan_q, scan_q + 1'b1, '0)
   `FF(now_q, now_q + 1'b1, '0)
-  `FFNR(off_q, off_d)
-  `FFNR(len_q, len_d)
-  `FFNR(rem_q, rem_d)
-  `FFNR(stamp_q, stamp_d)
+  `FF(fresh_q, fresh_d, '0)
+  `FF(expect_q, expect_d, '0)
+
+  assign rem_new = cpl_rem_o - commit_len_i;
+  always_ff @(posedge clk_i) begin
+    if (commit_i) rem_q[cpl_slot] <= rem_new;
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (alloc_i) begin
+      off_q[alloc_slot] <= alloc_off_i;
+      len_q[alloc_slot] <= alloc_len_i;
+    end
+  end
+  // The timer restarts at allocation, or when the slot times out.
+  always_ff @(posedge clk_i) begin
+    if (alloc_i || timeout_o) stamp_q[alloc_i ? alloc_slot : scan_q] <= now_q;
+  end
 
   `ASSERT(TagAllocFree, alloc_i |-> alloc_valid_o && !abandon_i)
+  // One stamp write per cycle: a timeout abandons, so nothing is allocated.
+  `ASSERT(TagAllocNotTimeout, alloc_i |-> !timeout_o)
   `ASSERT(TagAllocLen, alloc_i |-> (alloc_len_i != '0) && (alloc_len_i <= 13'd4096))
   `ASSERT(TagCommitActive, commit_i |-> cpl_active_o && (commit_len_i <= cpl_rem_o))
   `ASSERT(TagRetireKnown, retire_i |-> (cpl_zombie_o || (cpl_active_o && abandon_i)))
   `ASSERT(TagReleaseDone, release_i |-> (state_q[head_slot_i] == TagActive) &&
-                                        (rem_q[head_slot_i] == '0))
+                                        (head_rem_o == '0) && !expect_q[head_slot_i])
+  // expect mirrors the remaining bytes of every Active slot (checked at the scanner).
+  logic [12:0] scan_rem;
+  assign scan_rem = fresh_q[scan_q] ? len_q[scan_q] : rem_q[scan_q];
+  `ASSERT(TagExpectMirrors, (state_q[scan_q] == TagActive) |-> expect_q[scan_q] == (scan_rem != '0))
 
 endmodule

@@ -106,7 +106,8 @@ module dma_wr #(
   logic [$clog2(BufBeats+1)-1:0] unused_df_count;
   logic [$clog2(HdrDepth+1)-1:0] unused_hf_count;
 
-  stream_fifo #(
+  // The packet data (BufBeats x 145 bits) is stored in block RAM.
+  stream_fifo_ram #(
     .Width(BeatW),
     .Depth(BufBeats)
   ) u_data (

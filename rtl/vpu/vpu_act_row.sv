@@ -112,16 +112,21 @@ module vpu_act_row #(
   // zp > 127 gives lo = 127 instead of zp, where both make the clamp return hi
   // (hi <= 127, and max(v, 127) >= 127 >= hi).
   // ---------------------------------------------------------------------------
+  // zp > 127 and zp < -128 are written as reductions of zp[31:7] (a few LUT
+  // levels) rather than as 32-bit compares: this path ends in a further
+  // compare and mux, in the same cycle.
   logic signed [7:0] zp_sat8, lo, hi;
-  logic              relu, relu6;
+  logic              relu, relu6, zp_above, zp_below;
 
-  assign relu  = s1_func_q == tpu_isa_pkg::ActRelu || s1_func_q == tpu_isa_pkg::ActRelu6;
-  assign relu6 = s1_func_q == tpu_isa_pkg::ActRelu6;
+  assign relu     = s1_func_q == tpu_isa_pkg::ActRelu || s1_func_q == tpu_isa_pkg::ActRelu6;
+  assign relu6    = s1_func_q == tpu_isa_pkg::ActRelu6;
+  assign zp_above = !s1_zp_q[31] && |s1_zp_q[30:7];
+  assign zp_below = s1_zp_q[31] && !(&s1_zp_q[30:7]);
 
   always_comb begin
     zp_sat8 = $signed(s1_zp_q[7:0]);
-    if ($signed(s1_zp_q) > 32'sd127) zp_sat8 = 8'sd127;
-    else if ($signed(s1_zp_q) < -32'sd128) zp_sat8 = -8'sd128;
+    if (zp_above) zp_sat8 = 8'sd127;
+    else if (zp_below) zp_sat8 = -8'sd128;
 
     lo = $signed(s1_qmin_q);
     hi = $signed(s1_qmax_q);

@@ -25,7 +25,7 @@ namespace q = tpu::quant;
 
 constexpr int N = 4;                 // lanes, as verilated (-GN=4)
 constexpr uint64_t kActLatency = 8;  // input handshake -> out_valid_o, vpu_act_row
-constexpr uint64_t kVopLatency = 2;  // the same for vpu_vop_row
+constexpr uint64_t kVopLatency = 3;  // the same for vpu_vop_row
 constexpr int32_t kI32Min = std::numeric_limits<int32_t>::min();
 constexpr int32_t kI32Max = std::numeric_limits<int32_t>::max();
 

@@ -67,8 +67,7 @@ module unit_vpu #(
   logic [4:0]           qshift_q;
   logic [7:0]           qmin_q, qmax_q, relu6_q;
   logic [N-1:0][31:0]   bias_q;
-  logic [255:0][7:0]    lut_q;
-  logic                 cfg_wr;
+  logic                 cfg_wr, lut_wr, lut_ready;
   logic [15:0]          cfg_idx;
   logic [31:0]          cfg_val;
 
@@ -85,9 +84,9 @@ module unit_vpu #(
   for (genvar j = 0; j < N; j++) begin : gen_bias
     `FFL(bias_q[j], cfg_val, cfg_wr && cfg_idx == CfgBiasBase + 16'(j), '0)
   end
-  for (genvar i = 0; i < 256; i++) begin : gen_lut
-    `FFL(lut_q[i], cfg_val[7:0], cfg_wr && cfg_idx == CfgLutBase + 16'(i), '0)
-  end
+  // LUT entries live in vpu_act_row's block RAM (cleared after reset, during
+  // which no command is taken); CFG writes them while no ACT is in flight.
+  assign lut_wr = cfg_wr && cfg_idx >= CfgLutBase && cfg_idx < CfgLutBase + 16'd256;
 
   // ---------------------------------------------------------------------------
   // Command sequencing. Sources: `ask_*` rows requested per stream; `sent`
@@ -112,7 +111,7 @@ module unit_vpu #(
   logic [15:0] vop_group_mask;
   assign vop_group_mask = (16'd1 << shift_q) - 16'd1;
 
-  assign cmd_ready_o = state_q == StIdle;
+  assign cmd_ready_o = state_q == StIdle && lut_ready;
   assign start       = cmd_valid_i && cmd_ready_o;
   assign cfg_wr      = start && ins.op == OpCfg;
 
@@ -343,7 +342,10 @@ module unit_vpu #(
     .clk_i,
     .rst_ni,
     .clear_i        (flush_i),
-    .lut_i          (lut_q),
+    .lut_ready_o    (lut_ready),
+    .lut_wr_en_i    (lut_wr),
+    .lut_wr_idx_i   (8'(cfg_idx - CfgLutBase)),
+    .lut_wr_data_i  (cfg_val[7:0]),
     .in_valid_i     (state_q == StAct && acc_valid),
     .in_ready_o     (act_in_ready),
     .in_acc_i       (acc_row),

@@ -2,28 +2,36 @@
 // VPU activation row: one row of N int32 accumulators to one row of N int8
 // values (the non-RAW ACT instruction, see docs/isa.md and docs/vpu.md).
 //
-// Per lane j, exactly tpu::quant::act_lane of sim/model/quant.h:
+// Per lane j, exactly tpu::quant::act_lane of sw/common/include/tpu/quant.h:
 //   q[j] = clamp(zp + RDBP(SRDHM(sat32(acc[j] + bias[j]), M0), s), lo, hi)
 //   lo = QMIN, hi = QMAX                       func = none or LUT
 //   lo = max(QMIN, zp)                         func = ReLU, ReLU6
 //   hi = min(QMAX, RELU6_MAX)                  func = ReLU6
-//   out[j] = func == LUT ? lut_i[q[j] + 128] : q[j]
+//   out[j] = func == LUT ? LUT[q[j] + 128] : q[j]
 // bias[j] is in_bias_i[j] when in_bias_en_i is set, else 0. Every parameter
 // travels with its row, so rows with different parameters may follow each
-// other back to back.
+// other back to back. The LUT is held here (vpu_lut, block RAM) and written
+// through the lut_wr_* port.
 //
-// Pipeline: an input register (stage 1), then the requantization, activation
-// bounds and LUT in one combinational stage, then the output register (a
-// stream_spill, whose first slot is the output register).
-// Latency: 2 cycles from an input handshake to out_valid_o.
+// Pipeline (Stages = 7 registers before the output register, all moving
+// together on the global enable `en`):
+//   S1      input register; the activation bounds lo/hi are computed from it
+//   S2..S6  vpu_requant (5 stages), its result q is S6
+//   S7      the LUT lookup (vpu_lut; its read register is the stage) and q
+// then the output register (a stream_spill, whose first slot drives out_*).
+// Latency: 8 cycles from an input handshake to out_valid_o.
 // Throughput: one row per cycle.
 // Handshake: valid/ready; out_valid_o and out_row_o come from flops and are
 // held while out_ready_i is low. in_ready_o depends on flops and clear_i only
-// (the global enable `en`): a full output slot stops the whole pipeline.
-// LUT: lut_i is held by the caller and must not change while a LUT row is
-// in flight (from its handshake until it leaves stage 1); asserted below.
+// (the global enable `en`): a full output slot with a row in S7 stops the
+// whole pipeline, the LUT read register included, so a stalled row keeps its
+// looked-up values.
+// LUT writes: lut_wr_en_i writes one entry. The caller must not write while
+// a LUT row is in flight (from its handshake until it leaves S7), nor before
+// lut_ready_o rises (the 256-cycle clear of the table after reset; rows are
+// not accepted then either); both asserted below.
 // clear_i drops every row in flight (the core's flush after a fault); the
-// block is then as after reset.
+// block is then as after reset, except that the table keeps its contents.
 `include "tpu_macros.svh"
 
 module vpu_act_row #(
@@ -33,8 +41,11 @@ module vpu_act_row #(
   input  logic                                clk_i,
   input  logic                                rst_ni,
   input  logic                                clear_i,          // flush: drops every row in flight
-  // ---- lookup table (entry i maps q = i - 128), stable while rows are in flight ----
-  input  logic [255:0][tpu_pkg::Int8W-1:0]    lut_i,
+  // ---- lookup table (entry i maps q = i - 128) ----
+  output logic                                lut_ready_o,      // the table's reset clear is done
+  input  logic                                lut_wr_en_i,      // no LUT row may be in flight
+  input  logic [7:0]                          lut_wr_idx_i,
+  input  logic [tpu_pkg::Int8W-1:0]           lut_wr_data_i,
   // ---- input rows ----
   input  logic                                in_valid_i,
   output logic                                in_ready_o,
@@ -63,10 +74,12 @@ module vpu_act_row #(
     $error("vpu_act_row: requantization is defined for int32 in, int8 out");
   end
 
+  localparam int unsigned Stages = 7;  // S1, vpu_requant's 5, the LUT stage
+
   // ---------------------------------------------------------------------------
   // Stage 1: input register. The pipeline advances when en is high.
   // ---------------------------------------------------------------------------
-  logic                        en, in_fire, slot_ready;
+  logic                        en, in_fire, slot_ready, lut_ready;
   logic                        s1_valid_q;
   logic [N-1:0][31:0]          s1_acc_q, s1_bias_q;
   logic                        s1_bias_en_q;
@@ -76,7 +89,7 @@ module vpu_act_row #(
   tpu_isa_pkg::act_func_e      s1_func_q;
   logic [UserW-1:0]            s1_user_q;
 
-  assign in_ready_o = en && !clear_i;
+  assign in_ready_o = en && lut_ready && !clear_i;
   assign in_fire    = in_valid_i && in_ready_o;
 
   `FFL(s1_valid_q, in_fire, en || clear_i, 1'b0)
@@ -93,23 +106,27 @@ module vpu_act_row #(
   `FFLNR(s1_user_q, in_user_i, in_fire)
 
   // ---------------------------------------------------------------------------
-  // Stage 2: clamp bounds of the activation. quant.h computes lo = max(QMIN, zp)
-  // in 64 bits; here zp is first saturated to int8. That gives the same final
-  // result: zp < -128 leaves lo = QMIN either way, and zp > 127 gives lo = 127
-  // instead of zp, where both make the clamp return hi (hi <= 127, and
-  // max(v, 127) >= 127 >= hi).
+  // Clamp bounds of the activation, from stage 1. quant.h computes
+  // lo = max(QMIN, zp) in 64 bits; here zp is first saturated to int8. That
+  // gives the same final result: zp < -128 leaves lo = QMIN either way, and
+  // zp > 127 gives lo = 127 instead of zp, where both make the clamp return hi
+  // (hi <= 127, and max(v, 127) >= 127 >= hi).
   // ---------------------------------------------------------------------------
+  // zp > 127 and zp < -128 are written as reductions of zp[31:7] (a few LUT
+  // levels) rather than as 32-bit compares: this path ends in a further
+  // compare and mux, in the same cycle.
   logic signed [7:0] zp_sat8, lo, hi;
-  logic              relu, relu6, use_lut;
+  logic              relu, relu6, zp_above, zp_below;
 
-  assign relu    = s1_func_q == tpu_isa_pkg::ActRelu || s1_func_q == tpu_isa_pkg::ActRelu6;
-  assign relu6   = s1_func_q == tpu_isa_pkg::ActRelu6;
-  assign use_lut = s1_func_q == tpu_isa_pkg::ActLut;
+  assign relu     = s1_func_q == tpu_isa_pkg::ActRelu || s1_func_q == tpu_isa_pkg::ActRelu6;
+  assign relu6    = s1_func_q == tpu_isa_pkg::ActRelu6;
+  assign zp_above = !s1_zp_q[31] && |s1_zp_q[30:7];
+  assign zp_below = s1_zp_q[31] && !(&s1_zp_q[30:7]);
 
   always_comb begin
     zp_sat8 = $signed(s1_zp_q[7:0]);
-    if ($signed(s1_zp_q) > 32'sd127) zp_sat8 = 8'sd127;
-    else if ($signed(s1_zp_q) < -32'sd128) zp_sat8 = -8'sd128;
+    if (zp_above) zp_sat8 = 8'sd127;
+    else if (zp_below) zp_sat8 = -8'sd128;
 
     lo = $signed(s1_qmin_q);
     hi = $signed(s1_qmax_q);
@@ -118,36 +135,74 @@ module vpu_act_row #(
   end
 
   // ---------------------------------------------------------------------------
-  // Stage 2: lanes. Requantize, then (func = LUT) look up entry q + 128.
+  // Stages 2..6: requantization lanes. Row sideband (valid, LUT, user) moves
+  // beside them; index k of the *_q vectors below is stage k + 2.
   // ---------------------------------------------------------------------------
-  logic [N-1:0][7:0] row_d;
+  localparam int unsigned Side = Stages - 1;  // stages 2..7
+
+  logic [Side-1:0]              side_valid_q;
+  logic [Side-1:0]              side_lut_q;
+  logic [Side-1:0][UserW-1:0]   side_user_q;
+  logic [N-1:0][7:0]            q6;  // stage 6: requantized lanes
+
+  `FFL(side_valid_q, clear_i ? '0 : {side_valid_q[Side-2:0], s1_valid_q}, en || clear_i, '0)
+  `FFLNR(side_lut_q, {side_lut_q[Side-2:0], s1_func_q == tpu_isa_pkg::ActLut}, en)
+  `FFLNR(side_user_q, {side_user_q[Side-2:0], s1_user_q}, en)
 
   for (genvar j = 0; j < N; j++) begin : gen_lane
-    logic [31:0] bias;
-    logic [7:0]  q;
-
-    assign bias = s1_bias_en_q ? s1_bias_q[j] : 32'd0;
-
     vpu_requant u_requant (
+      .clk_i,
+      .en_i        (en),
       .acc_i       (s1_acc_q[j]),
-      .bias_i      (bias),
+      .bias_i      (s1_bias_en_q ? s1_bias_q[j] : 32'd0),
       .multiplier_i(s1_mult_q),
       .shift_i     (s1_shift_q),
       .zero_point_i(s1_zp_q),
       .lo_i        (lo),
       .hi_i        (hi),
-      .q_o         (q)
+      .q_o         (q6[j])
     );
-
-    // q + 128 as an unsigned index is q with its sign bit inverted.
-    assign row_d[j] = use_lut ? lut_i[{~q[7], q[6:0]}] : q;
   end
 
   // ---------------------------------------------------------------------------
-  // Output register. The pipeline moves unless stage 1 holds a row and the
+  // Stage 7: LUT lookup at index q + 128 (q with its sign bit inverted). The
+  // table's read register is this stage's register for the looked-up value;
+  // q itself is registered beside it.
+  // ---------------------------------------------------------------------------
+  logic [N-1:0][7:0] lut_idx, lut_val, s7_q_q, row_d;
+  logic              s7_valid, s7_lut;
+
+  for (genvar j = 0; j < N; j++) begin : gen_idx
+    assign lut_idx[j] = {~q6[j][7], q6[j][6:0]};
+  end
+
+  vpu_lut #(
+    .N(N)
+  ) u_lut (
+    .clk_i,
+    .rst_ni,
+    .ready_o  (lut_ready),
+    .wr_en_i  (lut_wr_en_i),
+    .wr_idx_i (lut_wr_idx_i),
+    .wr_data_i(lut_wr_data_i),
+    .rd_en_i  (en),
+    .rd_idx_i (lut_idx),
+    .rd_data_o(lut_val)
+  );
+
+  assign lut_ready_o = lut_ready;
+
+  `FFLNR(s7_q_q, q6, en)
+
+  assign s7_valid = side_valid_q[Side-1];
+  assign s7_lut   = side_lut_q[Side-1];
+  assign row_d    = s7_lut ? lut_val : s7_q_q;
+
+  // ---------------------------------------------------------------------------
+  // Output register. The pipeline moves unless stage 7 holds a row and the
   // slot cannot take it; slot_ready comes from a flop.
   // ---------------------------------------------------------------------------
-  assign en = slot_ready || !s1_valid_q;
+  assign en = slot_ready || !s7_valid;
 
   stream_spill #(
     .Width(N * 8 + UserW)
@@ -155,9 +210,9 @@ module vpu_act_row #(
     .clk_i,
     .rst_ni,
     .clear_i,
-    .valid_i(s1_valid_q),
+    .valid_i(s7_valid),
     .ready_o(slot_ready),
-    .data_i ({s1_user_q, row_d}),
+    .data_i ({side_user_q[Side-1], row_d}),
     .valid_o(out_valid_o),
     .ready_i(out_ready_i),
     .data_o ({out_user_o, out_row_o})
@@ -174,21 +229,11 @@ module vpu_act_row #(
       in_qmin_i == $past(in_qmin_i) && in_qmax_i == $past(in_qmax_i) &&
       in_relu6_max_i == $past(in_relu6_max_i) && in_func_i == $past(in_func_i) &&
       in_user_i == $past(in_user_i))
-
-`ifndef SYNTHESIS
-  // The table must not change while a LUT row is in stage 1. This is an
-  // immediate assertion against a copy register rather than `ASSERT with
-  // $past(lut_i), because the C++ that Verilator 5.006 emits for the sampled
-  // value of a 2048-bit signal in a concurrent assertion does not compile.
-  logic [255:0][7:0] lut_q;
-
-  `FFNR(lut_q, lut_i)
-
-  always_ff @(posedge clk_i) begin
-    if (rst_ni && s1_valid_q && use_lut) begin
-      LutStable: assert (lut_i == lut_q) else $error("assertion LutStable failed");
-    end
-  end
-`endif
+  // A write changes the table under a LUT row in flight, and (through port 0
+  // of the RAM) the looked-up value a stalled stage 7 holds.
+  `ASSERT(LutWriteNoLutRowInFlight, lut_wr_en_i |->
+      !(in_fire && in_func_i == tpu_isa_pkg::ActLut) &&
+      !(s1_valid_q && s1_func_q == tpu_isa_pkg::ActLut) && !(|(side_valid_q & side_lut_q)))
+  `ASSERT(LutWriteAfterClear, lut_wr_en_i |-> lut_ready)
 
 endmodule

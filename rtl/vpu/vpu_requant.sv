@@ -4,16 +4,30 @@
 //   x   = sat32(acc_i + bias_i)
 //   q_o = min(max(zero_point_i + RDBP(SRDHM(x, multiplier_i), shift_i), lo_i), hi_i)
 //
-// bit for bit as tpu::quant::act_lane in sim/model/quant.h, which follows
-// gemmlowp's SaturatingRoundingDoublingHighMul and RoundingDivideByPOT (the
-// TFLite reference kernels). The clamp order makes lo_i > hi_i yield hi_i.
-// lo_i/hi_i are the final int8 bounds, already narrowed by the activation
-// function (vpu_act_row computes them). No parameter is ever out of range for
-// this block: every input combination has a defined result.
+// bit for bit as tpu::quant::act_lane in sw/common/include/tpu/quant.h, which
+// follows gemmlowp's SaturatingRoundingDoublingHighMul and RoundingDivideByPOT
+// (the TFLite reference kernels). The clamp order makes lo_i > hi_i yield
+// hi_i. lo_i/hi_i are the final int8 bounds, already narrowed by the
+// activation function (vpu_act_row computes them). No parameter is ever out
+// of range for this block: every input combination has a defined result.
 //
-// Purely combinational. The longest path is the 32 x 32 multiply, a 33-bit
-// increment, a 32-bit shifter and compare, and two 34-bit compares.
+// Pipeline: 5 stages, all advancing together when en_i is high (the
+// caller's pipeline enable; the block has no valid bits and no reset). The
+// inputs are sampled at an edge with en_i high; q_o is the result 5 such
+// edges later, from a flop, and holds while en_i is low.
+//   R1  x = sat32(acc + bias)                       33-bit add, saturation
+//   R2  four 17 x 17 partial products of x * M0     one MULT18X18D each
+//   R3  y = SRDHM: partial products + 2^30, >> 31   two carry-save levels, one 48-bit add
+//   R4  y >>> s and the RDBP rounding bit           barrel shift, AND-OR reductions
+//   R5  zp + r, clamp                               three parallel adds, 2:1 muxes
+// The per-row values (zp - lo, the shift masks, ...) are computed from each
+// lane's copy of the parameters; copies of identical values in different
+// lanes are merged by synthesis.
+`include "tpu_macros.svh"
+
 module vpu_requant (
+  input  logic        clk_i,
+  input  logic        en_i,          // pipeline enable
   input  logic [31:0] acc_i,         // accumulator, int32
   input  logic [31:0] bias_i,        // bias, int32 (0 when the ACT has no bias)
   input  logic [31:0] multiplier_i,  // M0, int32 (Q31)
@@ -21,27 +35,84 @@ module vpu_requant (
   input  logic [31:0] zero_point_i,  // zp, int32, added after the shift
   input  logic [7:0]  lo_i,          // lower clamp bound, int8
   input  logic [7:0]  hi_i,          // upper clamp bound, int8
-  output logic [7:0]  q_o            // result, int8
+  output logic [7:0]  q_o            // result, int8, 5 enabled cycles later
 );
 
   localparam logic [31:0] Int32Min = 32'h8000_0000;
   localparam logic [31:0] Int32Max = 32'h7fff_ffff;
 
+  // Row parameters travel beside the lane data; stage k holds r<k>_*_q.
+  logic [31:0] r1_m_q, r1_zp_q, r2_zp_q, r3_zp_q;
+  logic [7:0]  r4_zp_q;  // only the low byte is added in R5
+  logic [4:0]  r1_s_q;
+  logic [7:0]  r1_lo_q, r1_hi_q, r2_lo_q, r2_hi_q, r3_lo_q, r3_hi_q, r4_lo_q, r4_hi_q;
+
+  `FFLNR(r1_m_q, multiplier_i, en_i)
+  `FFLNR(r1_s_q, shift_i, en_i)
+  `FFLNR(r1_zp_q, zero_point_i, en_i)
+  `FFLNR(r1_lo_q, lo_i, en_i)
+  `FFLNR(r1_hi_q, hi_i, en_i)
+  `FFLNR(r2_zp_q, r1_zp_q, en_i)
+  `FFLNR(r2_lo_q, r1_lo_q, en_i)
+  `FFLNR(r2_hi_q, r1_hi_q, en_i)
+  `FFLNR(r3_zp_q, r2_zp_q, en_i)
+  `FFLNR(r3_lo_q, r2_lo_q, en_i)
+  `FFLNR(r3_hi_q, r2_hi_q, en_i)
+  `FFLNR(r4_zp_q, r3_zp_q[7:0], en_i)
+  `FFLNR(r4_lo_q, r3_lo_q, en_i)
+  `FFLNR(r4_hi_q, r3_hi_q, en_i)
+
   // ---------------------------------------------------------------------------
-  // x = sat32(acc + bias): a 33-bit sum saturates when its two top bits differ.
+  // R1: x = sat32(acc + bias): a 33-bit sum saturates when its two top bits
+  // differ.
   // ---------------------------------------------------------------------------
   logic [32:0] sum;
-  logic [31:0] x;
+  logic [31:0] x_d, r1_x_q;
 
   assign sum = {acc_i[31], acc_i} + {bias_i[31], bias_i};
 
   always_comb begin
-    x = sum[31:0];
-    if (sum[32] != sum[31]) x = sum[32] ? Int32Min : Int32Max;
+    x_d = sum[31:0];
+    if (sum[32] != sum[31]) x_d = sum[32] ? Int32Min : Int32Max;
   end
 
+  `FFLNR(r1_x_q, x_d, en_i)
+
   // ---------------------------------------------------------------------------
-  // y = SRDHM(x, M0). quant.h: ab = x * M0 (exact, 64 bits);
+  // R2: partial products. With x = xh * 2^16 + xl and M0 = mh * 2^16 + ml
+  // (xh, mh signed 16 bits; xl, ml unsigned 16 bits):
+  //   x * M0 = hh * 2^32 + (hl + lh) * 2^16 + ll
+  //   hh = xh * mh, hl = xh * ml, lh = xl * mh, ll = xl * ml.
+  // Each is a signed 17 x 17 product (one MULT18X18D) and fits in 32 bits:
+  // |hh| <= 2^30, hl and lh lie in [-2^31 + 2^15, 2^31 - 2^16], ll < 2^32
+  // unsigned.
+  // SRDHM saturates only for x = M0 = INT32_MIN; that flag is taken here.
+  // ---------------------------------------------------------------------------
+  logic signed [16:0] xh, xl, mh, ml;
+  logic signed [33:0] hh, hl, lh, ll;
+  logic [31:0]        r2_hh_q, r2_hl_q, r2_lh_q;
+  logic [15:0]        r2_ll_hi_q;  // ll[15:0] never reaches y (see R3)
+  logic               r2_sat_q;
+  logic [4:0]         r2_s_q;
+
+  assign xh = $signed({r1_x_q[31], r1_x_q[31:16]});
+  assign xl = $signed({1'b0, r1_x_q[15:0]});
+  assign mh = $signed({r1_m_q[31], r1_m_q[31:16]});
+  assign ml = $signed({1'b0, r1_m_q[15:0]});
+  assign hh = xh * mh;
+  assign hl = xh * ml;
+  assign lh = xl * mh;
+  assign ll = xl * ml;
+
+  `FFLNR(r2_hh_q, hh[31:0], en_i)
+  `FFLNR(r2_hl_q, hl[31:0], en_i)
+  `FFLNR(r2_lh_q, lh[31:0], en_i)
+  `FFLNR(r2_ll_hi_q, ll[31:16], en_i)
+  `FFLNR(r2_sat_q, r1_x_q == Int32Min && r1_m_q == Int32Min, en_i)
+  `FFLNR(r2_s_q, r1_s_q, en_i)
+
+  // ---------------------------------------------------------------------------
+  // R3: y = SRDHM(x, M0). quant.h: ab = x * M0 (exact, 64 bits);
   //   y = trunc((ab + nudge) / 2^31), nudge = 2^30 if ab >= 0 else 1 - 2^30.
   // The truncating division is computed as a floor (an arithmetic shift):
   //   ab >= 0: ab + 2^30 >= 0, so trunc = floor((ab + 2^30) / 2^31).
@@ -51,50 +122,105 @@ module vpu_requant (
   // So in both cases y = (ab + 2^30) >>> 31: the sign-dependent nudge and the
   // round-toward-zero correction cancel exactly. The quotient fits in 32 bits
   // except for INT32_MIN * INT32_MIN (2^62 -> 2^31), which saturates.
+  //
+  // ab + 2^30 = t * 2^16 + ll[15:0] with
+  //   t = {hh, ll[31:16]} + hl + lh + 2^14    (48 bits suffice: |t| < 2^47)
+  // and y = t[46:15]. The four operands are reduced to two by two carry-save
+  // levels (one LUT each), so the stage has a single carry chain.
   // ---------------------------------------------------------------------------
-  logic [63:0] product, product_rnd;
-  logic [31:0] y;
+  localparam int unsigned TW = 48;
 
-  assign product     = {{32{x[31]}}, x} * {{32{multiplier_i[31]}}, multiplier_i};
-  assign product_rnd = product + 64'h0000_0000_4000_0000;
-  assign y           = (x == Int32Min && multiplier_i == Int32Min) ? Int32Max
-                                                                  : product_rnd[62:31];
+  logic [TW-1:0] op_a, op_b, op_c, op_d, s1, c1, s2, c2, t;
+  logic [31:0]   y_d, r3_y_q;
+  logic [31:0]   mask, half;
+  logic [31:0]   r3_half_q, r3_top_q;
+  logic [4:0]    r3_s_q;
+
+  assign op_a = {r2_hh_q, r2_ll_hi_q};
+  assign op_b = {{(TW - 32){r2_hl_q[31]}}, r2_hl_q};
+  assign op_c = {{(TW - 32){r2_lh_q[31]}}, r2_lh_q};
+  assign op_d = TW'(1) << 14;
+
+  assign s1 = op_a ^ op_b ^ op_c;
+  assign c1 = ((op_a & op_b) | (op_a & op_c) | (op_b & op_c)) << 1;
+  assign s2 = s1 ^ c1 ^ op_d;
+  assign c2 = ((s1 & c1) | (s1 & op_d) | (c1 & op_d)) << 1;
+  assign t  = s2 + c2;
+  assign y_d = r2_sat_q ? Int32Max : t[46:15];
+
+  // RDBP masks of the row's shift s: the rounding looks at bit s - 1 of y
+  // (top) and the bits below it (half = 2^(s-1) - 1); none for s = 0.
+  assign mask = (32'd1 << r2_s_q) - 32'd1;
+  assign half = mask >> 1;
+
+  `FFLNR(r3_y_q, y_d, en_i)
+  `FFLNR(r3_half_q, half, en_i)
+  `FFLNR(r3_top_q, mask & ~half, en_i)
+  `FFLNR(r3_s_q, r2_s_q, en_i)
 
   // ---------------------------------------------------------------------------
-  // r = RDBP(y, s), written as in quant.h: rounds half away from zero.
+  // R4: r = RDBP(y, s) = (y >>> s) + round, as in quant.h: rounds half away
+  // from zero.
   //   mask = 2^s - 1, remainder = y & mask, threshold = mask/2 + (y < 0),
-  //   r = (y >>> s) + (remainder > threshold).
-  // remainder and threshold are below 2^31, so an unsigned compare is exact;
-  // the increment never overflows (s = 0 has remainder 0).
+  //   round = remainder > threshold.
+  // For s >= 1, remainder > 2^(s-1) - 1 means bit s - 1 of y is set, and
+  // remainder > 2^(s-1) means that bit and some bit below it; for s = 0,
+  // round = 0. So round = y[s-1] && (y >= 0 || (y & half) != 0): two AND-OR
+  // reductions instead of a compare. The increment is done in R5, where it
+  // costs nothing (carry-in).
+  // Per-row values for R5: zp - lo and zp - hi - 1 (33 bits signed), lo > hi.
   // ---------------------------------------------------------------------------
-  logic [31:0] mask, remainder, threshold, y_shifted, r;
+  logic [31:0]        r4_ysh_q;
+  logic               r4_round_q, r4_lo_gt_hi_q;
+  logic signed [32:0] zp_lo, zp_hi1, r4_zp_lo_q, r4_zp_hi1_q;
 
-  assign mask      = (32'd1 << shift_i) - 32'd1;
-  assign remainder = y & mask;
-  assign threshold = (mask >> 1) + {31'd0, y[31]};
-  assign y_shifted = $unsigned($signed(y) >>> shift_i);
-  assign r         = y_shifted + {31'd0, remainder > threshold};
+  assign zp_lo  = $signed({r3_zp_q[31], r3_zp_q}) - $signed({{25{r3_lo_q[7]}}, r3_lo_q});
+  assign zp_hi1 = $signed({r3_zp_q[31], r3_zp_q}) + $signed({{25{~r3_hi_q[7]}}, ~r3_hi_q});
+
+  `FFLNR(r4_ysh_q, $unsigned($signed(r3_y_q) >>> r3_s_q), en_i)
+  `FFLNR(r4_round_q, |(r3_y_q & r3_top_q) && (!r3_y_q[31] || |(r3_y_q & r3_half_q)), en_i)
+  `FFLNR(r4_zp_lo_q, zp_lo, en_i)
+  `FFLNR(r4_zp_hi1_q, zp_hi1, en_i)
+  `FFLNR(r4_lo_gt_hi_q, $signed(r3_lo_q) > $signed(r3_hi_q), en_i)
 
   // ---------------------------------------------------------------------------
-  // q = min(max(zp + r, lo), hi) in 34 bits (zp + r needs 33).
+  // R5: q = min(max(v, lo), hi), v = zp + r, r = ysh + round.
+  //   max(v, lo) > hi  <=>  v > hi || lo > hi          -> hi
+  //   otherwise v < lo                                 -> lo
+  //   otherwise lo <= v <= hi, so v is int8            -> v[7:0]
+  // with v < lo  <=>  ysh + (zp - lo) + round < 0
+  // and  v > hi  <=>  ysh + (zp - hi - 1) + round >= 0,
+  // three adds that run in parallel (34 bits exact), each taking round as its
+  // carry-in: {a, 1} + {b, cin} = 2 (a + b + cin) + (1 - cin), so a + b + cin
+  // is the sum's bits [W:1].
   // ---------------------------------------------------------------------------
-  logic signed [33:0] scaled, lo, hi, clamped;
+  logic [34:0] lt_sum, ge_sum;
+  logic [8:0]  v_sum;
+  logic        v_lt_lo, v_gt_hi;
+  logic [7:0]  q_d, q_q;
 
-  assign scaled = $signed({{2{zero_point_i[31]}}, zero_point_i}) + $signed({{2{r[31]}}, r});
-  assign lo     = $signed({{26{lo_i[7]}}, lo_i});
-  assign hi     = $signed({{26{hi_i[7]}}, hi_i});
+  assign lt_sum = {{2{r4_ysh_q[31]}}, r4_ysh_q, 1'b1} + {r4_zp_lo_q[32], r4_zp_lo_q, r4_round_q};
+  assign ge_sum = {{2{r4_ysh_q[31]}}, r4_ysh_q, 1'b1} + {r4_zp_hi1_q[32], r4_zp_hi1_q, r4_round_q};
+  assign v_sum  = {r4_ysh_q[7:0], 1'b1} + {r4_zp_q[7:0], r4_round_q};
+
+  assign v_lt_lo = lt_sum[34];
+  assign v_gt_hi = !ge_sum[34];
 
   always_comb begin
-    clamped = scaled;
-    if (clamped < lo) clamped = lo;
-    if (clamped > hi) clamped = hi;
+    q_d = v_sum[8:1];
+    if (v_lt_lo) q_d = r4_lo_q;
+    if (v_gt_hi || r4_lo_gt_hi_q) q_d = r4_hi_q;
   end
 
-  assign q_o = clamped[7:0];
+  `FFLNR(q_q, q_d, en_i)
 
-  // The quotient's spare sign bit, the discarded fraction and the clamped
-  // value's sign extension carry no information.
+  assign q_o = q_q;
+
+  // Only the signs of the compare sums matter; bit 0 of a sum holds the
+  // carry-in; the top bits of the partial products are sign copies (see the
+  // ranges above); t[14:0] is the discarded fraction.
   logic unused_bits;
-  assign unused_bits = ^{product_rnd[63], product_rnd[30:0], clamped[33:8]};
+  assign unused_bits = ^{lt_sum[33:0], ge_sum[33:0], v_sum[0], hh[33:32], hl[33:32], lh[33:32],
+                         ll[33:32], ll[15:0], t[47], t[14:0]};
 
 endmodule

@@ -16,16 +16,18 @@
 // ADD, MUL and MAX ignore in_first_i and in_last_i, but must not appear
 // inside a pooling group (asserted). Undefined op codes give a row of zeros.
 //
-// Pipeline: an input register (stage 1), the lane arithmetic and the pooling
-// accumulator update in one combinational stage, then the output register (a
-// stream_spill).
-// Latency: 2 cycles from the handshake of an ADD/MUL/MAX row, or of a group's
+// Pipeline: an input register (stage 1); the product, ADD/MAX and the pooling
+// accumulator update, registered in stage 2 (rows that produce an output
+// only); the rounding divide, saturation and op select; then the output
+// register (a stream_spill).
+// Latency: 3 cycles from the handshake of an ADD/MUL/MAX row, or of a group's
 // last row, to out_valid_o.
 // Throughput: one input row per cycle.
 // Handshake: valid/ready; out_valid_o and out_row_o come from flops and are
 // held while out_ready_i is low. in_ready_o depends on flops and clear_i: a
-// full output slot stops the pipeline when stage 1 holds a row that produces
-// an output (rows inside a pooling group keep flowing into the accumulator).
+// full output slot stops stage 2, and stage 1 when it holds a row that
+// produces an output (rows inside a pooling group keep flowing into the
+// accumulator).
 // clear_i drops every row in flight (the core's flush after a fault); the
 // block is then as after reset.
 `include "tpu_macros.svh"
@@ -67,12 +69,17 @@ module vpu_vop_row #(
 
   // Rounding divide by 2^s, half away from zero: quant.h's rdbp on a value that
   // fits in SumW bits (identical to rdbp on its int32 sign extension).
-  function automatic logic [SumW-1:0] rdbp(logic [SumW-1:0] x, logic [3:0] s);
-    logic [SumW-1:0] mask, remainder, threshold;
-    mask      = (SumW'(1) << s) - SumW'(1);
-    remainder = x & mask;
-    threshold = (mask >> 1) + SumW'(x[SumW-1]);
-    return $unsigned($signed(x) >>> s) + SumW'(remainder > threshold);
+  //   mask = 2^s - 1, remainder = x & mask, threshold = mask/2 + (x < 0),
+  //   rdbp = (x >>> s) + (remainder > threshold).
+  // As in vpu_requant, the compare is two AND-OR reductions: for s >= 1,
+  // remainder > 2^(s-1) - 1 is bit s - 1 of x (top = 2^(s-1)), and
+  // remainder > 2^(s-1) is that bit and any bit below it (half = 2^(s-1) - 1);
+  // top = half = 0 for s = 0 (no rounding).
+  function automatic logic [SumW-1:0] rdbp(logic [SumW-1:0] x, logic [3:0] s,
+                                           logic [SumW-1:0] top, logic [SumW-1:0] half);
+    logic round;
+    round = |(x & top) && (!x[SumW-1] || |(x & half));
+    return $unsigned($signed(x) >>> s) + SumW'(round);
   endfunction
 
   localparam logic signed [SumW-1:0] Int8Max = 127;
@@ -92,7 +99,7 @@ module vpu_vop_row #(
   // ---------------------------------------------------------------------------
   // Stage 1: input register. The pipeline advances when en is high.
   // ---------------------------------------------------------------------------
-  logic                 en, in_fire, slot_ready;
+  logic                 en, en2, in_fire, slot_ready;
   logic                 s1_valid_q;
   logic [N-1:0][7:0]    s1_a_q, s1_b_q;
   tpu_isa_pkg::vop_e    s1_op_q;
@@ -113,18 +120,36 @@ module vpu_vop_row #(
   `FFLNR(s1_user_q, in_user_i, in_fire)
 
   // ---------------------------------------------------------------------------
-  // Stage 2: lanes. pool_q holds the running sum (POOLAVG) or maximum
-  // (POOLMAX) of the open group; the group's first row restarts it.
+  // Stage 1 -> 2: lanes. pool_q holds the running sum (POOLAVG) or maximum
+  // (POOLMAX) of the open group; the group's first row restarts it. A row
+  // that produces an output moves to stage 2 with its rounding input (the
+  // product or the pooling sum) and its ADD/MAX/POOLMAX result.
   // ---------------------------------------------------------------------------
-  logic              s1_pool, s1_emit, pool_load;
+  logic              s1_pool, s1_emit, pool_load, s1_rdbp;
+  logic [SumW-1:0]   mask, half;
+  logic              s2_valid_q, s2_rdbp_q;
+  logic [3:0]        s2_shift_q;
+  logic [SumW-1:0]   s2_top_q, s2_half_q;
+  logic [UserW-1:0]  s2_user_q;
   logic [N-1:0][7:0] row_d;
 
   assign s1_pool   = is_pool(s1_op_q);
   assign s1_emit   = !s1_pool || s1_last_q;  // stage 1's row produces an output row
   assign pool_load = en && s1_valid_q && s1_pool;
+  assign s1_rdbp   = s1_op_q == tpu_isa_pkg::VopMul || s1_op_q == tpu_isa_pkg::VopPoolAvg;
+  assign mask      = (SumW'(1) << s1_shift_q) - SumW'(1);
+  assign half      = mask >> 1;
+
+  `FFL(s2_valid_q, s1_valid_q && s1_emit && !clear_i, en2 || clear_i, 1'b0)
+  `FFLNR(s2_rdbp_q, s1_rdbp, en2)
+  `FFLNR(s2_shift_q, s1_shift_q, en2)
+  `FFLNR(s2_top_q, mask & ~half, en2)
+  `FFLNR(s2_half_q, half, en2)
+  `FFLNR(s2_user_q, s1_user_q, en2)
 
   for (genvar j = 0; j < N; j++) begin : gen_lane
-    logic [SumW-1:0] a, b, product, pool_q, pool_d, rdbp_in, rdbp_out;
+    logic [SumW-1:0] a, b, product, pool_q, pool_d, s2_x_q;
+    logic [7:0]      direct, s2_direct_q;
 
     assign a       = {{(SumW - 8){s1_a_q[j][7]}}, s1_a_q[j]};
     assign b       = {{(SumW - 8){s1_b_q[j][7]}}, s1_b_q[j]};
@@ -140,28 +165,32 @@ module vpu_vop_row #(
 
     `FFLNR(pool_q, pool_d, pool_load)
 
-    // One rounding divider, shared by MUL and POOLAVG.
-    assign rdbp_in  = (s1_op_q == tpu_isa_pkg::VopMul) ? product : pool_d;
-    assign rdbp_out = rdbp(rdbp_in, s1_shift_q);
-
+    // The results that need no rounding.
     always_comb begin
       unique case (s1_op_q)
-        tpu_isa_pkg::VopAdd:     row_d[j] = sat8(a + b);
-        tpu_isa_pkg::VopMul:     row_d[j] = sat8(rdbp_out);
-        tpu_isa_pkg::VopMax:     row_d[j] = ($signed(s1_a_q[j]) > $signed(s1_b_q[j])) ? s1_a_q[j]
-                                                                                   : s1_b_q[j];
-        tpu_isa_pkg::VopPoolMax: row_d[j] = pool_d[7:0];
-        tpu_isa_pkg::VopPoolAvg: row_d[j] = sat8(rdbp_out);
-        default:                 row_d[j] = '0;
+        tpu_isa_pkg::VopAdd:     direct = sat8(a + b);
+        tpu_isa_pkg::VopMax:     direct = ($signed(s1_a_q[j]) > $signed(s1_b_q[j])) ? s1_a_q[j]
+                                                                                 : s1_b_q[j];
+        tpu_isa_pkg::VopPoolMax: direct = pool_d[7:0];
+        default:                 direct = '0;  // MUL, POOLAVG (rounded below), undefined ops
       endcase
     end
+
+    // One rounding input, shared by MUL and POOLAVG.
+    `FFLNR(s2_x_q, (s1_op_q == tpu_isa_pkg::VopMul) ? product : pool_d, en2)
+    `FFLNR(s2_direct_q, direct, en2)
+
+    // Stage 2: the rounding divide and saturation (MUL, POOLAVG).
+    assign row_d[j] = s2_rdbp_q ? sat8(rdbp(s2_x_q, s2_shift_q, s2_top_q, s2_half_q)) : s2_direct_q;
   end
 
   // ---------------------------------------------------------------------------
-  // Output register. The pipeline moves unless stage 1 holds a row that
-  // produces an output and the slot cannot take it; both come from flops.
+  // Output register. Stage 2 moves unless it holds a row and the slot cannot
+  // take it (en2); stage 1 moves when stage 2 does or when its row produces
+  // no output (en). Both come from flops.
   // ---------------------------------------------------------------------------
-  assign en = slot_ready || !(s1_valid_q && s1_emit);
+  assign en2 = slot_ready || !s2_valid_q;
+  assign en  = en2 || !(s1_valid_q && s1_emit);
 
   stream_spill #(
     .Width(N * 8 + UserW)
@@ -169,9 +198,9 @@ module vpu_vop_row #(
     .clk_i,
     .rst_ni,
     .clear_i,
-    .valid_i(s1_valid_q && s1_emit),
+    .valid_i(s2_valid_q),
     .ready_o(slot_ready),
-    .data_i ({s1_user_q, row_d}),
+    .data_i ({s2_user_q, row_d}),
     .valid_o(out_valid_o),
     .ready_i(out_ready_i),
     .data_o ({out_user_o, out_row_o})

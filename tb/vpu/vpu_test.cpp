@@ -24,7 +24,8 @@ namespace {
 namespace q = tpu::quant;
 
 constexpr int N = 4;                 // lanes, as verilated (-GN=4)
-constexpr uint64_t kLatency = 2;     // input handshake -> out_valid_o, both blocks
+constexpr uint64_t kActLatency = 8;  // input handshake -> out_valid_o, vpu_act_row
+constexpr uint64_t kVopLatency = 3;  // the same for vpu_vop_row
 constexpr int32_t kI32Min = std::numeric_limits<int32_t>::min();
 constexpr int32_t kI32Max = std::numeric_limits<int32_t>::max();
 
@@ -48,8 +49,9 @@ std::string to_string(const OutBeat& b) {
 // Stream runner shared by both blocks.
 // ---------------------------------------------------------------------------
 struct Pacing {
-  double in_gap = 0.0;     // per cycle: input valid withheld
-  double out_stall = 0.0;  // per cycle: out_ready_i low
+  double in_gap = 0.0;              // per cycle: input valid withheld
+  double out_stall = 0.0;           // per cycle: out_ready_i low
+  std::vector<bool> out_ready = {};  // if set: out_ready_i per cycle, repeated (out_stall unused)
 };
 
 struct StreamRecord {
@@ -98,7 +100,8 @@ StreamRecord run_stream(Fixture& f, const std::vector<Beat>& beats, size_t outpu
     dut.out_ready_i = 1;
     f.settle();
     if (valid0 != bool(dut.out_valid_o) || ready0 != bool(dut.in_ready_o)) ++rec.comb_violations;
-    dut.out_ready_i = !f.chance(pace.out_stall);
+    dut.out_ready_i = pace.out_ready.empty() ? !f.chance(pace.out_stall)
+                                             : bool(pace.out_ready[now % pace.out_ready.size()]);
     f.settle();
     const OutBeat ob = read_out(dut);
     if (held && (!dut.out_valid_o || !(ob == held_beat))) ++rec.hold_violations;
@@ -197,15 +200,54 @@ int32_t requant_core(int32_t acc, int32_t bias, const q::QuantParams& p) {
 
 class ActRowTest : public tb::VerilatedFixture<Vvpu_act_row> {
  protected:
-  std::array<int8_t, 256> lut_{};
+  std::array<int8_t, 256> lut_{};     // the table the next rows use
+  std::array<int8_t, 256> dut_lut_{};  // the block's table: all 0 after reset
 
   void SetUp() override {
     tb::VerilatedFixture<Vvpu_act_row>::SetUp();
+    wait_lut_ready();
     randomize_lut();
+  }
+
+  // After reset the block clears its table (256 cycles) and takes no rows.
+  void wait_lut_ready() {
+    auto& d = dut();
+    d.in_valid_i = 0;
+    d.lut_wr_en_i = 0;
+    int cycles = 0;
+    for (settle(); !d.lut_ready_o && cycles < 300; settle(), ++cycles) {
+      EXPECT_FALSE(d.in_ready_o) << "a row is taken while the table is cleared";
+      tick();
+    }
+    ASSERT_TRUE(d.lut_ready_o) << "the table's reset clear did not finish";
+    EXPECT_GE(cycles, 255) << "the table's reset clear is too short for 256 entries";
   }
 
   void randomize_lut() {
     for (auto& v : lut_) v = int8_t(rand_int(-128, 127));
+  }
+
+  // Writes the entries where the block's table differs from lut_, one per
+  // cycle through the write port, in random order and with random gaps (as
+  // CFG commands would). Called between streams: no row is in flight.
+  void write_lut() {
+    auto& d = dut();
+    std::vector<int> idx;
+    for (int i = 0; i < 256; ++i)
+      if (lut_[size_t(i)] != dut_lut_[size_t(i)]) idx.push_back(i);
+    for (size_t k = idx.size(); k > 1; --k) std::swap(idx[k - 1], idx[size_t(rand_int(0, int64_t(k) - 1))]);
+    d.in_valid_i = 0;
+    for (int i : idx) {
+      while (chance(0.2)) tick();
+      d.lut_wr_en_i = 1;
+      d.lut_wr_idx_i = uint8_t(i);
+      d.lut_wr_data_i = uint8_t(lut_[size_t(i)]);
+      tick();
+      d.lut_wr_en_i = 0;
+      d.lut_wr_idx_i = uint8_t(rand_int(0, 255));  // junk while not writing
+      d.lut_wr_data_i = uint8_t(rand_int(0, 255));
+      dut_lut_[size_t(i)] = lut_[size_t(i)];
+    }
   }
 
   OutBeat expected(const ActBeat& b) const {
@@ -218,7 +260,7 @@ class ActRowTest : public tb::VerilatedFixture<Vvpu_act_row> {
 
   // Streams the beats through the block and checks every row.
   void run(const std::vector<ActBeat>& beats, const Pacing& pace) {
-    for (int i = 0; i < 256; ++i) tb::set_field(dut().lut_i, 8 * unsigned(i), 8, uint8_t(lut_[size_t(i)]));
+    write_lut();
     std::vector<OutBeat> exp;
     for (const auto& b : beats) exp.push_back(expected(b));
     const StreamRecord rec = run_stream(*this, beats, exp.size(), pace, apply_act);
@@ -486,13 +528,13 @@ TEST_F(ActRowTest, Throughput) {
   constexpr int kRows = 256;
   std::vector<ActBeat> beats;
   for (int i = 0; i < kRows; ++i) beats.push_back(random_beat(random_func()));
-  for (int i = 0; i < 256; ++i) tb::set_field(dut().lut_i, 8 * unsigned(i), 8, uint8_t(lut_[size_t(i)]));
+  write_lut();
   const StreamRecord rec = run_stream(*this, beats, kRows, {}, apply_act);
   ASSERT_EQ(rec.out.size(), size_t(kRows));
   ASSERT_EQ(rec.in_fire.size(), size_t(kRows));
   for (int i = 0; i < kRows; ++i) EXPECT_EQ(rec.out[size_t(i)], expected(beats[size_t(i)])) << "row " << i;
-  EXPECT_LE(rec.out_fire.back() + 1, uint64_t(kRows) + kLatency + 2);
-  EXPECT_EQ(rec.out_fire.front() - rec.in_fire.front(), kLatency);
+  EXPECT_LE(rec.out_fire.back() + 1, uint64_t(kRows) + kActLatency + 2);
+  EXPECT_EQ(rec.out_fire.front() - rec.in_fire.front(), kActLatency);
   EXPECT_EQ(rec.in_fire.back() - rec.in_fire.front(), uint64_t(kRows - 1)) << "input stalls";
   EXPECT_EQ(rec.out_fire.back() - rec.out_fire.front(), uint64_t(kRows - 1)) << "output bubbles";
 }
@@ -501,17 +543,17 @@ TEST_F(ActRowTest, Throughput) {
 TEST_F(ActRowTest, ClearDropsRowsInFlight) {
   auto& d = dut();
   std::vector<ActBeat> stale;
-  for (int i = 0; i < 6; ++i) stale.push_back(random_beat(random_func()));
+  for (int i = 0; i < 12; ++i) stale.push_back(random_beat(random_func()));
   d.out_ready_i = 0;
   size_t accepted = 0;
-  for (int c = 0; c < 10 && accepted < stale.size(); ++c) {
+  for (int c = 0; c < 20 && accepted < stale.size(); ++c) {
     d.in_valid_i = 1;
     apply_act(d, stale[accepted]);
     settle();
     if (d.in_ready_o) ++accepted;
     tick();
   }
-  EXPECT_EQ(accepted, 3u) << "stage 1 and the two output slots hold three rows";
+  EXPECT_EQ(accepted, kActLatency + 1) << "the 7 stages and the two output slots hold 9 rows";
   d.clear_i = 1;
   settle();
   EXPECT_FALSE(d.in_ready_o) << "no row is accepted while clearing";
@@ -522,6 +564,63 @@ TEST_F(ActRowTest, ClearDropsRowsInFlight) {
   std::vector<ActBeat> beats;
   for (int i = 0; i < 50; ++i) beats.push_back(random_beat(random_func()));
   run(beats, {.in_gap = 0.2, .out_stall = 0.2});
+}
+
+// After reset the table is all zeros (the ISA's reset value of every entry):
+// LUT rows before any write give 0 in every lane.
+TEST_F(ActRowTest, LutIsZeroAfterReset) {
+  lut_.fill(0);
+  std::vector<ActBeat> beats;
+  for (int i = 0; i < 100; ++i) beats.push_back(random_beat(q::Act::kLut));
+  run(beats, {.in_gap = 0.2, .out_stall = 0.2});
+}
+
+// The table rewritten between streams, in part or in whole, with LUT and
+// other rows mixed in each stream: every row sees the table written before
+// it was sent, never an older one.
+TEST_F(ActRowTest, LutRewriteBetweenStreams) {
+  for (int round = 0; round < 12; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    switch (round % 3) {
+      case 0: randomize_lut(); break;
+      case 1:  // a few entries
+        for (int k = 0; k < 8; ++k) lut_[size_t(rand_int(0, 255))] = int8_t(rand_int(-128, 127));
+        break;
+      default:  // one entry, the one lane 0 of every row looks up
+        lut_[128] = int8_t(lut_[128] ^ 0x5a);
+        break;
+    }
+    std::vector<ActBeat> beats;
+    for (int i = 0; i < 60; ++i) {
+      ActBeat b = random_beat(chance(0.7) ? q::Act::kLut : random_func());
+      if (round % 3 == 2) {  // q = 0 in lane 0: entry 128
+        b.acc[0] = 0;
+        b.bias[0] = 0;
+        b.p.zero_point = 0;
+        b.p.qmin = -128;
+        b.p.qmax = 127;
+      }
+      beats.push_back(b);
+    }
+    run(beats, {.in_gap = 0.3, .out_stall = 0.4});
+  }
+}
+
+// Back-pressure against every stage: out_ready_i low for k cycles, then high
+// for m, for every k and m up to beyond the pipeline depth, so stalls start
+// and end with rows (LUT rows among them) in every stage, the table's read
+// register included.
+TEST_F(ActRowTest, StallPatternsAcrossStages) {
+  for (int k = 1; k <= int(kActLatency) + 3; ++k) {
+    for (int m = 1; m <= 3; ++m) {
+      SCOPED_TRACE("stall " + std::to_string(k) + " ready " + std::to_string(m));
+      std::vector<bool> pattern(size_t(k), false);
+      pattern.insert(pattern.end(), size_t(m), true);
+      std::vector<ActBeat> beats;
+      for (int i = 0; i < 40; ++i) beats.push_back(random_beat(chance(0.6) ? q::Act::kLut : random_func()));
+      run(beats, {.in_gap = m == 3 ? 0.3 : 0.0, .out_ready = pattern});
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -756,8 +855,8 @@ TEST_F(VopRowTest, Throughput) {
   StreamRecord rec = run_stream(*this, beats, e.rows.size(), {}, apply_vop);
   ASSERT_EQ(rec.out.size(), size_t(kRows));
   EXPECT_TRUE(rec.out == e.rows) << "element-wise rows differ from quant.h";
-  EXPECT_LE(rec.out_fire.back() + 1, uint64_t(kRows) + kLatency + 2);
-  EXPECT_EQ(rec.out_fire.front() - rec.in_fire.front(), kLatency);
+  EXPECT_LE(rec.out_fire.back() + 1, uint64_t(kRows) + kVopLatency + 2);
+  EXPECT_EQ(rec.out_fire.front() - rec.in_fire.front(), kVopLatency);
   EXPECT_EQ(rec.out_fire.back() - rec.out_fire.front(), uint64_t(kRows - 1)) << "output bubbles";
 
   std::vector<VopBeat> pools;
@@ -767,8 +866,8 @@ TEST_F(VopRowTest, Throughput) {
   ASSERT_EQ(rec.out.size(), size_t(kRows / 4));
   EXPECT_TRUE(rec.out == e.rows) << "pooled rows differ from quant.h";
   EXPECT_EQ(rec.in_fire.back() - rec.in_fire.front(), uint64_t(kRows - 1)) << "input stalls";
-  EXPECT_EQ(rec.out_fire.front() - rec.in_fire[3], kLatency) << "latency from a group's last row";
-  EXPECT_LE(rec.out_fire.back() + 1, uint64_t(kRows) + kLatency + 2);
+  EXPECT_EQ(rec.out_fire.front() - rec.in_fire[3], kVopLatency) << "latency from a group's last row";
+  EXPECT_LE(rec.out_fire.back() + 1, uint64_t(kRows) + kVopLatency + 2);
 }
 
 // clear_i drops held rows and a half-finished pooling group.

@@ -39,7 +39,9 @@ def xilinx_rows(cells: dict) -> list:
             ("block RAM as RAMB18 equivalents", r18 + 2 * r36, XC7A200T["RAMB18"]),
             ("DSP48E1", cells.get("DSP48E1", 0), XC7A200T["DSP48E1"]),
             ("LUT RAM (RAM32M/RAM64M/RAM*X1*)",
-             sum(n for c, n in cells.items() if c.startswith("RAM") and not c.startswith("RAMB")), None)]
+             sum(n for c, n in cells.items() if c.startswith("RAM") and not c.startswith("RAMB")), None),
+            ("shift registers in LUTs (SRL16E/SRLC32E)",
+             cells.get("SRL16E", 0) + cells.get("SRLC32E", 0), None)]
     return rows
 
 

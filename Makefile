@@ -10,6 +10,13 @@ TEST    ?=
 SEED    ?=
 FUZZ_TIME ?= 60
 FUZZ_BUILD ?= $(BUILD)/fuzz
+# FPGA flow (docs/fpga.md): TOP empty = the ULX3S board top; N for a block.
+TOP     ?=
+N       ?=
+FREQ    ?=
+# `make fpga` builds the small configuration unless CONFIG is given.
+FPGA_CONFIG := $(if $(filter command% environment%,$(origin CONFIG)),$(CONFIG),small)
+FPGA_ENV     = TOP=$(TOP) N=$(N) FREQ=$(FREQ) CONFIG=$(FPGA_CONFIG) BUILD=$(BUILD)
 
 # The device models this build makes: CONFIGS, plus CONFIG when it is not
 # among them, so that `make demo CONFIG=wide` builds the wide model.
@@ -18,12 +25,13 @@ BUILT_LIST    := $(subst $(eval) ,;,$(BUILT_CONFIGS))
 CMAKE_FLAGS   := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(BUILT_LIST)"
 
 .DEFAULT_GOAL := build
-.PHONY: help setup configure build test sim regress fuzz lint regs config wave synth bench demo clean
+.PHONY: help setup configure build test sim regress fuzz lint regs config wave synth fpga fpga-xilinx bench demo clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 	@echo "  variables: CONFIG=tiny|small|default|wide  CONFIGS=\"tiny default\" (models built)"
 	@echo "             TEST=<gtest name>  SEED=<n>  SEEDS=\"1 2 3\"  JOBS=<n>"
+	@echo "             fpga: CONFIG (default small)  TOP=<module> N=<n> (one block)  FREQ=<MHz goal>"
 
 setup: ## Install every dependency (Debian packages, pinned PyPI packages)
 	scripts/setup.sh
@@ -89,7 +97,13 @@ wave: build ## Rerun one test with FST waves and open GTKWave: make wave TEST=<n
 	scripts/wave.sh "$(TEST)" "$(SEED)"
 
 synth: ## Yosys synth_ecp5 of the MXU at 8x8; utilization report under build/synth
-	scripts/synth.sh mxu 8
+	BUILD_DIR=$(BUILD) scripts/synth.sh mxu 8
+
+fpga: ## ULX3S (ECP5-85F) flow: Yosys, nextpnr, timing check, bitstream, report under build/fpga (TOP=mxu N=8: one block)
+	$(FPGA_ENV) scripts/fpga.sh ecp5
+
+fpga-xilinx: ## Yosys synth_xilinx (xc7, Artix-7 200T class): utilization report under build/fpga
+	$(FPGA_ENV) scripts/fpga.sh xilinx
 
 bench: build ## Benchmarks: MXU streaming, a GEMM sweep on the TPU (CSV + plot), simulator speed
 	$(BUILD)/tb/mxu_bench --n 16 --tiles 20000

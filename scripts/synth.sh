@@ -55,8 +55,10 @@ mapfile -t srcs < <(grep -v '^[[:space:]]*$' rtl/sources.list | sed 's|^|rtl/|')
 # -j 1: WASI has no threads (read_slang fails with "thread constructor failed").
 # SYNTHESIS compiles the ASSERT macro out. synth_ecp5 already maps with abc9 in
 # this Yosys (its old -abc9 flag is accepted but changes nothing).
+# TPU_ECP5_DSP selects the MXU's registered MULT18X18D (rtl/mxu/mxu_mac.sv),
+# declared as a black box in fpga/ecp5/ecp5_blackboxes.sv.
 cat >"$stem.ys" <<EOF
-read_slang -j 1 -D SYNTHESIS -I rtl/common -G N=$n --top $top ${srcs[*]}
+read_slang -j 1 -D SYNTHESIS -D TPU_ECP5_DSP --blackboxed-module MULT18X18D -I rtl/common -G N=$n --top $top fpga/ecp5/ecp5_blackboxes.sv ${srcs[*]}
 synth_ecp5 -top $top -json $stem.json
 tee -q -o ${stem}_utilization.txt stat
 tee -q -o ${stem}_utilization.json stat -json

@@ -19,7 +19,9 @@
 //
 // Throughput: one input row and one output row per cycle. A tile used for at
 // least N rows hides the loading of the next tile completely.
-// Latency: 2*N + 1 cycles from an input handshake to out_valid_o.
+// Latency: 2*N + 3 cycles from an input handshake to out_valid_o (the PEs'
+// multiply-add is pipelined, see mxu_pe.sv). The block holds up to 2*N + 4
+// rows: 2*N + 2 in the pipeline and 2 in the output slot.
 // Backpressure: when the output slot is full and out_ready_i is low the
 // whole array stops (one global enable, driven by flops).
 // clear_i drops every tile, weight beat and row in flight (the core's flush
@@ -59,8 +61,18 @@ module mxu #(
     $error("mxu: N must be at least 2");
   end
 
-  localparam int unsigned RowW    = $clog2(N);
-  localparam int unsigned Latency = 2 * N;  // input handshake -> array output
+  localparam int unsigned RowW      = $clog2(N);
+  localparam int unsigned MacStages = 3;  // PE: activation in -> psum out (mxu_pe.sv)
+  // input handshake -> de-skewed array output: entry register, N-1 skew
+  // stages, N PEs of which the last takes MacStages, N-1 de-skew stages
+  localparam int unsigned Latency   = 2 * N + MacStages - 1;
+  // One pass sums N int8 products (|a*w| <= 2^14), which needs 16 + log2(N)
+  // bits: partial sums are that wide inside the array, the de-skew and the
+  // output slot, and sign-extended to AccW at the port (bit-exact; saves flops
+  // and shortens the adders).
+  localparam int unsigned PsumW     = (Datapath == tpu_pkg::DatapathInt8 &&
+                                       2 * DataW + $clog2(N) < AccW)
+                                      ? 2 * DataW + $clog2(N) : AccW;
 
   // ---------------------------------------------------------------------------
   // Bank bookkeeping. Tiles fill bank load_bank_q and are consumed from bank
@@ -199,7 +211,7 @@ module mxu #(
   logic [N-1:0][RowW-1:0]  arr_wgt_row;
   logic [N-1:0]            arr_wgt_bank;
   logic [N-1:0][DataW-1:0] arr_wgt;
-  logic [N-1:0][AccW-1:0]  arr_psum, out_cols;
+  logic [N-1:0][PsumW-1:0] arr_psum, out_cols;
 
   for (genvar i = 0; i < N; i++) begin : gen_unpack
     assign {arr_act_bank[i], arr_act[i]} = act_skewed[i];
@@ -211,7 +223,7 @@ module mxu #(
     .N       (N),
     .Datapath(Datapath),
     .DataW   (DataW),
-    .PsumW   (AccW)
+    .PsumW   (PsumW)
   ) u_array (
     .clk_i,
     .rst_ni,
@@ -229,7 +241,7 @@ module mxu #(
   // Column c leaves the array c cycles after column 0: delay it N-1-c more.
   mxu_skew #(
     .Lanes    (N),
-    .Width    (AccW),
+    .Width    (PsumW),
     .Ascending(1'b0),
     .Reset    (1'b0)
   ) u_out_deskew (
@@ -245,18 +257,37 @@ module mxu #(
   // Row tracking and output slot. Valid and last travel beside the array in a
   // shift register as long as the array's latency.
   // ---------------------------------------------------------------------------
-  logic [Latency-1:0] row_valid_q, row_last_q;
-  logic               slot_ready;
+  logic [Latency-1:0]      row_valid_q, row_last_q;
+  logic                    slot_ready;
+  logic [N-1:0][PsumW-1:0] slot_row;
 
   `FFL(row_valid_q, clear_i ? '0 : {row_valid_q[Latency-2:0], in_fire}, en || clear_i, '0)
   `FFL(row_last_q, clear_i ? '0 : {row_last_q[Latency-2:0], in_fire && in_last_i},
        en || clear_i, '0)
 
-  // The array moves unless a finished row is waiting for a full output slot.
-  assign en = slot_ready || !row_valid_q[Latency-1];
+  // The array moves unless a finished row is waiting for a full output slot:
+  // en = slot_ready || !row_valid_q[Latency-1]. en drives the enable of every
+  // register in the block, so it comes straight from a flop: en_q is loaded
+  // with next cycle's value of that expression, computed from the next state
+  // of the spill register's second slot (ready_o = !b_full_q in
+  // stream_spill.sv) and of the last row-valid stage. EnIsExact checks it.
+  logic en_q, en_d, slot_ready_d, last_valid_d;
+
+  always_comb begin
+    if (!slot_ready) begin
+      slot_ready_d = out_ready_i;  // the second slot moves to the first
+    end else begin                 // a row fills the second slot?
+      slot_ready_d = !(row_valid_q[Latency-1] && out_valid_o && !out_ready_i);
+    end
+    last_valid_d = en ? row_valid_q[Latency-2] : row_valid_q[Latency-1];
+    en_d         = clear_i || slot_ready_d || !last_valid_d;
+  end
+
+  `FF(en_q, en_d, 1'b1)
+  assign en = en_q;
 
   stream_spill #(
-    .Width(N * AccW + 1)
+    .Width(N * PsumW + 1)
   ) u_out_slot (
     .clk_i,
     .rst_ni,
@@ -266,8 +297,12 @@ module mxu #(
     .data_i ({row_last_q[Latency-1], out_cols}),
     .valid_o(out_valid_o),
     .ready_i(out_ready_i),
-    .data_o ({out_last_o, out_row_o})
+    .data_o ({out_last_o, slot_row})
   );
+
+  for (genvar c = 0; c < N; c++) begin : gen_out_extend
+    assign out_row_o[c] = AccW'($signed(slot_row[c]));
+  end
 
   // ---------------------------------------------------------------------------
   // Interface rules
@@ -281,5 +316,6 @@ module mxu #(
                       (in_row_i == $past(in_row_i)) && (in_last_i == $past(in_last_i)))
   `ASSERT(WgtValidHeld, $past(wgt_waiting) && !clear_i |-> wgt_valid_i)
   `ASSERT(WgtDataHeld, $past(wgt_waiting) && !clear_i |-> wgt_row_i == $past(wgt_row_i))
+  `ASSERT(EnIsExact, en == (slot_ready || !row_valid_q[Latency-1]))
 
 endmodule

@@ -1,27 +1,96 @@
 // SPDX-License-Identifier: Apache-2.0
-// Multiply-accumulate of one PE: psum_o = psum_i + a_i * w_i.
+// Pipelined multiply-accumulate of one PE, three register stages:
+//
+//   cycle t   : a_q, w_q <= a_i, w_i             (operand registers)
+//   cycle t+1 : prod_q   <= a_q * w_q            (product register)
+//   cycle t+2 : psum_o   <= psum_i + prod_q      (partial-sum register)
+//
+// so psum_o (visible from t+3) = psum_i (as seen in t+2) + a_i * w_i (as seen
+// in t). Register -> multiplier -> register and register -> adder ->
+// register are the only paths. All stages advance only when en_i is high.
+//
+// Two implementations of the same schedule:
+//   - generic (simulation, any FPGA or ASIC flow): the registers are flops
+//     around a `*`; synthesis maps the `*` to a DSP and the registers stay in
+//     the fabric (Yosys does not pack registers into ECP5 multipliers).
+//   - TPU_ECP5_DSP defined (scripts/fpga.sh defines it for ECP5): one
+//     MULT18X18D with its input and output registers enabled, which hold a_q,
+//     w_q and prod_q. The multiplier then runs between its own registers, and
+//     only routing is left on the paths into and out of the DSP.
 //
 // This is the only place that knows the number format. A second datapath
 // (bf16 x bf16 + fp32) is added as another branch of the generate below with
-// the same ports; the array around it does not change.
-// Purely combinational.
+// the same ports and the same three stages; the array around it does not
+// change.
+`include "tpu_macros.svh"
+
 module mxu_mac #(
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
   parameter int unsigned        DataW    = tpu_pkg::Int8W,  // operand bits
   parameter int unsigned        PsumW    = tpu_pkg::AccW    // partial-sum bits
 ) (
+  input  logic             clk_i,
+  input  logic             en_i,
   input  logic [DataW-1:0] a_i,     // activation
   input  logic [DataW-1:0] w_i,     // stationary weight
-  input  logic [PsumW-1:0] psum_i,  // partial sum from the PE above
-  output logic [PsumW-1:0] psum_o   // partial sum to the PE below
+  input  logic [PsumW-1:0] psum_i,  // partial sum from the PE above, two cycles later
+  output logic [PsumW-1:0] psum_o   // partial sum to the PE below (a flop)
 );
 
   if (Datapath == tpu_pkg::DatapathInt8) begin : gen_int8
-    // Signed int8 x int8 is exact in 16 bits; the sum wraps at PsumW bits like
-    // the int32 accumulators (see docs/mxu.md for the overflow bound).
-    logic signed [2*DataW-1:0] product;
-    assign product = $signed(a_i) * $signed(w_i);
-    assign psum_o  = psum_i + PsumW'(product);
+    // Signed int8 x int8 is exact in 16 bits; the sum wraps at PsumW bits,
+    // which the array sizes so that one pass never wraps (docs/mxu.md).
+    logic signed [2*DataW-1:0] prod_q;
+    logic        [PsumW-1:0]   psum_d;
+
+`ifdef TPU_ECP5_DSP
+    if (DataW > 18) begin : gen_bad_width
+      $error("mxu_mac: the ECP5 multiplier takes at most 18-bit operands");
+    end
+    logic [17:0] dsp_a, dsp_b;
+    logic [35:0] dsp_p;
+    assign dsp_a  = 18'($signed(a_i));
+    assign dsp_b  = 18'($signed(w_i));
+    assign prod_q = dsp_p[2*DataW-1:0];
+
+    MULT18X18D #(
+      .REG_INPUTA_CLK  ("CLK0"),
+      .REG_INPUTA_CE   ("CE0"),
+      .REG_INPUTA_RST  ("RST0"),
+      .REG_INPUTB_CLK  ("CLK0"),
+      .REG_INPUTB_CE   ("CE0"),
+      .REG_INPUTB_RST  ("RST0"),
+      .REG_PIPELINE_CLK("NONE"),
+      .REG_OUTPUT_CLK  ("CLK0"),
+      .REG_OUTPUT_CE   ("CE0"),
+      .REG_OUTPUT_RST  ("RST0"),
+      .GSR             ("DISABLED"),
+      .RESETMODE       ("SYNC")
+    ) u_dsp (
+      .A0(dsp_a[0]), .A1(dsp_a[1]), .A2(dsp_a[2]), .A3(dsp_a[3]), .A4(dsp_a[4]), .A5(dsp_a[5]), .A6(dsp_a[6]), .A7(dsp_a[7]), .A8(dsp_a[8]), .A9(dsp_a[9]), .A10(dsp_a[10]), .A11(dsp_a[11]), .A12(dsp_a[12]), .A13(dsp_a[13]), .A14(dsp_a[14]), .A15(dsp_a[15]), .A16(dsp_a[16]), .A17(dsp_a[17]),
+      .B0(dsp_b[0]), .B1(dsp_b[1]), .B2(dsp_b[2]), .B3(dsp_b[3]), .B4(dsp_b[4]), .B5(dsp_b[5]), .B6(dsp_b[6]), .B7(dsp_b[7]), .B8(dsp_b[8]), .B9(dsp_b[9]), .B10(dsp_b[10]), .B11(dsp_b[11]), .B12(dsp_b[12]), .B13(dsp_b[13]), .B14(dsp_b[14]), .B15(dsp_b[15]), .B16(dsp_b[16]), .B17(dsp_b[17]),
+      .C0(1'b0), .C1(1'b0), .C2(1'b0), .C3(1'b0), .C4(1'b0), .C5(1'b0), .C6(1'b0), .C7(1'b0), .C8(1'b0), .C9(1'b0), .C10(1'b0), .C11(1'b0), .C12(1'b0), .C13(1'b0), .C14(1'b0), .C15(1'b0), .C16(1'b0), .C17(1'b0),
+      .SIGNEDA(1'b1), .SIGNEDB(1'b1), .SOURCEA(1'b0), .SOURCEB(1'b0),
+      .CLK0(clk_i), .CLK1(1'b0), .CLK2(1'b0), .CLK3(1'b0),
+      .CE0(en_i), .CE1(1'b0), .CE2(1'b0), .CE3(1'b0),
+      .RST0(1'b0), .RST1(1'b0), .RST2(1'b0), .RST3(1'b0),
+      .P0(dsp_p[0]), .P1(dsp_p[1]), .P2(dsp_p[2]), .P3(dsp_p[3]), .P4(dsp_p[4]), .P5(dsp_p[5]), .P6(dsp_p[6]), .P7(dsp_p[7]), .P8(dsp_p[8]), .P9(dsp_p[9]), .P10(dsp_p[10]), .P11(dsp_p[11]), .P12(dsp_p[12]), .P13(dsp_p[13]), .P14(dsp_p[14]), .P15(dsp_p[15]), .P16(dsp_p[16]), .P17(dsp_p[17]), .P18(dsp_p[18]), .P19(dsp_p[19]), .P20(dsp_p[20]), .P21(dsp_p[21]), .P22(dsp_p[22]), .P23(dsp_p[23]), .P24(dsp_p[24]), .P25(dsp_p[25]), .P26(dsp_p[26]), .P27(dsp_p[27]), .P28(dsp_p[28]), .P29(dsp_p[29]), .P30(dsp_p[30]), .P31(dsp_p[31]), .P32(dsp_p[32]), .P33(dsp_p[33]), .P34(dsp_p[34]), .P35(dsp_p[35])
+    );
+`else
+    logic [DataW-1:0] a_q, w_q;
+    `FFLNR(a_q, a_i, en_i)
+    `FFLNR(w_q, w_i, en_i)
+    `FFLNR(prod_q, $signed(a_q) * $signed(w_q), en_i)
+`endif
+
+    if (PsumW >= 2 * DataW) begin : gen_extend
+      assign psum_d = psum_i + PsumW'(prod_q);
+    end else begin : gen_wrap
+      logic [2*DataW-PsumW-1:0] unused_prod_high;
+      assign unused_prod_high = prod_q[2*DataW-1:PsumW];
+      assign psum_d = psum_i + prod_q[PsumW-1:0];
+    end
+    `FFLNR(psum_o, psum_d, en_i)
   end else begin : gen_unsupported
     $error("mxu_mac: only the int8 datapath is implemented");
   end

@@ -10,6 +10,15 @@
 //   partial sums             top   -> bottom
 //   weight beats             top   -> bottom; a beat tagged with this PE's
 //                            row is written into the tagged bank.
+//
+// The multiply-add is pipelined (mxu_mac.sv, MacStages = 3 cycles from an
+// activation at act_i to its partial sum in psum_o): in the cycle an
+// activation arrives, the PE hands it and the tagged bank's weight to the
+// MAC's operand registers; the MAC registers the product one cycle later and
+// adds it to psum_i the cycle after. Every PE is shifted by the same two
+// cycles, so psum_i from the PE above arrives exactly when the product is
+// ready, and the bank is still read in the cycle the activation arrives (the
+// double-buffering argument in docs/mxu.md is unchanged).
 `include "tpu_macros.svh"
 
 module mxu_pe #(
@@ -42,19 +51,22 @@ module mxu_pe #(
   output logic [DataW-1:0] wgt_o
 );
 
-  logic [DataW-1:0] bank_q [2];
-  logic [PsumW-1:0] psum_d;
-  logic             wgt_write;
+  // Packed: two flops per bit and a 2:1 mux (as an unpacked array read into
+  // a register, Yosys would make it LUT RAM, larger than the flops).
+  logic [1:0][DataW-1:0] bank_q;
+  logic                  wgt_write;
 
   mxu_mac #(
     .Datapath(Datapath),
     .DataW   (DataW),
     .PsumW   (PsumW)
   ) u_mac (
+    .clk_i,
+    .en_i,
     .a_i   (act_i),
     .w_i   (bank_q[act_bank_i]),
     .psum_i(psum_i),
-    .psum_o(psum_d)
+    .psum_o(psum_o)
   );
 
   assign wgt_write = en_i && wgt_valid_i && (wgt_row_i == RowW'(Row));
@@ -65,7 +77,6 @@ module mxu_pe #(
 
   `FFLNR(act_o, act_i, en_i)
   `FFLNR(act_bank_o, act_bank_i, en_i)
-  `FFLNR(psum_o, psum_d, en_i)
   `FFL(wgt_valid_o, wgt_valid_i && !clear_i, en_i || clear_i, 1'b0)
   `FFLNR(wgt_row_o, wgt_row_i, en_i)
   `FFLNR(wgt_bank_o, wgt_bank_i, en_i)

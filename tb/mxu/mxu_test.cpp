@@ -183,7 +183,7 @@ TYPED_TEST(MxuTest, ThroughputNoBubbleBetweenTiles) {
                 (unsigned long long)in_gaps, (unsigned long long)latency);
     EXPECT_EQ(idle, 0u) << "output bubbles between tiles";
     EXPECT_EQ(in_gaps, 0u) << "input stalls between tiles";
-    EXPECT_EQ(latency, uint64_t(2 * N + 1));
+    EXPECT_EQ(latency, uint64_t(2 * N + 3));
   }
 }
 

@@ -82,13 +82,12 @@ module vpu_vop_row #(
     return $unsigned($signed(x) >>> s) + SumW'(round);
   endfunction
 
-  localparam logic signed [SumW-1:0] Int8Max = 127;
-  localparam logic signed [SumW-1:0] Int8Min = -128;
-
-  // Saturates a signed SumW-bit value to int8.
+  // Saturates a signed SumW-bit value to int8. x > 127 and x < -128 are
+  // reductions of x[SumW-1:7] (a few LUT levels) rather than compare chains:
+  // in stage 2 they follow the rounding divide's shift and increment.
   function automatic logic [7:0] sat8(logic [SumW-1:0] x);
-    if ($signed(x) > Int8Max) return 8'h7f;
-    if ($signed(x) < Int8Min) return 8'h80;
+    if (!x[SumW-1] && |x[SumW-2:7]) return 8'h7f;
+    if (x[SumW-1] && !(&x[SumW-2:7])) return 8'h80;
     return x[7:0];
   endfunction
 

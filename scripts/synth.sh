@@ -58,7 +58,7 @@ mapfile -t srcs < <(grep -v '^[[:space:]]*$' rtl/sources.list | sed 's|^|rtl/|')
 # TPU_ECP5_DSP selects the MXU's registered MULT18X18D (rtl/mxu/mxu_mac.sv),
 # declared as a black box in fpga/ecp5/ecp5_blackboxes.sv.
 cat >"$stem.ys" <<EOF
-read_slang -j 1 -D SYNTHESIS -D TPU_ECP5_DSP --blackboxed-module MULT18X18D -I rtl/common -G N=$n --top $top fpga/ecp5/ecp5_blackboxes.sv ${srcs[*]}
+read_slang -j 1 -D SYNTHESIS -D TPU_ECP5_DSP -Wno-unconnected-output-port -Wno-unconnected-input-port --blackboxed-module MULT18X18D -I rtl/common -G N=$n --top $top fpga/ecp5/ecp5_blackboxes.sv ${srcs[*]}
 synth_ecp5 -top $top -json $stem.json
 tee -q -o ${stem}_utilization.txt stat
 tee -q -o ${stem}_utilization.json stat -json

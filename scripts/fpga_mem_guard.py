@@ -63,6 +63,11 @@ BLOCKS = [
     Block("ram_1r1w_64x1024", "ram_1r1w", {"Width": 64, "Depth": 1024}, dp16kd=4),
     Block("ram_tdp_ub_32x256", "ram_tdp", {"Width": 32, "Depth": 256}, dp16kd=2),
     Block("ram_tdp_64x1024", "ram_tdp", {"Width": 64, "Depth": 1024}, dp16kd=4),
+    # The blocks that hold the device's memories, at tiny's sizes.
+    Block("tpu_ub", "tpu_ub", files="all", memories=4, dp16kd=4, max_ff=64),
+    Block("tpu_acc", "tpu_acc", files="all", memories=2, dp16kd=8, max_ff=300),
+    Block("vpu_lut", "vpu_lut", files="all", memories=2, dp16kd=2, max_ff=32),
+    Block("dma_rob", "dma_rob", files="all", memories=16, dp16kd=16, max_ff=16),
 ]
 
 BLOCK_RAM_MAPS = ("$__DP16KD_", "$__PDPW16KD_")

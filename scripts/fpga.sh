@@ -12,7 +12,10 @@
 #   CONFIG  configuration (default small): defines TPU_CONFIG_<CONFIG>
 #   N       -G N=<N> for a block with a parameter N (ignored when unset)
 #   FREQ    timing goal of the core clock in MHz (default 100 for the board,
-#           150 for a block); the flow fails when the achieved Fmax is lower
+#           150 for a block); the flow fails when the achieved Fmax is lower.
+#           For the board it is also the clock the PLL makes from 25 MHz, so
+#           it must be 25 * F / C for whole F <= 80, C <= 8 (e.g. 25, 30, 40,
+#           50, 75, 100)
 #   SEED    nextpnr placer seed (default 1)
 #   BUILD   build folder (default build); outputs go to $BUILD/fpga/<name>/
 #   PNR_TIMEOUT  wall-clock cap for nextpnr, e.g. 20m (default: none)
@@ -63,6 +66,25 @@ mapfile -t srcs < <(grep -v '^[[:space:]]*$' rtl/sources.list | sed 's|^|rtl/|')
 defs="-D SYNTHESIS"
 [ "$config" != default ] && defs="$defs -D TPU_CONFIG_${config^^}"
 params=${n:+-G N=$n}
+if [ $board = 1 ]; then
+  # PLL dividers for clk_core = goal: 25 MHz / ClkiDiv * ClkfbDiv, the VCO
+  # (clk_core * ClkopDiv) in 400..800 MHz, the phase detector at >= 3.125 MHz.
+  pll=$(python3 - "$goal" <<'PY'
+import sys
+goal = float(sys.argv[1])
+for clki in range(1, 9):
+    for fb in range(1, 81):
+        f = 25.0 * fb / clki
+        op = round(600.0 / f)
+        if abs(f - goal) < 1e-6 and 1 <= op <= 128 and 400 <= f * op <= 800:
+            print(clki, fb, op)
+            sys.exit(0)
+sys.exit(1)
+PY
+  ) || die "FREQ=$goal MHz cannot be made from the 25 MHz oscillator; use 25 * F / C MHz for whole F <= 80, C <= 8 (e.g. 25, 30, 40, 50, 75, 100)"
+  read -r clki fb op <<<"$pll"
+  params="-G ClkiDiv=$clki -G ClkfbDiv=$fb -G ClkopDiv=$op"
+fi
 [ $board = 1 ] && srcs+=(fpga/ulx3s/ulx3s_top.sv)
 if [ "$family" = ecp5 ]; then
   # The vendor primitives (EHXPLLL, MULT18X18D) as black boxes for read_slang;

@@ -3,7 +3,10 @@
 // build (`make fpga`). A placeholder until the UART host link exists.
 //
 // Clock: the 25 MHz oscillator (clk_25mhz) feeds an EHXPLLL that makes the
-// 100 MHz TPU clock (clk_core: 25 MHz / 1 * 4, VCO 600 MHz / 6).
+// TPU clock clk_core = 25 MHz * ClkfbDiv / ClkiDiv, with the VCO at clk_core *
+// ClkopDiv (400 to 800 MHz). The defaults give 100 MHz (25 / 1 * 4, VCO 600 /
+// 6); scripts/fpga.sh picks the dividers for FREQ= and nextpnr derives the
+// clk_core constraint from them.
 // Reset: btn[0] (PWRn, low while pressed) or an unlocked PLL resets the TPU
 // through a 4-flop synchronizer (asserted at once, released on clk_core).
 // Keep-alive: synthesis must see every input of tpu_top driven and every
@@ -13,7 +16,11 @@
 // and ftdi_rxd. led[1] shows the PLL lock, led[7:2] a heartbeat.
 `include "tpu_macros.svh"
 
-module ulx3s_top (
+module ulx3s_top #(
+  parameter int unsigned ClkiDiv  = 1,
+  parameter int unsigned ClkfbDiv = 4,
+  parameter int unsigned ClkopDiv = 6
+) (
   input  logic       clk_25mhz,
   input  logic [0:0] btn,
   output logic [7:0] led,
@@ -35,13 +42,13 @@ module ulx3s_top (
     .OUTDIVIDER_MUXB ("DIVB"),
     .OUTDIVIDER_MUXC ("DIVC"),
     .OUTDIVIDER_MUXD ("DIVD"),
-    .CLKI_DIV        (1),
+    .CLKI_DIV        (ClkiDiv),
     .CLKOP_ENABLE    ("ENABLED"),
-    .CLKOP_DIV       (6),
-    .CLKOP_CPHASE    (2),
+    .CLKOP_DIV       (ClkopDiv),
+    .CLKOP_CPHASE    ((ClkopDiv - 1) / 2),
     .CLKOP_FPHASE    (0),
     .FEEDBK_PATH     ("CLKOP"),
-    .CLKFB_DIV       (4)
+    .CLKFB_DIV       (ClkfbDiv)
   ) u_pll (
     .RST         (1'b0),
     .STDBY       (1'b0),

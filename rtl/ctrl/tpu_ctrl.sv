@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Controller: fetch, decode, check, dependency tracking and dispatch.
 //
-// One instruction per cycle is fetched from instruction memory, offset by the
-// enclosing LOOP, checked (docs/isa.md, "Errors") and issued to the queue of
-// the unit that executes it. Instruction memory reads synchronously: the
-// controller addresses it with the next pc (imem_rd_addr_o, pc_d), so the word
-// at pc is on imem_rd_data_i when pc takes that value, branches and stalls
-// included; the memory must not be written while a program runs.
+// Three stages, one instruction per cycle:
+//   fetch   (ctrl_fetch) reads the instruction memory ahead, following LOOP
+//           back edges, into a small queue. The memory reads synchronously
+//           and its address comes from a flop; it must not be written while
+//           a program runs.
+//   decode  takes the queue head: applies the loop offsets, checks it
+//           (docs/isa.md, "Errors") and computes its footprint, into the
+//           decode register.
+//   issue   sends the decoded command to its unit's queue when the unit has
+//           room, or ends the program on an error, in program order.
+// A LOOP sets the offsets when decode takes it and restarts fetch after it.
 //
 // Units run decoupled. The scoreboard (ctrl_scoreboard) keeps, per unit, the
 // UB and ACC row ranges of every issued command that has not completed, and
@@ -95,33 +100,85 @@ module tpu_ctrl #(
   // Program state
   // ---------------------------------------------------------------------------
   state_e                state_q, state_d;
-  logic [31:0]           pc_q, pc_d;
   err_e                  err_q, err_d;
   logic [31:0]           err_pc_q, err_pc_d;
   logic signed [31:0]    tiles_q, tiles_d;   // RW tiles issued minus POPs
+  logic                  run;
 
-  // LOOP state: body is [loop_start_q, loop_end_q); iterations left after this one.
-  logic                  loop_q, loop_d;
-  logic [31:0]           loop_start_q, loop_start_d, loop_end_q, loop_end_d;
-  logic [15:0]           loop_left_q, loop_left_d;
-  logic signed [31:0]    ub_inc_q, ub_inc_d, acc_inc_q, acc_inc_d;
-  logic signed [63:0]    host_inc_q, host_inc_d;
-  logic signed [31:0]    ub_off_q, ub_off_d, acc_off_q, acc_off_d;
-  logic signed [63:0]    host_off_q, host_off_d;
-  logic signed [31:0]    ub_off, acc_off;
-  logic signed [63:0]    host_off;
-
-  assign ub_off   = loop_q ? ub_off_q : '0;
-  assign acc_off  = loop_q ? acc_off_q : '0;
-  assign host_off = loop_q ? host_off_q : '0;
+  assign run = state_q == StRun;
 
   // Commands in flight per unit (the scoreboard, below).
   logic [NU-1:0]         unit_idle, unit_full;
 
   // ---------------------------------------------------------------------------
-  // Decode and check
+  // Fetch
   // ---------------------------------------------------------------------------
-  instr_t                ins, issued;
+  instr_t                ins;             // the queue head
+  logic [31:0]           pc;              // its pc
+  logic                  f_valid, f_in_loop, f_back_edge;
+  logic                  accept;          // decode takes the head
+  logic                  take_loop;       // ... and it is a LOOP
+
+  ctrl_fetch #(
+    .ImemDepth(ImemDepth)
+  ) u_fetch (
+    .clk_i,
+    .rst_ni,
+    .run_i         (run),
+    .start_i       (state_q == StIdle && start_i),
+    .start_pc_i,
+    .imem_rd_addr_o,
+    .imem_rd_data_i,
+    .loop_i        (take_loop),
+    .loop_pc_i     (pc),
+    .loop_body_i   (ins.a),
+    .loop_count_i  (ins.count),
+    .valid_o       (f_valid),
+    .ready_i       (accept),
+    .word_o        (ins),
+    .pc_o          (pc),
+    .in_loop_o     (f_in_loop),
+    .back_edge_o   (f_back_edge)
+  );
+
+  // Loop offsets, stepped as decode takes the words of each iteration: the
+  // LOOP clears them, the last word of an iteration followed by another adds
+  // the increments. They apply inside the loop body only.
+  logic signed [31:0]    ub_inc_q, acc_inc_q, ub_off_q, acc_off_q;
+  logic signed [63:0]    host_inc_q, host_off_q;
+  logic signed [31:0]    ub_off, acc_off;
+  logic signed [63:0]    host_off;
+
+  assign ub_off   = f_in_loop ? ub_off_q : '0;
+  assign acc_off  = f_in_loop ? acc_off_q : '0;
+  assign host_off = f_in_loop ? host_off_q : '0;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      ub_inc_q   <= '0;
+      acc_inc_q  <= '0;
+      host_inc_q <= '0;
+      ub_off_q   <= '0;
+      acc_off_q  <= '0;
+      host_off_q <= '0;
+    end else if (take_loop) begin
+      ub_inc_q   <= 32'($signed(ins.b));
+      acc_inc_q  <= 32'($signed(ins.c[15:0]));
+      host_inc_q <= 64'($signed(ins.c[63:32]));
+      ub_off_q   <= '0;
+      acc_off_q  <= '0;
+      host_off_q <= '0;
+    end else if (accept && f_back_edge) begin
+      ub_off_q   <= ub_off_q + ub_inc_q;
+      acc_off_q  <= acc_off_q + acc_inc_q;
+      host_off_q <= host_off_q + host_inc_q;
+    end
+  end
+
+  // ---------------------------------------------------------------------------
+  // Decode and check (the checks that do not depend on earlier issues)
+  // ---------------------------------------------------------------------------
+  instr_t                issued;
   logic                  fetch_ok;        // pc inside instruction memory
   err_e                  dec_err;
   footprint_t            fp;
@@ -135,13 +192,11 @@ module tpu_ctrl #(
   logic                  vop_pool;
   logic [33:0]           pool_rows;
 
-  assign fetch_ok    = pc_q < ImemDepth;
-  assign ins         = imem_rd_data_i;
+  assign fetch_ok = pc < ImemDepth;
 
   always_comb begin
     cnt       = 34'(ins.count);
     // Unsigned 16-bit fields plus signed loop offsets, without wrapping.
-    // Offsets apply only inside a loop body.
     ub_a      = $signed({18'd0, ins.a}) + 34'(ub_off);
     ub_b      = $signed({18'd0, ins.b}) + 34'(ub_off);
     ub_c      = $signed({18'd0, ins.c[15:0]}) + 34'(ub_off);
@@ -177,21 +232,21 @@ module tpu_ctrl #(
         issued.c = ins.c + host_off;
       end
       OpRw: begin
+        // The weight capacity is checked at issue.
         unit    = 2'(UnitWgt);
         to_unit = 1'b1;
         if (ins.flags != 0 || ins.a != 0) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
-        else if (tiles_q + 32'(ins.count) > 32'(WgtCapacity)) dec_err = ErrWgtOverflow;
         issued.c = ins.c + host_off;
       end
       OpMmc: begin
+        // Whether weights are loaded is checked at issue.
         unit    = 2'(UnitMmc);
         to_unit = 1'b1;
         if (ins.flags[7:2] != 0 || ins.c != 0) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
         else if (!in_range(ub_a, cnt, UbRows)) dec_err = ErrUbRange;
         else if (!in_range(acc_b, cnt, AccRows)) dec_err = ErrAccRange;
-        else if (tiles_q <= 0) dec_err = ErrNoWeights;
         fp.ub_rd0 = mk_range(ub_a, cnt);
         fp.acc_wr = mk_range(acc_b, cnt);
         if (ins.flags[FlagMmcAcc]) fp.acc_rd = mk_range(acc_b, cnt);
@@ -245,8 +300,8 @@ module tpu_ctrl #(
         is_loop = 1'b1;
         if (ins.flags != 0 || ins.c[31:16] != 0) dec_err = ErrBadFlags;
         else if (ins.count == 0 || ins.a == 0 || ins.a > 255 ||
-                 pc_q + 32'd1 + 32'(ins.a) > ImemDepth) dec_err = ErrBadCount;
-        else if (loop_q) dec_err = ErrNestedLoop;
+                 pc + 32'd1 + 32'(ins.a) > ImemDepth) dec_err = ErrBadCount;
+        else if (f_in_loop) dec_err = ErrNestedLoop;
       end
       OpIrq, OpHalt: begin
         is_irq  = ins.op == OpIrq;
@@ -273,115 +328,118 @@ module tpu_ctrl #(
   endfunction
 
   // ---------------------------------------------------------------------------
+  // Decode register
+  // ---------------------------------------------------------------------------
+  typedef struct packed {
+    logic [31:0] pc;
+    instr_t      ins;      // as issued: loop offsets applied
+    footprint_t  fp;
+    err_e        err;      // the decode checks' verdict
+    logic [1:0]  unit;
+    logic        to_unit;
+    logic        is_sync, is_irq, is_halt;
+    logic        is_rw, is_mmc;
+  } decoded_t;
+
+  decoded_t d_q;
+  logic     d_valid_q, issue;
+
+  assign accept    = run && f_valid && (!d_valid_q || issue);
+  assign take_loop = accept && is_loop;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      d_valid_q <= 1'b0;
+    end else begin
+      d_valid_q <= run && (accept || (d_valid_q && !issue));
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (accept) begin
+      d_q <= '{pc: pc, ins: issued, fp: fp, err: dec_err, unit: unit, to_unit: to_unit,
+               is_sync: is_sync, is_irq: is_irq, is_halt: is_halt,
+               is_rw: ins.op == OpRw, is_mmc: ins.op == OpMmc};
+    end
+  end
+
+  // ---------------------------------------------------------------------------
   // Issue
   // ---------------------------------------------------------------------------
-  logic waits, issue, sync_ready;
+  err_e          iss_err;
+  logic          waits, sync_ready;
   logic [NU-1:0] sync_mask;
 
-  assign sync_mask  = (ins.flags[3:0] == 0) ? '1 : ins.flags[3:0];
+  // The checks that depend on the RW and MMC instructions issued before.
+  always_comb begin
+    iss_err = d_q.err;
+    if (d_q.err == ErrOk) begin
+      if (d_q.is_rw && tiles_q + 32'(d_q.ins.count) > 32'(WgtCapacity)) iss_err = ErrWgtOverflow;
+      if (d_q.is_mmc && tiles_q <= 0) iss_err = ErrNoWeights;
+    end
+  end
+
+  assign sync_mask  = (d_q.ins.flags[3:0] == 0) ? '1 : d_q.ins.flags[3:0];
   assign sync_ready = ((~unit_idle & sync_mask) == '0);
 
   always_comb begin
     waits = 1'b0;
-    if (to_unit)
-      waits = !cmd_ready_i[unit] || unit_full[unit];
-    else if (is_sync)
+    if (d_q.to_unit)
+      waits = !cmd_ready_i[d_q.unit] || unit_full[d_q.unit];
+    else if (d_q.is_sync)
       waits = !sync_ready;
-    else if (is_irq || is_halt)
+    else if (d_q.is_irq || d_q.is_halt)
       waits = unit_idle != '1;
   end
 
-  assign issue = (state_q == StRun) && (dec_err == ErrOk) && !waits;
+  assign issue = run && d_valid_q && (iss_err == ErrOk) && !waits;
   // Input/RAW stall: the matrix unit has an MMC but must wait for its data.
   assign dep_stall_o = unit_hold_o[UnitMmc];
 
   always_comb begin
     cmd_valid_o = '0;
-    if (issue && to_unit) cmd_valid_o[unit] = 1'b1;
+    if (issue && d_q.to_unit) cmd_valid_o[d_q.unit] = 1'b1;
   end
-  assign cmd_o = '{pc: core_pkg::CmdPcW'(pc_q[PcW-1:0]), ins: issued};
+  assign cmd_o = '{pc: core_pkg::CmdPcW'(d_q.pc[PcW-1:0]), ins: d_q.ins};
 
   // ---------------------------------------------------------------------------
   // Next state
   // ---------------------------------------------------------------------------
-  logic [31:0] next_pc;
-  logic        fault_now;
+  logic fault_now;
 
   assign fault_now = mem_fault_i && (state_q inside {StRun, StDrain});
 
   always_comb begin
-    state_d      = state_q;
-    pc_d         = pc_q;
-    err_d        = err_q;
-    err_pc_d     = err_pc_q;
-    tiles_d      = tiles_q;
-    loop_d       = loop_q;
-    loop_start_d = loop_start_q;
-    loop_end_d   = loop_end_q;
-    loop_left_d  = loop_left_q;
-    ub_inc_d     = ub_inc_q;
-    acc_inc_d    = acc_inc_q;
-    host_inc_d   = host_inc_q;
-    ub_off_d     = ub_off_q;
-    acc_off_d    = acc_off_q;
-    host_off_d   = host_off_q;
-    done_o       = 1'b0;
-    irq_o        = 1'b0;
-    flush_o      = 1'b0;
-    mem_block_o  = 1'b0;
-
-    // The instruction after pc, taking the loop back-edge into account.
-    next_pc = pc_q + 32'd1;
+    state_d     = state_q;
+    err_d       = err_q;
+    err_pc_d    = err_pc_q;
+    tiles_d     = tiles_q;
+    done_o      = 1'b0;
+    irq_o       = 1'b0;
+    flush_o     = 1'b0;
+    mem_block_o = 1'b0;
 
     unique case (state_q)
       StIdle: begin
         if (start_i) begin
           state_d  = StRun;
-          pc_d     = start_pc_i;
           err_d    = ErrOk;
           err_pc_d = '0;
-          loop_d   = 1'b0;
         end
       end
       StRun: begin
-        if (dec_err != ErrOk) begin
-          err_d    = dec_err;
-          err_pc_d = pc_q;
+        if (d_valid_q && iss_err != ErrOk) begin
+          err_d    = iss_err;
+          err_pc_d = d_q.pc;
           state_d  = StDrain;
         end else if (issue) begin
-          if (is_halt) begin
+          if (d_q.is_halt) begin
             state_d = StIdle;
             done_o  = 1'b1;
           end
-          irq_o = is_irq;
-          if (ins.op == OpRw) tiles_d = tiles_q + 32'(ins.count);
-          if (ins.op == OpMmc && ins.flags[FlagMmcPop]) tiles_d = tiles_q - 32'sd1;
-          if (is_loop) begin
-            loop_d       = 1'b1;
-            loop_start_d = next_pc;
-            loop_end_d   = next_pc + 32'(ins.a);
-            loop_left_d  = ins.count - 16'd1;
-            ub_inc_d     = 32'($signed(ins.b));
-            acc_inc_d    = 32'($signed(ins.c[15:0]));
-            host_inc_d   = 64'($signed(ins.c[63:32]));
-            ub_off_d     = '0;
-            acc_off_d    = '0;
-            host_off_d   = '0;
-            pc_d         = next_pc;
-          end else if (loop_q && next_pc == loop_end_q) begin
-            if (loop_left_q != 0) begin
-              pc_d        = loop_start_q;
-              loop_left_d = loop_left_q - 16'd1;
-              ub_off_d    = ub_off_q + ub_inc_q;
-              acc_off_d   = acc_off_q + acc_inc_q;
-              host_off_d  = host_off_q + host_inc_q;
-            end else begin
-              loop_d = 1'b0;
-              pc_d   = next_pc;
-            end
-          end else begin
-            pc_d = next_pc;
-          end
+          irq_o = d_q.is_irq;
+          if (d_q.is_rw) tiles_d = tiles_q + 32'(d_q.ins.count);
+          if (d_q.is_mmc && d_q.ins.flags[FlagMmcPop]) tiles_d = tiles_q - 32'sd1;
         end
       end
       StDrain: begin
@@ -394,7 +452,6 @@ module tpu_ctrl #(
       StFlush: begin
         flush_o = 1'b1;
         tiles_d = '0;
-        loop_d  = 1'b0;
         state_d = StIdle;
         done_o  = 1'b1;
       end
@@ -414,23 +471,9 @@ module tpu_ctrl #(
   end
 
   `FF(state_q, state_d, StIdle)
-  `FF(pc_q, pc_d, '0)
   `FF(err_q, err_d, ErrOk)
   `FF(err_pc_q, err_pc_d, '0)
   `FF(tiles_q, tiles_d, '0)
-  `FF(loop_q, loop_d, 1'b0)
-  `FF(loop_start_q, loop_start_d, '0)
-  `FF(loop_end_q, loop_end_d, '0)
-  `FF(loop_left_q, loop_left_d, '0)
-  `FF(ub_inc_q, ub_inc_d, '0)
-  `FF(acc_inc_q, acc_inc_d, '0)
-  `FF(host_inc_q, host_inc_d, '0)
-  `FF(ub_off_q, ub_off_d, '0)
-  `FF(acc_off_q, acc_off_d, '0)
-  `FF(host_off_q, host_off_d, '0)
-
-  // Synchronous instruction memory: address it with the next pc.
-  assign imem_rd_addr_o = pc_d[PcW-1:0];
 
   assign busy_o     = state_q != StIdle;
   assign err_code_o = err_q;
@@ -447,9 +490,9 @@ module tpu_ctrl #(
     .clk_i,
     .rst_ni,
     .clear_i     (flush_o),
-    .alloc_i     (issue && to_unit),
-    .alloc_unit_i(unit),
-    .alloc_fp_i  (fp),
+    .alloc_i     (issue && d_q.to_unit),
+    .alloc_unit_i(d_q.unit),
+    .alloc_fp_i  (d_q.fp),
     .start_i     (unit_start_i),
     .done_i      (unit_done_i),
     .hold_o      (unit_hold_o),

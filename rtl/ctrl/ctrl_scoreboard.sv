@@ -4,13 +4,15 @@
 //
 // Every command issued to a unit (alloc_i) takes the next slot of that unit's
 // ring and leaves it when the unit reports it complete (done_i, oldest first).
-// At allocation its footprint is compared once with every entry of the other
-// units in flight: those are exactly the older commands of other units, and
-// no older one can join later. The entries it conflicts with (read after
-// write, write after read, write after write; docs/controller.md) become its
-// dependency mask; a mask bit clears when its entry completes. The command at
-// the head of a unit's queue is held while its mask is not empty, so the
-// per-cycle work is a mask test per unit, not a range comparison.
+// In the cycle after its allocation its footprint is compared once with every
+// entry of the other units in flight: those are exactly the older commands of
+// other units, and no older one can join later. The entries it conflicts with
+// (read after write, write after read, write after write; docs/controller.md)
+// become its dependency mask; a mask bit clears when its entry completes. The
+// command at the head of a unit's queue is held while its mask is not empty,
+// and in that first cycle, while its mask is being found. The per-cycle work
+// is a mask test per unit, not a range comparison, and the allocation (the
+// issue decision) only loads registers.
 //
 // Per unit only the ranges its opcodes have are kept: memory one UB range
 // (read by WHM, written by RHM), weight none, matrix UB read and ACC write,
@@ -21,7 +23,8 @@
 //
 // Timing: alloc_i, start_i, done_i and clear_i act at the clock edge; hold_o,
 // idle_o and full_o come from flops through a mux and an OR. An entry that
-// completes in the cycle a command is allocated is no dependency of it.
+// completes in the cycle a command is allocated, or the next, is no
+// dependency of it.
 `include "tpu_macros.svh"
 
 module ctrl_scoreboard #(
@@ -75,31 +78,53 @@ module ctrl_scoreboard #(
   endfunction
 
   // ---------------------------------------------------------------------------
-  // The new command's footprint, narrowed (issued ranges lie inside the memory)
+  // The new command, registered: its unit, slot and footprint, narrowed
+  // (issued ranges lie inside the memory). It is "pending" for one cycle.
   // ---------------------------------------------------------------------------
-  ub_rng_t  n_rd0, n_rd1, n_wr;
-  acc_rng_t n_acc_rd, n_acc_wr;
+  ub_rng_t   n_rd0, n_rd1, n_wr;
+  acc_rng_t  n_acc_rd, n_acc_wr;
+  logic      pend_q;
+  logic [1:0] pend_unit_q;
+  logic [PtrW-1:0] pend_slot_q;
 
-  assign n_rd0    = '{v: alloc_fp_i.ub_rd0.v, lo: alloc_fp_i.ub_rd0.lo[UbAw-1:0],
-                      last: alloc_fp_i.ub_rd0.last[UbAw-1:0]};
-  assign n_rd1    = '{v: alloc_fp_i.ub_rd1.v, lo: alloc_fp_i.ub_rd1.lo[UbAw-1:0],
-                      last: alloc_fp_i.ub_rd1.last[UbAw-1:0]};
-  assign n_wr     = '{v: alloc_fp_i.ub_wr.v, lo: alloc_fp_i.ub_wr.lo[UbAw-1:0],
-                      last: alloc_fp_i.ub_wr.last[UbAw-1:0]};
-  assign n_acc_rd = '{v: alloc_fp_i.acc_rd.v, lo: alloc_fp_i.acc_rd.lo[AccAw-1:0],
-                      last: alloc_fp_i.acc_rd.last[AccAw-1:0]};
-  assign n_acc_wr = '{v: alloc_fp_i.acc_wr.v, lo: alloc_fp_i.acc_wr.lo[AccAw-1:0],
-                      last: alloc_fp_i.acc_wr.last[AccAw-1:0]};
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) pend_q <= 1'b0;
+    else         pend_q <= alloc_i && !clear_i;
+  end
+
+  // Meaningful only while pend_q is set.
+  always_ff @(posedge clk_i) begin
+    if (alloc_i) begin
+      pend_unit_q <= alloc_unit_i;
+      n_rd0    <= '{v: alloc_fp_i.ub_rd0.v, lo: alloc_fp_i.ub_rd0.lo[UbAw-1:0],
+                    last: alloc_fp_i.ub_rd0.last[UbAw-1:0]};
+      n_rd1    <= '{v: alloc_fp_i.ub_rd1.v, lo: alloc_fp_i.ub_rd1.lo[UbAw-1:0],
+                    last: alloc_fp_i.ub_rd1.last[UbAw-1:0]};
+      n_wr     <= '{v: alloc_fp_i.ub_wr.v, lo: alloc_fp_i.ub_wr.lo[UbAw-1:0],
+                    last: alloc_fp_i.ub_wr.last[UbAw-1:0]};
+      n_acc_rd <= '{v: alloc_fp_i.acc_rd.v, lo: alloc_fp_i.acc_rd.lo[AccAw-1:0],
+                    last: alloc_fp_i.acc_rd.last[AccAw-1:0]};
+      n_acc_wr <= '{v: alloc_fp_i.acc_wr.v, lo: alloc_fp_i.acc_wr.lo[AccAw-1:0],
+                    last: alloc_fp_i.acc_wr.last[AccAw-1:0]};
+    end
+  end
 
   // ---------------------------------------------------------------------------
   // Rings: [head, start) started and not complete, [start, tail) in the queue
   // ---------------------------------------------------------------------------
   logic [NU-1:0][Depth-1:0] valid_q, clr, conf, new_dep;
   logic [NU-1:0][PtrW-1:0]  head_q, start_q, tail_q;
-  logic [NU-1:0]            alloc, free, started;
+  logic [NU-1:0]            alloc, free, started, pend;
+
+  // The tail slot at allocation, for the pending cycle.
+  always_ff @(posedge clk_i) begin
+    if (alloc_i) pend_slot_q <= tail_q[alloc_unit_i];
+  end
 
   for (genvar u = 0; u < NU; u++) begin : gen_ring
     assign alloc[u]   = alloc_i && (alloc_unit_i == 2'(u)) && !clear_i;
+    // The command allocated last cycle: its footprint and mask load now.
+    assign pend[u]    = pend_q && (pend_unit_q == 2'(u)) && !clear_i;
     assign free[u]    = done_i[u] && !clear_i;
     assign started[u] = start_i[u] && !clear_i;
     // The entry that completes this cycle.
@@ -131,9 +156,9 @@ module ctrl_scoreboard #(
       end
     end
 
-    // Dependencies of the new command on this unit's entries: in flight and
-    // not completing now, conflicting, and of another unit.
-    assign new_dep[u] = (alloc_unit_i == 2'(u)) ? '0 : conf[u] & valid_q[u] & ~clr[u];
+    // Dependencies of the pending command on this unit's entries: in flight
+    // and not completing now, conflicting, and of another unit.
+    assign new_dep[u] = (pend_unit_q == 2'(u)) ? '0 : conf[u] & valid_q[u] & ~clr[u];
 
     `ASSERT(DoneHasCommand, done_i[u] && !clear_i |-> valid_q[u][head_q[u]])
     `ASSERT(StartHasCommand, start_i[u] && !clear_i |-> valid_q[u][start_q[u]])
@@ -159,15 +184,15 @@ module ctrl_scoreboard #(
   // synthesize as shifters).
   always_ff @(posedge clk_i) begin
     for (int e = 0; e < Depth; e++) begin
-      if (alloc[UnitMem] && tail_q[UnitMem] == PtrW'(e)) begin
+      if (pend[UnitMem] && pend_slot_q == PtrW'(e)) begin
         mem_ub_q[e] <= n_wr.v ? n_wr : n_rd0;
         mem_wr_q[e] <= n_wr.v;
       end
-      if (alloc[UnitMmc] && tail_q[UnitMmc] == PtrW'(e)) begin
+      if (pend[UnitMmc] && pend_slot_q == PtrW'(e)) begin
         mmc_ub_q[e]  <= n_rd0;
         mmc_acc_q[e] <= n_acc_wr;
       end
-      if (alloc[UnitVpu] && tail_q[UnitVpu] == PtrW'(e)) begin
+      if (pend[UnitVpu] && pend_slot_q == PtrW'(e)) begin
         vpu_rd0_q[e] <= n_rd0;
         vpu_rd1_q[e] <= n_rd1;
         vpu_wr_q[e]  <= n_wr;
@@ -208,7 +233,7 @@ module ctrl_scoreboard #(
           logic [Depth-1:0] mask_q, mask_d;
           always_comb begin
             mask_d = mask_q & ~clr[v];
-            if (alloc[u] && tail_q[u] == PtrW'(e)) mask_d = new_dep[v];
+            if (pend[u] && pend_slot_q == PtrW'(e)) mask_d = new_dep[v];
           end
           `FFNR(mask_q, mask_d)
           assign dep[u][e][v] = mask_q;
@@ -225,9 +250,11 @@ module ctrl_scoreboard #(
 
   // Only a command waiting in the queue can be held. The slot at start is
   // valid exactly when one waits (start == tail with a valid slot means the
-  // ring is full of waiting commands).
+  // ring is full of waiting commands). A pending command is held.
   for (genvar u = 0; u < NU; u++) begin : gen_hold
-    assign hold_o[u] = valid_q[u][start_q[u]] && (dep[u][start_q[u]] != '0);
+    assign hold_o[u] = valid_q[u][start_q[u]] &&
+                       ((dep[u][start_q[u]] != '0) ||
+                        (pend_q && pend_unit_q == 2'(u) && pend_slot_q == start_q[u]));
   end
 
   // The kept fields are every field each unit's opcodes set (ctrl_pkg).

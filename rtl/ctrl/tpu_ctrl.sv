@@ -102,7 +102,11 @@ module tpu_ctrl #(
   state_e                state_q, state_d;
   err_e                  err_q, err_d;
   logic [31:0]           err_pc_q, err_pc_d;
-  logic signed [31:0]    tiles_q, tiles_d;   // RW tiles issued minus POPs
+  // Weight tiles: room for more (the capacity minus RW tiles issued plus
+  // POPs) and whether none is loaded. RW issues only within the room and a
+  // POP only with a tile loaded, so room stays in [0, WgtCapacity].
+  logic [15:0]           room_q, room_d;
+  logic                  no_tiles_q;
   logic                  run;
 
   assign run = state_q == StRun;
@@ -374,8 +378,8 @@ module tpu_ctrl #(
   always_comb begin
     iss_err = d_q.err;
     if (d_q.err == ErrOk) begin
-      if (d_q.is_rw && tiles_q + 32'(d_q.ins.count) > 32'(WgtCapacity)) iss_err = ErrWgtOverflow;
-      if (d_q.is_mmc && tiles_q <= 0) iss_err = ErrNoWeights;
+      if (d_q.is_rw && d_q.ins.count > room_q) iss_err = ErrWgtOverflow;
+      if (d_q.is_mmc && no_tiles_q) iss_err = ErrNoWeights;
     end
   end
 
@@ -413,7 +417,7 @@ module tpu_ctrl #(
     state_d     = state_q;
     err_d       = err_q;
     err_pc_d    = err_pc_q;
-    tiles_d     = tiles_q;
+    room_d      = room_q;
     done_o      = 1'b0;
     irq_o       = 1'b0;
     flush_o     = 1'b0;
@@ -438,8 +442,8 @@ module tpu_ctrl #(
             done_o  = 1'b1;
           end
           irq_o = d_q.is_irq;
-          if (d_q.is_rw) tiles_d = tiles_q + 32'(d_q.ins.count);
-          if (d_q.is_mmc && d_q.ins.flags[FlagMmcPop]) tiles_d = tiles_q - 32'sd1;
+          if (d_q.is_rw) room_d = room_q - d_q.ins.count;
+          if (d_q.is_mmc && d_q.ins.flags[FlagMmcPop]) room_d = room_q + 16'd1;
         end
       end
       StDrain: begin
@@ -451,7 +455,7 @@ module tpu_ctrl #(
       end
       StFlush: begin
         flush_o = 1'b1;
-        tiles_d = '0;
+        room_d  = 16'(WgtCapacity);
         state_d = StIdle;
         done_o  = 1'b1;
       end
@@ -473,7 +477,8 @@ module tpu_ctrl #(
   `FF(state_q, state_d, StIdle)
   `FF(err_q, err_d, ErrOk)
   `FF(err_pc_q, err_pc_d, '0)
-  `FF(tiles_q, tiles_d, '0)
+  `FF(room_q, room_d, 16'(WgtCapacity))
+  `FF(no_tiles_q, room_d == 16'(WgtCapacity), 1'b1)
 
   assign busy_o     = state_q != StIdle;
   assign err_code_o = err_q;

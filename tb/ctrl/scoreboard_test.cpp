@@ -3,12 +3,14 @@
 // docs/controller.md, evaluated the direct way: every cycle, the head of each
 // unit's queue waits while any older command of another unit in flight
 // conflicts with it (all eight read/write pairs of UB and ACC ranges, in issue
-// order). The RTL finds the dependencies once at issue; hold_o, idle_o and
-// full_o must equal the direct rule every cycle, with random issue, start,
-// completion and flush, and in the corners: an entry completing in the cycle
-// a dependent command issues, and a full ring.
+// order). The RTL finds the dependencies once, in the cycle after the issue,
+// and holds the new command in that cycle; hold_o, idle_o and full_o must
+// equal the direct rule (plus that hold) every cycle, with random issue,
+// start, completion and flush, and in the corners: an entry completing in the
+// cycle a dependent command issues or the next, and a full ring.
 #include <array>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "Vctrl_scoreboard.h"
@@ -50,6 +52,7 @@ struct Entry {
   uint64_t seq;
   Footprint fp;
   bool started = false;
+  bool pending = true;  // issued last cycle: its dependencies are being found
 };
 
 class ScoreboardTest : public tb::VerilatedFixture<Vctrl_scoreboard> {
@@ -124,6 +127,7 @@ class ScoreboardTest : public tb::VerilatedFixture<Vctrl_scoreboard> {
         break;
       }
     if (head == nullptr) return false;
+    if (head->pending) return true;
     for (int v = 0; v < kUnits; ++v) {
       if (v == u) continue;
       for (const Entry& o : q_[size_t(v)])
@@ -171,6 +175,8 @@ class ScoreboardTest : public tb::VerilatedFixture<Vctrl_scoreboard> {
       for (auto& q : q_) q.clear();
       return;
     }
+    for (auto& q : q_)
+      for (Entry& e : q) e.pending = false;
     for (int u = 0; u < kUnits; ++u) {
       auto& q = q_[size_t(u)];
       if ((start >> u) & 1)
@@ -233,34 +239,37 @@ TEST_F(ScoreboardTest, RandomTrafficMatchesDirectRule) {
   EXPECT_GT(flushes, 10u);
 }
 
-// A command issued in the cycle its only conflicting older command completes
-// does not wait for it; one cycle earlier it does.
-TEST_F(ScoreboardTest, DependencyCompletingAtIssue) {
+// A command's dependencies are found in the cycle after its issue, while it
+// is held: an older conflicting command that completes by then is none of
+// them; one that completes later is waited for, exactly until it completes.
+TEST_F(ScoreboardTest, DependencyCompletingAroundIssue) {
   Footprint act;  // ACT writes UB rows 4..7
   act.r[kUbWr] = {true, 4, 7};
   act.r[kAccRd] = {true, 0, 3};
   Footprint whm;  // WHM reads UB rows 6..9
   whm.r[kUbRd0] = {true, 6, 9};
+  const uint8_t vpu = 1u << kVpu, mem = 1u << kMem;
 
-  // Completes in the issue cycle: no dependency.
-  step(kVpu, act, 0, 0);
-  step(-1, {}, 1u << kVpu, 0);
-  step(kMem, whm, 0, 1u << kVpu);
-  settle();
-  EXPECT_FALSE(dut().hold_o & (1u << kMem));
-  step(-1, {}, 1u << kMem, 0);
-  step(-1, {}, 0, 1u << kMem);
-
-  // Completes a cycle after the issue: the WHM waits exactly until then.
-  step(kVpu, act, 0, 0);
-  step(-1, {}, 1u << kVpu, 0);
-  step(kMem, whm, 0, 0);
-  settle();
-  EXPECT_TRUE(dut().hold_o & (1u << kMem));
-  step(-1, {}, 0, 1u << kVpu);
-  settle();
-  EXPECT_FALSE(dut().hold_o & (1u << kMem));
-  EXPECT_EQ(dut().idle_o & (1u << kVpu), 1u << kVpu);
+  for (int delay = 0; delay < 3; ++delay) {  // cycles from the WHM's issue to the ACT's end
+    SCOPED_TRACE("ACT completes " + std::to_string(delay) + " cycles after the WHM issues");
+    step(kVpu, act, 0, 0);
+    step(-1, {}, 0, 0);                            // (held while pending)
+    step(-1, {}, vpu, 0);                          // the ACT starts
+    step(kMem, whm, 0, delay == 0 ? vpu : 0);      // the WHM issues
+    settle();
+    EXPECT_TRUE(dut().hold_o & mem) << "held while its dependencies are found";
+    step(-1, {}, 0, delay == 1 ? vpu : 0);
+    settle();
+    EXPECT_EQ(bool(dut().hold_o & mem), delay == 2);
+    if (delay == 2) {
+      step(-1, {}, 0, vpu);
+      settle();
+      EXPECT_FALSE(dut().hold_o & mem);
+    }
+    EXPECT_EQ(dut().idle_o & vpu, vpu);
+    step(-1, {}, mem, 0);  // the WHM starts and completes
+    step(-1, {}, 0, mem);
+  }
 }
 
 // A full ring: full_o from the eighth command on, and a command of another

@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Controller: fetch, decode, check, dependency tracking and dispatch.
 //
-// Three stages, one instruction per cycle:
+// Four stages, one instruction per cycle:
 //   fetch   (ctrl_fetch) reads the instruction memory ahead, following LOOP
 //           back edges, into a small queue. The memory reads synchronously
 //           and its address comes from a flop; it must not be written while
 //           a program runs.
-//   decode  takes the queue head: applies the loop offsets, checks it
-//           (docs/isa.md, "Errors") and computes its footprint, into the
-//           decode register.
+//   offset  takes the queue head and adds the loop offsets to its address
+//           fields; a LOOP sets the offsets and restarts fetch after it.
+//   decode  checks the instruction (docs/isa.md, "Errors") and computes its
+//           footprint, into the decode register.
 //   issue   sends the decoded command to its unit's queue when the unit has
 //           room, or ends the program on an error, in program order.
-// A LOOP sets the offsets when decode takes it and restarts fetch after it.
 //
 // Units run decoupled. The scoreboard (ctrl_scoreboard) keeps, per unit, the
 // UB and ACC row ranges of every issued command that has not completed, and
@@ -117,10 +117,10 @@ module tpu_ctrl #(
   // ---------------------------------------------------------------------------
   // Fetch
   // ---------------------------------------------------------------------------
-  instr_t                ins;             // the queue head
-  logic [31:0]           pc;              // its pc
+  instr_t                f_ins;           // the queue head
+  logic [31:0]           f_pc;            // its pc
   logic                  f_valid, f_in_loop, f_back_edge;
-  logic                  accept;          // decode takes the head
+  logic                  x_accept;        // the offset stage takes the head
   logic                  take_loop;       // ... and it is a LOOP
 
   ctrl_fetch #(
@@ -134,20 +134,24 @@ module tpu_ctrl #(
     .imem_rd_addr_o,
     .imem_rd_data_i,
     .loop_i        (take_loop),
-    .loop_pc_i     (pc),
-    .loop_body_i   (ins.a),
-    .loop_count_i  (ins.count),
+    .loop_pc_i     (f_pc),
+    .loop_body_i   (f_ins.a),
+    .loop_count_i  (f_ins.count),
     .valid_o       (f_valid),
-    .ready_i       (accept),
-    .word_o        (ins),
-    .pc_o          (pc),
+    .ready_i       (x_accept),
+    .word_o        (f_ins),
+    .pc_o          (f_pc),
     .in_loop_o     (f_in_loop),
     .back_edge_o   (f_back_edge)
   );
 
-  // Loop offsets, stepped as decode takes the words of each iteration: the
+  // ---------------------------------------------------------------------------
+  // Offset stage: the loop offsets added to the head's address fields
+  // ---------------------------------------------------------------------------
+  // The offsets step as this stage takes the words of each iteration: the
   // LOOP clears them, the last word of an iteration followed by another adds
-  // the increments. They apply inside the loop body only.
+  // the increments. They apply inside the loop body only. The LOOP itself
+  // restarts fetch from here (its checks come in decode).
   logic signed [31:0]    ub_inc_q, acc_inc_q, ub_off_q, acc_off_q;
   logic signed [63:0]    host_inc_q, host_off_q;
   logic signed [31:0]    ub_off, acc_off;
@@ -166,29 +170,66 @@ module tpu_ctrl #(
       acc_off_q  <= '0;
       host_off_q <= '0;
     end else if (take_loop) begin
-      ub_inc_q   <= 32'($signed(ins.b));
-      acc_inc_q  <= 32'($signed(ins.c[15:0]));
-      host_inc_q <= 64'($signed(ins.c[63:32]));
+      ub_inc_q   <= 32'($signed(f_ins.b));
+      acc_inc_q  <= 32'($signed(f_ins.c[15:0]));
+      host_inc_q <= 64'($signed(f_ins.c[63:32]));
       ub_off_q   <= '0;
       acc_off_q  <= '0;
       host_off_q <= '0;
-    end else if (accept && f_back_edge) begin
+    end else if (x_accept && f_back_edge) begin
       ub_off_q   <= ub_off_q + ub_inc_q;
       acc_off_q  <= acc_off_q + acc_inc_q;
       host_off_q <= host_off_q + host_inc_q;
     end
   end
 
+  // The address fields with the offsets, as unsigned 16-bit fields plus signed
+  // offsets, without wrapping (decode checks them against the memories).
+  typedef struct packed {
+    logic [31:0]        pc;
+    instr_t             ins;
+    logic               in_loop;
+    logic signed [33:0] ub_a, ub_b, ub_c, acc_a, acc_b;
+    logic [63:0]        host_c;
+    logic [33:0]        pool_rows;  // rows a pooling VOP reads: count << shift
+  } offset_t;
+
+  offset_t x_q;
+  logic    x_valid_q, accept;
+
+  assign x_accept  = run && f_valid && (!x_valid_q || accept);
+  assign take_loop = x_accept && (f_ins.op == OpLoop);
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) x_valid_q <= 1'b0;
+    else         x_valid_q <= run && (x_accept || (x_valid_q && !accept));
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (x_accept) begin
+      x_q <= '{pc: f_pc, ins: f_ins, in_loop: f_in_loop,
+               ub_a:  $signed({18'd0, f_ins.a}) + 34'(ub_off),
+               ub_b:  $signed({18'd0, f_ins.b}) + 34'(ub_off),
+               ub_c:  $signed({18'd0, f_ins.c[15:0]}) + 34'(ub_off),
+               acc_a: $signed({18'd0, f_ins.a}) + 34'(acc_off),
+               acc_b: $signed({18'd0, f_ins.b}) + 34'(acc_off),
+               host_c: f_ins.c + host_off,
+               pool_rows: 34'(f_ins.count) << f_ins.flags[FlagVopShiftLsb +: 4]};
+    end
+  end
+
   // ---------------------------------------------------------------------------
   // Decode and check (the checks that do not depend on earlier issues)
   // ---------------------------------------------------------------------------
+  instr_t                ins;
+  logic [31:0]           pc;
   instr_t                issued;
   logic                  fetch_ok;        // pc inside instruction memory
   err_e                  dec_err;
   footprint_t            fp;
   logic [1:0]            unit;            // unit that executes ins
   logic                  to_unit;         // ins goes to a unit queue
-  logic                  is_loop, is_sync, is_irq, is_halt;
+  logic                  is_sync, is_irq, is_halt;
   logic signed [33:0]    ub_a, ub_b, ub_c, acc_a, acc_b;
   logic [33:0]           cnt;
   logic [3:0]            vop_shift;
@@ -196,20 +237,21 @@ module tpu_ctrl #(
   logic                  vop_pool;
   logic [33:0]           pool_rows;
 
+  assign ins      = x_q.ins;
+  assign pc       = x_q.pc;
   assign fetch_ok = pc < ImemDepth;
 
   always_comb begin
     cnt       = 34'(ins.count);
-    // Unsigned 16-bit fields plus signed loop offsets, without wrapping.
-    ub_a      = $signed({18'd0, ins.a}) + 34'(ub_off);
-    ub_b      = $signed({18'd0, ins.b}) + 34'(ub_off);
-    ub_c      = $signed({18'd0, ins.c[15:0]}) + 34'(ub_off);
-    acc_a     = $signed({18'd0, ins.a}) + 34'(acc_off);
-    acc_b     = $signed({18'd0, ins.b}) + 34'(acc_off);
+    ub_a      = x_q.ub_a;
+    ub_b      = x_q.ub_b;
+    ub_c      = x_q.ub_c;
+    acc_a     = x_q.acc_a;
+    acc_b     = x_q.acc_b;
     vop_op    = ins.flags[FlagVopOpLsb +: 3];
     vop_shift = ins.flags[FlagVopShiftLsb +: 4];
     vop_pool  = (vop_op == VopPoolMax) || (vop_op == VopPoolAvg);
-    pool_rows = cnt << vop_shift;
+    pool_rows = x_q.pool_rows;
   end
 
   always_comb begin
@@ -217,7 +259,6 @@ module tpu_ctrl #(
     fp      = '0;
     unit    = 2'(UnitVpu);
     to_unit = 1'b0;
-    is_loop = 1'b0;
     is_sync = 1'b0;
     is_irq  = 1'b0;
     is_halt = 1'b0;
@@ -233,7 +274,7 @@ module tpu_ctrl #(
         if (ins.op == OpRhm) fp.ub_wr  = mk_range(ub_a, cnt);
         else                 fp.ub_rd0 = mk_range(ub_a, cnt);
         issued.a = ub_a[15:0];
-        issued.c = ins.c + host_off;
+        issued.c = x_q.host_c;
       end
       OpRw: begin
         // The weight capacity is checked at issue.
@@ -241,7 +282,7 @@ module tpu_ctrl #(
         to_unit = 1'b1;
         if (ins.flags != 0 || ins.a != 0) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
-        issued.c = ins.c + host_off;
+        issued.c = x_q.host_c;
       end
       OpMmc: begin
         // Whether weights are loaded is checked at issue.
@@ -301,11 +342,10 @@ module tpu_ctrl #(
         else if (ins.count != 0) dec_err = ErrBadCount;
       end
       OpLoop: begin
-        is_loop = 1'b1;
         if (ins.flags != 0 || ins.c[31:16] != 0) dec_err = ErrBadFlags;
         else if (ins.count == 0 || ins.a == 0 || ins.a > 255 ||
                  pc + 32'd1 + 32'(ins.a) > ImemDepth) dec_err = ErrBadCount;
-        else if (f_in_loop) dec_err = ErrNestedLoop;
+        else if (x_q.in_loop) dec_err = ErrNestedLoop;
       end
       OpIrq, OpHalt: begin
         is_irq  = ins.op == OpIrq;
@@ -348,8 +388,7 @@ module tpu_ctrl #(
   decoded_t d_q;
   logic     d_valid_q, issue;
 
-  assign accept    = run && f_valid && (!d_valid_q || issue);
-  assign take_loop = accept && is_loop;
+  assign accept = run && x_valid_q && (!d_valid_q || issue);
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

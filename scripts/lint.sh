@@ -13,10 +13,12 @@ mapfile -t srcs < <(sed 's|^|rtl/|' rtl/sources.list)
 blocks=(stream_fifo stream_spill ram_1r1w ram_tdp ctrl_fetch ctrl_scoreboard mxu vpu_act_row vpu_vop_row tpu_core tpu_regs dma_engine)
 status=0
 
-lint() {  # lint <top> <config>
-  if ! verilator --lint-only -Wall --assert -Irtl/common "+define+TPU_CONFIG_$2" \
-      rtl/lint.vlt "${srcs[@]}" --top-module "$1"; then
-    echo "lint: $1 ($2) has warnings" >&2
+lint() {  # lint <top> <config> [extra verilator arguments...]
+  local top=$1 cfg=$2
+  shift 2
+  if ! verilator --lint-only -Wall --assert -Irtl/common "+define+TPU_CONFIG_$cfg" \
+      rtl/lint.vlt "${srcs[@]}" "$@" --top-module "$top"; then
+    echo "lint: $top ($cfg $*) has warnings" >&2
     status=1
   fi
 }
@@ -24,5 +26,8 @@ lint() {  # lint <top> <config>
 mapfile -t configs < <(python3 -c 'import sys; sys.path.insert(0, "scripts"); import config_table as t; print("\n".join(c.name.upper() for c in t.CONFIGS))')
 for cfg in "${configs[@]}"; do lint tpu_top "$cfg"; done
 for top in "${blocks[@]}"; do lint "$top" DEFAULT; done
-[ "$status" = 0 ] && echo "lint: tpu_top x ${#configs[@]} configurations and ${#blocks[@]} blocks, no warnings"
+# The FPGA build's MAC (scripts/fpga.sh defines TPU_ECP5_DSP), with the
+# simulation model of the ECP5 multiplier it instantiates.
+lint mxu DEFAULT +define+TPU_ECP5_DSP tb/fpga/MULT18X18D.sv
+[ "$status" = 0 ] && echo "lint: tpu_top x ${#configs[@]} configurations, ${#blocks[@]} blocks and the ECP5 MAC, no warnings"
 exit "$status"

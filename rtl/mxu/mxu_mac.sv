@@ -52,6 +52,9 @@ module mxu_mac #(
     assign dsp_a  = 18'($signed(a_i));
     assign dsp_b  = 18'($signed(w_i));
     assign prod_q = dsp_p[2*DataW-1:0];
+    // A product of two DataW-bit operands needs 2*DataW bits.
+    logic [35-2*DataW:0] unused_dsp_high;
+    assign unused_dsp_high = dsp_p[35:2*DataW];
 
     MULT18X18D #(
       .REG_INPUTA_CLK  ("CLK0"),

@@ -10,7 +10,13 @@
 // exceeds it. With each packet's last beat the packer offers the packet's
 // address, length, and whether it is the transfer's final packet.
 // Throughput: one beat in and one beat out per cycle (a short packet beat
-// stalls the input for at most one cycle).
+// stalls the input for at most one cycle; a one-beat packet is followed by
+// one idle output cycle).
+//
+// Timing: the next packet's length (sub_len of its address and the bytes not
+// yet in a packet) is computed a cycle ahead into plen_q, from registers that
+// change only when a packet starts, so the 4 KiB / max-payload arithmetic is
+// not on the path from the buffer count to the buffer shift.
 // in_ready_o depends only on flops and beat_ready_i; beat_valid_o only on flops.
 `include "tpu_macros.svh"
 
@@ -45,27 +51,34 @@ module dma_wr_pack #(
 
   import dma_pkg::*;
 
-  logic [OffW-1:0]  in_rem_q, in_rem_d, out_rem_q, out_rem_d;
-  logic [12:0]      pkt_rem_q, pkt_rem_d, pkt_len_q, plen, cur_rem;
+  logic [OffW-1:0]  in_rem_q, in_rem_d, out_rem_q, out_rem_d, rest_q, rest_d;
+  logic [12:0]      pkt_rem_q, pkt_rem_d, pkt_len_q, plen_q, cur_rem;
   logic [63:0]      pkt_addr_q, next_addr_q, next_addr_d;
   logic [31:0][7:0] buf_q, buf_d;
   logic [5:0]       cnt_q, cnt_d, base, src;
   logic [4:0]       in_n, out_n, pop_n;
-  logic             new_pkt, push, pop;
+  logic             new_pkt, push, pop, pkt_start, plen_ok_q;
+
+  // ---- next packet's length, a cycle ahead ----
+  // rest_q: bytes of the transfer not yet in a started packet. plen_q is
+  // sub_len of last cycle's next_addr_q and rest_q; plen_ok_q says those did
+  // not change since.
+  `FF(plen_q, sub_len(next_addr_q[11:0], rest_q, max_payload_i), '0)
+  `FF(plen_ok_q, !(start_i || pkt_start), 1'b0)
 
   // ---- packet beat from the front of the buffer ----
   assign new_pkt      = pkt_rem_q == '0;
-  assign plen         = sub_len(next_addr_q[11:0], out_rem_q, max_payload_i);
-  assign cur_rem      = new_pkt ? plen : pkt_rem_q;
+  assign cur_rem      = new_pkt ? plen_q : pkt_rem_q;
   assign out_n        = (cur_rem >= 13'd16) ? 5'd16 : cur_rem[4:0];
-  assign beat_valid_o = (out_rem_q != '0) && (cnt_q >= 6'(out_n));
+  assign beat_valid_o = (out_rem_q != '0) && (!new_pkt || plen_ok_q) && (cnt_q >= 6'(out_n));
   assign beat_keep_o  = low_bytes(out_n);
   assign beat_last_o  = cur_rem <= 13'd16;
   assign pkt_addr_o   = new_pkt ? next_addr_q : pkt_addr_q;
-  assign pkt_len_o    = new_pkt ? plen : pkt_len_q;
+  assign pkt_len_o    = new_pkt ? plen_q : pkt_len_q;
   assign pkt_final_o  = out_rem_q == OffW'(out_n);
   assign pop          = beat_valid_o && beat_ready_i && !clear_i;
   assign pop_n        = pop ? out_n : 5'd0;
+  assign pkt_start    = pop && new_pkt;
 
   always_comb begin
     for (int b = 0; b < 16; b++) beat_data_o[b] = beat_keep_o[b] ? buf_q[b] : 8'd0;
@@ -94,11 +107,13 @@ module dma_wr_pack #(
     in_rem_d    = push ? in_rem_q - OffW'(in_n) : in_rem_q;
     out_rem_d   = pop ? out_rem_q - OffW'(out_n) : out_rem_q;
     pkt_rem_d   = pop ? cur_rem - 13'(out_n) : pkt_rem_q;
-    next_addr_d = (pop && new_pkt) ? next_addr_q + 64'(plen) : next_addr_q;
+    next_addr_d = pkt_start ? next_addr_q + 64'(plen_q) : next_addr_q;
+    rest_d      = pkt_start ? rest_q - OffW'(plen_q) : rest_q;
     if (start_i) begin
       cnt_d       = '0;
       in_rem_d    = len_i;
       out_rem_d   = len_i;
+      rest_d      = len_i;
       pkt_rem_d   = '0;
       next_addr_d = addr_i;
     end
@@ -106,6 +121,7 @@ module dma_wr_pack #(
       cnt_d     = '0;
       in_rem_d  = '0;
       out_rem_d = '0;
+      rest_d    = '0;
       pkt_rem_d = '0;
     end
   end
@@ -114,9 +130,10 @@ module dma_wr_pack #(
   `FF(in_rem_q, in_rem_d, '0)
   `FF(out_rem_q, out_rem_d, '0)
   `FF(pkt_rem_q, pkt_rem_d, '0)
+  `FF(rest_q, rest_d, '0)
   `FF(next_addr_q, next_addr_d, '0)
-  `FFL(pkt_addr_q, next_addr_q, pop && new_pkt, '0)
-  `FFL(pkt_len_q, plen, pop && new_pkt, '0)
+  `FFL(pkt_addr_q, next_addr_q, pkt_start, '0)
+  `FFL(pkt_len_q, plen_q, pkt_start, '0)
   `FFNR(buf_q, buf_d)
 
   `ASSERT(PackStartIdle, start_i |-> !busy_o && (len_i != '0))

@@ -10,13 +10,15 @@ TEST    ?=
 SEED    ?=
 FUZZ_TIME ?= 60
 FUZZ_BUILD ?= $(BUILD)/fuzz
-# FPGA flow (docs/fpga.md): TOP empty = the ULX3S board top; N for a block.
+# FPGA flow (docs/fpga.md): TOP empty = the board top (BOARD, the only one is
+# ulx3s); N for a block.
+BOARD   ?= ulx3s
 TOP     ?=
 N       ?=
 FREQ    ?=
 # `make fpga` builds the small configuration unless CONFIG is given.
 FPGA_CONFIG := $(if $(filter command% environment%,$(origin CONFIG)),$(CONFIG),small)
-FPGA_ENV     = TOP=$(TOP) N=$(N) FREQ=$(FREQ) CONFIG=$(FPGA_CONFIG) BUILD=$(BUILD)
+FPGA_ENV     = BOARD=$(BOARD) TOP=$(TOP) N=$(N) FREQ=$(FREQ) CONFIG=$(FPGA_CONFIG) BUILD=$(BUILD)
 
 # The device models this build makes: CONFIGS, plus CONFIG when it is not
 # among them, so that `make demo CONFIG=wide` builds the wide model.
@@ -31,7 +33,7 @@ help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
 	@echo "  variables: CONFIG=tiny|small|default|wide  CONFIGS=\"tiny default\" (models built)"
 	@echo "             TEST=<gtest name>  SEED=<n>  SEEDS=\"1 2 3\"  JOBS=<n>"
-	@echo "             fpga: CONFIG (default small)  TOP=<module> N=<n> (one block)  FREQ=<MHz goal>"
+	@echo "             fpga: BOARD=ulx3s  CONFIG (default small)  TOP=<module> N=<n> (one block)  FREQ=<MHz goal>"
 
 setup: ## Install every dependency (Debian packages, pinned PyPI packages)
 	scripts/setup.sh
@@ -51,8 +53,8 @@ configure:
 build: configure ## Verilate the RTL (models for CONFIGS) and build testbenches and tools
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build ## Run every test (lint, unit and integration) through CTest
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+test: build ## Run every test (lint, unit and integration) through CTest, but the long ones (make regress)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE long
 
 sim: build ## Run the simulation regression and print a pass/fail table
 	@mkdir -p $(BUILD)/reports
@@ -105,11 +107,12 @@ fpga: ## ULX3S (ECP5-85F) flow: Yosys, nextpnr, timing check, bitstream, report 
 fpga-xilinx: ## Yosys synth_xilinx (xc7, Artix-7 200T class): utilization report under build/fpga
 	$(FPGA_ENV) scripts/fpga.sh xilinx
 
-bench: build ## Benchmarks: MXU streaming, a GEMM sweep on the TPU (CSV + plot), simulator speed
+bench: build ## Benchmarks: MXU streaming, a GEMM sweep on the TPU (CSV + plot), simulator speed, serial link
 	$(BUILD)/tb/mxu_bench --n 16 --tiles 20000
 	$(BUILD)/tb/mxu_bench --n 8 --tiles 40000
 	$(BUILD)/tb/mxu_bench --n 4 --tiles 80000
 	python3 scripts/bench_gemm.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --out $(BUILD)/bench
+	$(BUILD)/sim/uart_link_bench --config tiny --div 10 --clock-mhz 30
 
 demo: build ## Main job: a digits MLP, int8 on the simulated TPU (CONFIG=<name>), checked against the CPU reference
 	python3 demo/digits_mlp.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --workdir $(BUILD)/demo

@@ -6,7 +6,9 @@
 # shipped in the same package as nextpnr). See docs/fpga.md.
 #
 # Usage: scripts/fpga.sh [ecp5|xilinx]        (default ecp5)
-#   TOP     ulx3s_top (default): the ULX3S board top around tpu_top, the whole
+#   BOARD   ulx3s (default, the only board so far)
+#   TOP     ulx3s_top (default): the ULX3S board top, the TPU behind the
+#           serial host link (tpu_uart_top), the whole
 #           flow down to a bitstream. Any other module (mxu, tpu_core, ...):
 #           that block alone, placed out of context (no pins, no bitstream).
 #   CONFIG  configuration (default small): defines TPU_CONFIG_<CONFIG>
@@ -47,6 +49,7 @@ board_default=30 board_target=100
 if [ -n "${FREQ:-}" ]; then goal=$FREQ; elif [ $board = 1 ]; then goal=$board_default; else goal=150; fi
 
 die() { echo "fpga: $*" >&2; exit 2; }
+[ "${BOARD:-ulx3s}" = ulx3s ] || die "BOARD=$BOARD: the only board is ulx3s"
 [[ $family =~ ^(ecp5|xilinx)$ ]] || die "family must be ecp5 or xilinx, got '$family'"
 [[ $top =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "TOP must be a module name, got '$top'"
 [[ $config =~ ^[a-z]+$ ]] || die "CONFIG must be a configuration name, got '$config'"
@@ -89,7 +92,11 @@ sys.exit(1)
 PY
   ) || die "FREQ=$goal MHz cannot be made from the 25 MHz oscillator; use 25 * F / C MHz for whole F <= 80, C <= 8 (e.g. 25, 30, 40, 50, 75, 100)"
   read -r clki fb op <<<"$pll"
-  params="-G ClkiDiv=$clki -G ClkfbDiv=$fb -G ClkopDiv=$op"
+  # The serial link's bit time: clk_core / 3 Mbaud, within 2 % (a UART
+  # tolerates about 4 % between the two ends).
+  baud_div=$(python3 -c "g = float('$goal'); d = round(g / 3); print(d if d >= 4 and abs(g / d / 3 - 1) <= 0.02 else 0)")
+  [ "$baud_div" != 0 ] || die "FREQ=$goal MHz gives no bit time within 2 % of 3 Mbaud; pick a multiple of 3 MHz"
+  params="-G ClkiDiv=$clki -G ClkfbDiv=$fb -G ClkopDiv=$op -G BaudDiv=$baud_div"
 fi
 [ $board = 1 ] && srcs+=(fpga/ulx3s/ulx3s_top.sv)
 if [ "$family" = ecp5 ]; then

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mapfile -t srcs < <(sed 's|^|rtl/|' rtl/sources.list)
-blocks=(stream_fifo stream_spill ram_1r1w ram_tdp ctrl_fetch ctrl_scoreboard mxu vpu_act_row vpu_vop_row tpu_core tpu_regs dma_engine)
+blocks=(stream_fifo stream_spill ram_1r1w ram_tdp ctrl_fetch ctrl_scoreboard mxu vpu_act_row vpu_vop_row tpu_core tpu_regs dma_engine uart_bridge tpu_uart_top)
 status=0
 
 lint() {  # lint <top> <config> [extra verilator arguments...]

@@ -48,7 +48,7 @@ module dma_engine #(
   input  logic               soft_reset_i,
   output logic               reset_busy_o,
   input  tlp_pkg::link_cfg_t link_cfg_i,
-  input  logic [19:0]        cpl_timeout_i,      // cycles; 0 selects TimeoutCycles
+  input  logic [31:0]        cpl_timeout_i,      // cycles; 0 selects TimeoutCycles
   // ---- read channel ----
   input  logic               rd_req_valid_i,
   output logic               rd_req_ready_o,
@@ -97,12 +97,12 @@ module dma_engine #(
   // ---------------------------------------------------------------------------
   logic        bme_q;
   logic [12:0] mrrs_q, mps_q;
-  logic [19:0] timeout_q;
+  logic [31:0] timeout_q;
 
   `FF(bme_q, link_cfg_i.bus_master_en, 1'b0)
   `FF(mrrs_q, dma_pkg::pow2_size(link_cfg_i.max_read_req, 13'd4096), 13'd128)
   `FF(mps_q, dma_pkg::pow2_size(link_cfg_i.max_payload, 13'(WrPayloadCap)), 13'd128)
-  `FF(timeout_q, (cpl_timeout_i == '0) ? 20'(TimeoutCycles) : cpl_timeout_i, 20'(TimeoutCycles))
+  `FF(timeout_q, (cpl_timeout_i == '0) ? 32'(TimeoutCycles) : cpl_timeout_i, 32'(TimeoutCycles))
 
   logic unused_cfg;
   assign unused_cfg = ^{link_cfg_i.msi_en, link_cfg_i.msi_addr, link_cfg_i.msi_data};

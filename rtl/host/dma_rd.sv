@@ -73,7 +73,7 @@ module dma_rd #(
   input  logic                  start_ok_i,       // low: accept nothing, issue nothing
   input  logic                  bus_master_en_i,
   input  logic [12:0]           max_read_req_i,   // power of two, 128 .. 4096
-  input  logic [19:0]           timeout_i,        // completion timeout, cycles
+  input  logic [31:0]           timeout_i,        // completion timeout, cycles
   // ---- descriptors ----
   input  logic                  req_valid_i,
   output logic                  req_ready_o,

@@ -39,11 +39,11 @@ module dma_tags #(
   localparam int unsigned TagW   = tlp_pkg::TagW,
   localparam int unsigned GenW   = TagW - SlotW,
   localparam int unsigned OffW   = dma_pkg::OffW,
-  localparam int unsigned TimerW = 21
+  localparam int unsigned TimerW = 33
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,
-  input  logic [19:0]      timeout_i,     // cycles, at least 1
+  input  logic [31:0]      timeout_i,     // cycles, at least 1
   // ---- allocation ----
   output logic             alloc_valid_o,  // a slot is free
   output logic [TagW-1:0]  alloc_tag_o,    // the tag it goes out with

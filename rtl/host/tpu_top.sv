@@ -25,7 +25,7 @@ module tpu_top #(
   input  logic               clk_i,
   input  logic               rst_ni,
   input  tlp_pkg::link_cfg_t link_cfg_i,
-  input  logic [19:0]        cpl_timeout_i,    // cycles; 0 selects Cfg.dma_timeout
+  input  logic [31:0]        cpl_timeout_i,    // cycles; 0 selects Cfg.dma_timeout
   // ---- MMIO ----
   input  logic               cq_valid_i,
   output logic               cq_ready_o,
@@ -39,7 +39,10 @@ module tpu_top #(
   output tlp_pkg::rq_t       rq_o,
   input  logic               rc_valid_i,
   output logic               rc_ready_o,
-  input  tlp_pkg::rc_t       rc_i
+  input  tlp_pkg::rc_t       rc_i,
+  // ---- status, for a board's LEDs ----
+  output logic               busy_o,           // STATUS.busy
+  output logic               error_o           // ERR_CAUSE is not zero
 );
 
   localparam int unsigned N         = Cfg.array_n;
@@ -437,6 +440,14 @@ module tpu_top #(
     if (bad_doorbell) err_addr_d = bad_doorbell_value;
   end
   `FF(err_addr_q, err_addr_d, '0)
+
+  // Status for LEDs: busy as STATUS.busy; error from any recorded error
+  // until the next soft reset (the register block does not export ERR_CAUSE).
+  logic error_q;
+  `FF(error_q, !soft_reset_pulse && (error_q || prog_error || dma_err_valid || bad_doorbell ||
+                                     bad_command || mmio_bad || sq_error), 1'b0)
+  assign busy_o  = cmd_busy || core_busy;
+  assign error_o = error_q;
 
   always_comb begin
     hwif_in = '0;

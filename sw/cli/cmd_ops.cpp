@@ -7,6 +7,7 @@
 #include "cli_common.h"
 #include "model_file.h"
 #include "outputs.h"
+#include "tpu/uart_transport.h"
 
 namespace tpu::cli {
 namespace {
@@ -146,6 +147,19 @@ int cmd_info(const Global& g) {
   std::printf("weight FIFO         %d tiles\n", i.wgt_fifo_tiles);
   std::printf("DMA tags            %d\n", i.dma_tags);
   std::printf("raw host memory     0x0 .. %s (tpu run --load/--dump)\n", hex(t.dma_base()).c_str());
+  // Over the serial link: what each end of the line has seen (docs/link.md).
+  if (const auto h = uart_counters(t)) {
+    std::printf("link, host side     %llu bytes sent, %llu received; %llu frames sent, %llu retransmitted; "
+                "%llu CRC errors, %llu bad frames, %llu duplicates\n",
+                (unsigned long long)h->bytes_sent, (unsigned long long)h->bytes_received,
+                (unsigned long long)h->frames_sent, (unsigned long long)h->retransmits,
+                (unsigned long long)h->crc_errors, (unsigned long long)h->bad_frames,
+                (unsigned long long)h->duplicates);
+    if (const auto d = uart_device_counters(t))
+      std::printf("link, device side   %u retransmitted; %u CRC errors, %u bad frames, %u duplicates, "
+                  "%u dropped for room, %u bad messages\n",
+                  d->retransmits, d->crc_errors, d->bad_frames, d->duplicates, d->no_room, d->bad_messages);
+  }
   return 0;
 }
 

@@ -41,7 +41,10 @@ TEST(DeviceOpen, ReportsTheConfigurationOfTheTable) {
     ++opened;
     const tpu::DeviceInfo& i = dev->info();
     SCOPED_TRACE(i.name);
-    EXPECT_EQ(i.name, tpu_test::transport() + ":config=" + std::string(c.name));
+    if (tpu_test::transport() == "uart")  // the name is the port: uart:/dev/pts/N
+      EXPECT_EQ(i.name, tpu_test::uri(std::string(c.name)));
+    else
+      EXPECT_EQ(i.name, tpu_test::transport() + ":config=" + std::string(c.name));
     EXPECT_EQ(i.id, 0x54505531u);
     EXPECT_EQ(i.version_major, 0);
     EXPECT_EQ(i.n, c.array_n);
@@ -62,7 +65,8 @@ TEST(DeviceOpen, ReportsTheConfigurationOfTheTable) {
 
 TEST(DeviceOpen, BadUrisSayWhatToUse) {
   const std::string schemes =
-      "model:?config=NAME, sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst";
+      "model:?config=NAME, sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst, "
+      "uart:/dev/ttyUSB0?baud=3000000&timeout=MS";
   EXPECT_EQ(error_of([] { tpu::Device::open("pcie:0000:01:00.0"); }),
             "device URI 'pcie:0000:01:00.0': unknown transport 'pcie'; the transports are " + schemes);
   EXPECT_EQ(error_of([] { tpu::Device::open("default"); }),

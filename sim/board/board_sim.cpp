@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "board_sim.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <type_traits>
+
+#include "Vuart_bridge.h"
+#include "sim.h"
+#include "tpu/error.h"
+#include "tpu_sim_models.h"  // generated: TPU_SIM_MODELS(X) and the device model headers
+
+namespace tpu::board {
+namespace {
+
+// Copies a port between the two models (a VlWide for wide packed structs).
+template <class D, class S>
+void wire(D& dst, const S& src) {
+  if constexpr (std::is_arithmetic_v<D>) {
+    dst = src;
+  } else {
+    static_assert(sizeof dst.m_storage == sizeof src.m_storage, "port widths differ");
+    std::memcpy(dst.m_storage, src.m_storage, sizeof dst.m_storage);
+  }
+}
+
+// A pseudo-terminal whose slave end stays open here (so the master never
+// reads EIO between clients) and starts raw (so nothing echoes).
+class Pty {
+ public:
+  Pty() {
+    master_ = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master_ < 0 || ::grantpt(master_) != 0 || ::unlockpt(master_) != 0)
+      throw Error(std::string("board simulation: cannot create a pseudo-terminal: ") + std::strerror(errno));
+    path_ = ::ptsname(master_);
+    slave_ = ::open(path_.c_str(), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    termios tio{};
+    ::tcgetattr(slave_, &tio);
+    ::cfmakeraw(&tio);
+    ::tcsetattr(slave_, TCSANOW, &tio);
+    ::fcntl(master_, F_SETFL, ::fcntl(master_, F_GETFL) | O_NONBLOCK);
+  }
+  ~Pty() {
+    ::close(slave_);
+    ::close(master_);
+  }
+  const std::string& path() const { return path_; }
+  // Bytes the host wrote, without waiting.
+  size_t read(uint8_t* buf, size_t n) {
+    const ssize_t r = ::read(master_, buf, n);
+    return r > 0 ? size_t(r) : 0;
+  }
+  void write(uint8_t b) {
+    // The host reads continuously; a full pty buffer means it went away, and
+    // the byte is then lost like on a real line.
+    (void)!::write(master_, &b, 1);
+  }
+
+ private:
+  int master_ = -1, slave_ = -1;
+  std::string path_;
+};
+
+// Bytes from the host onto the bridge's rx pin, 8N1 at div cycles per bit.
+class LineTx {
+ public:
+  void push(uint8_t b) { queue_.push_back(b); }
+  size_t queued() const { return queue_.size(); }
+  void idle_for(uint64_t cycles) { idle_ += cycles; }
+  // The pin level for this cycle.
+  bool step(unsigned div) {
+    if (bit_ < 0) {
+      if (idle_ > 0) {
+        --idle_;
+        return true;
+      }
+      if (queue_.empty()) return true;
+      byte_ = queue_.front();
+      queue_.pop_front();
+      bit_ = 0;
+      count_ = 0;
+    }
+    const bool level = bit_ == 0 ? false : bit_ <= 8 ? bool((byte_ >> (bit_ - 1)) & 1) : true;
+    if (++count_ == div) {
+      count_ = 0;
+      if (++bit_ == 10) bit_ = -1;
+    }
+    return level;
+  }
+
+ private:
+  std::deque<uint8_t> queue_;
+  uint64_t idle_ = 0;
+  int bit_ = -1;
+  unsigned count_ = 0;
+  uint8_t byte_ = 0;
+};
+
+// Bytes from the bridge's tx pin, sampled in the middle of each bit.
+class LineRx {
+ public:
+  // Returns true and the byte when a stop bit was sampled high.
+  bool step(bool level, unsigned div, uint8_t* out) {
+    if (bit_ < 0) {
+      if (!level && last_) {  // falling edge: a start bit
+        bit_ = 0;
+        count_ = 0;
+      }
+      last_ = level;
+      return false;
+    }
+    last_ = level;
+    if (++count_ != (bit_ == 0 ? div / 2 : div)) return false;
+    count_ = 0;
+    if (bit_ == 0) {
+      if (level) bit_ = -1;  // a glitch, not a start bit
+      else bit_ = 1;
+      return false;
+    }
+    if (bit_ <= 8) {
+      byte_ = uint8_t(byte_ >> 1 | (level ? 0x80 : 0));
+      ++bit_;
+      return false;
+    }
+    bit_ = -1;
+    *out = byte_;
+    return level;
+  }
+
+ private:
+  int bit_ = -1;
+  unsigned count_ = 0;
+  uint8_t byte_ = 0;
+  bool last_ = true;
+};
+
+template <class Top>
+class Board final : public BoardSim {
+ public:
+  explicit Board(const BoardOptions& o)
+      : opt_(o), bridge_(o.seed), top_(o.seed), rng_(o.seed), faults_(o.faults) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Board() override {
+    stop_ = true;
+    thread_.join();
+  }
+
+  const std::string& pty() const override { return pty_.path(); }
+  void set_faults(const LineFaults& f) override {
+    std::lock_guard<std::mutex> l(mu_);
+    faults_ = f;
+  }
+  void set_cut(bool cut) override { cut_ = cut; }
+  LineCounters counters() const override {
+    std::lock_guard<std::mutex> l(mu_);
+    return counters_;
+  }
+  uint64_t cycles() const override { return cycles_; }
+
+ private:
+  void run() {
+    auto& b = bridge_.dut();
+    auto& t = top_.dut();
+    b.div_i = opt_.div;
+    b.rx_i = 1;
+    t.cpl_timeout_i = 1u << 28;  // as tpu_uart_top
+    const unsigned byte_cycles = 10 * opt_.div;
+    uint8_t buf[256];
+    while (!stop_) {
+      // Between bytes: take what the host wrote, through the faults.
+      if (cycles_ % byte_cycles == 0 && to_device_.queued() < 2) {
+        const size_t n = pty_.read(buf, sizeof buf);
+        for (size_t i = 0; i < n; ++i) to_device(buf[i]);
+      }
+      cycle();
+    }
+  }
+
+  void to_device(uint8_t byte) {
+    std::lock_guard<std::mutex> l(mu_);
+    const LineFaults& f = faults_;
+    if (cut_) {
+      ++counters_.cut;
+      return;
+    }
+    if (chance(f.drop)) {
+      ++counters_.dropped;
+      return;
+    }
+    if (chance(f.stall)) {
+      ++counters_.stalls;
+      to_device_.idle_for(uint64_t(rand(1, 64)) * 10 * opt_.div);
+    }
+    if (chance(f.bit_error)) {
+      byte ^= uint8_t(1 << rand(0, 7));
+      ++counters_.flipped;
+    }
+    to_device_.push(byte);
+    ++counters_.to_device;
+    if (chance(f.dup)) {
+      to_device_.push(byte);
+      ++counters_.duplicated;
+    }
+  }
+
+  void to_host(uint8_t byte) {
+    std::lock_guard<std::mutex> l(mu_);
+    if (cut_) {
+      ++counters_.cut;
+      return;
+    }
+    if (chance(faults_.drop)) {
+      ++counters_.dropped;
+      return;
+    }
+    if (chance(faults_.bit_error)) {
+      byte ^= uint8_t(1 << rand(0, 7));
+      ++counters_.flipped;
+    }
+    pty_.write(byte);
+    ++counters_.to_host;
+    if (chance(faults_.dup)) {
+      pty_.write(byte);
+      ++counters_.duplicated;
+    }
+  }
+
+  bool chance(double p) { return p > 0 && std::bernoulli_distribution(p)(rng_); }
+  int rand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+
+  // One clock cycle of bridge and device, wired as tpu_uart_top wires them.
+  void cycle() {
+    auto& b = bridge_.dut();
+    auto& t = top_.dut();
+    b.rx_i = to_device_.step(opt_.div);
+    // Settle the combinational paths between the two models: their valids
+    // come from flops, so two rounds reach the fixed point.
+    for (int round = 0; round < 2; ++round) {
+      bridge_.settle();
+      wire(t.link_cfg_i, b.link_cfg_o);
+      t.cq_valid_i = b.cq_valid_o;
+      wire(t.cq_i, b.cq_o);
+      t.cc_ready_i = b.cc_ready_o;
+      t.rq_ready_i = b.rq_ready_o;
+      t.rc_valid_i = b.rc_valid_o;
+      wire(t.rc_i, b.rc_o);
+      top_.settle();
+      b.cq_ready_i = t.cq_ready_o;
+      b.cc_valid_i = t.cc_valid_o;
+      wire(b.cc_i, t.cc_o);
+      b.rq_valid_i = t.rq_valid_o;
+      wire(b.rq_i, t.rq_o);
+      b.rc_ready_i = t.rc_ready_o;
+    }
+    bridge_.settle();
+    uint8_t byte;
+    if (from_device_.step(b.tx_o, opt_.div, &byte)) to_host(byte);
+    bridge_.tick();
+    top_.tick();
+    ++cycles_;
+  }
+
+  BoardOptions opt_;
+  Pty pty_;
+  tb::Sim<Vuart_bridge> bridge_;
+  tb::Sim<Top> top_;
+  std::mt19937_64 rng_;
+  mutable std::mutex mu_;
+  LineFaults faults_;
+  LineCounters counters_;
+  LineTx to_device_;
+  LineRx from_device_;
+  std::atomic<bool> stop_{false}, cut_{false};
+  std::atomic<uint64_t> cycles_{0};
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::string board_configs() {
+  std::string s;
+#define TPU_NAME(name) s += std::string(s.empty() ? "" : ", ") + #name;
+  TPU_SIM_MODELS(TPU_NAME)
+#undef TPU_NAME
+  return s;
+}
+
+std::unique_ptr<BoardSim> BoardSim::start(const BoardOptions& o) {
+  if (o.div < 4) throw Error("board simulation: div=" + std::to_string(o.div) + " is below 4 clock cycles per bit");
+#define TPU_START(name) \
+  if (o.config == #name) return std::make_unique<Board<Vtpu_top_##name>>(o);
+  TPU_SIM_MODELS(TPU_START)
+#undef TPU_START
+  throw Error("board simulation: configuration '" + o.config + "' is not built into this simulator (it has " +
+              board_configs() + ")");
+}
+
+}  // namespace tpu::board

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// The uart: transport against the board simulation (sim/board/): results
+// exact over a clean line and over a faulty one, retransmissions counted,
+// a cut line ending in a clear error within the timeout, and the device
+// working again once the line is back.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+#include <string>
+
+#include "board_sim.h"
+#include "tpu/device.h"
+#include "tpu/ops.h"
+#include "tpu/ref_matmul.h"
+#include "tpu/uart_transport.h"
+
+namespace {
+
+using tpu::MatrixI8;
+using tpu::board::BoardOptions;
+using tpu::board::BoardSim;
+
+MatrixI8 random_matrix(std::mt19937_64& rng, int rows, int cols) {
+  MatrixI8 m(rows, cols);
+  for (auto& v : m.data) v = int8_t(std::uniform_int_distribution<int>(-128, 127)(rng));
+  return m;
+}
+
+std::unique_ptr<BoardSim> board(const tpu::board::LineFaults& faults = {}, uint64_t seed = 1) {
+  BoardOptions o;
+  o.config = "tiny";
+  o.div = 4;
+  o.seed = seed;
+  o.faults = faults;
+  return BoardSim::start(o);
+}
+
+void expect_exact_matmuls(tpu::Device& dev, std::mt19937_64& rng) {
+  for (const auto& [m, k, n] : {std::array{1, 1, 1}, std::array{7, 13, 5}, std::array{64, 64, 64}}) {
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
+    const MatrixI8 a = random_matrix(rng, m, k), b = random_matrix(rng, k, n);
+    EXPECT_EQ(tpu::matmul(dev, a, b), tpu::model::matmul_i8(a, b));
+  }
+}
+
+TEST(UartTest, MatmulsAreExactOverTheLink) {
+  auto sim = board();
+  tpu::Device dev = tpu::Device::open("uart:" + sim->pty());
+  EXPECT_EQ(dev.info().name, "uart:" + sim->pty());
+  EXPECT_EQ(dev.info().config, "tiny");
+  std::mt19937_64 rng(7);
+  expect_exact_matmuls(dev, rng);
+  const auto host = tpu::uart_counters(dev.transport());
+  ASSERT_TRUE(host);
+  EXPECT_GT(host->frames_received, 0u);
+  EXPECT_EQ(host->crc_errors + host->bad_frames, 0u);
+  EXPECT_GT(dev.cycles(), 0u);
+}
+
+TEST(UartTest, AFaultyLineIsRecoveredByRetransmission) {
+  tpu::board::LineFaults f;
+  f.bit_error = 2e-4;
+  f.drop = 1e-4;
+  f.dup = 1e-4;
+  f.stall = 1e-3;
+  auto sim = board(f, 3);
+  tpu::Device dev = tpu::Device::open("uart:" + sim->pty());
+  std::mt19937_64 rng(8);
+  expect_exact_matmuls(dev, rng);
+  const auto line = sim->counters();
+  EXPECT_GT(line.flipped + line.dropped + line.duplicated, 0u);
+  const auto host = tpu::uart_counters(dev.transport());
+  const auto device = tpu::uart_device_counters(dev.transport());
+  ASSERT_TRUE(host && device);
+  // Damaged frames were seen and made up for on one side or the other.
+  EXPECT_GT(host->crc_errors + host->bad_frames + device->crc_errors + device->bad_frames, 0u);
+  EXPECT_GT(host->retransmits + device->retransmits, 0u);
+}
+
+TEST(UartTest, ACutLineEndsInAClearErrorAndTheDeviceWorksAfterReconnecting) {
+  auto sim = board();
+  const std::string uri = "uart:" + sim->pty() + "?timeout=1000";
+  {
+    tpu::Device dev = tpu::Device::open(uri);
+    sim->set_cut(true);
+    const auto start = std::chrono::steady_clock::now();
+    std::string error;
+    try {
+      std::mt19937_64 rng(9);
+      tpu::matmul(dev, random_matrix(rng, 8, 8), random_matrix(rng, 8, 8));
+    } catch (const tpu::Error& e) {
+      error = e.what();
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_NE(error.find("has not answered for 1000 ms"), std::string::npos) << error;
+    EXPECT_NE(error.find("the link is down"), std::string::npos) << error;
+    EXPECT_LT(waited, 3.0);
+  }
+  sim->set_cut(false);
+  tpu::Device dev = tpu::Device::open(uri);
+  std::mt19937_64 rng(10);
+  expect_exact_matmuls(dev, rng);
+}
+
+TEST(UartTest, NoBoardOnThePortIsAClearError) {
+  auto sim = board();
+  sim->set_cut(true);
+  try {
+    tpu::Device::open("uart:" + sim->pty() + "?timeout=300");
+    FAIL() << "opened a device on a dead line";
+  } catch (const tpu::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no answer from a TPU link"), std::string::npos) << e.what();
+  }
+  try {
+    tpu::Device::open("uart:/nonexistent/ttyUSB9");
+    FAIL();
+  } catch (const tpu::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open /nonexistent/ttyUSB9"), std::string::npos) << e.what();
+  }
+  try {
+    tpu::Device::open("uart:" + sim->pty() + "?baud=12345");
+    FAIL();
+  } catch (const tpu::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("baud=12345 is not a rate"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace

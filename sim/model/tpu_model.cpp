@@ -25,6 +25,7 @@ void TpuModel::reset() {
   ub_.assign(size_t(cfg_.ub_rows) * cfg_.n, 0);
   acc_.assign(size_t(cfg_.acc_rows) * cfg_.n, 0);
   tiles_.clear();
+  windows_.reset();
   bias_.assign(size_t(cfg_.n), 0);
   for (const isa::CfgInfo& r : isa::kCfgRegs) {
     const int entries = r.count == isa::kCfgPerLane ? cfg_.n : r.count;
@@ -182,18 +183,19 @@ ErrCode TpuModel::issue(const Instr& in, uint32_t pc, const LoopState& loop, Hos
   if (in.op == uint8_t(Op::kLoop) && loop.active) return ErrCode::kNestedLoop;
   for (ErrCode err : {check_cfg(in), check_ranges(in, loop.offsets), check_weights(in)})
     if (err != ErrCode::kOk) return err;
+  if (ErrCode err = check_windows(in, loop.offsets, result); err != ErrCode::kOk) return err;
 
   const Offsets& off = loop.offsets;
   switch (Op(in.op)) {
     case Op::kRhm:
       result.rows_read += in.count;
-      return exec_rhm(in, off, mem);
+      return exec_rhm(in, off, mem, result);
     case Op::kWhm:
       result.rows_written += in.count;
-      return exec_whm(in, off, mem);
+      return exec_whm(in, off, mem, result);
     case Op::kRw:
       result.rows_read += uint64_t(in.count) * uint64_t(cfg_.n);
-      return exec_rw(in, off, mem);
+      return exec_rw(in, off, mem, result);
     case Op::kMmc:
       result.mmc_rows += in.count;
       exec_mmc(in, off);
@@ -311,33 +313,55 @@ ErrCode TpuModel::check_weights(const Instr& in) const {
   return ErrCode::kOk;
 }
 
+// Last, after every check of the instruction itself: the RTL's memory port
+// sees only instructions the controller issued.
+ErrCode TpuModel::check_windows(const Instr& in, const Offsets& off, RunResult& result) const {
+  if (!windows_) return ErrCode::kOk;
+  const std::optional<isa::HostSpan> span = isa::host_span(in, off.host, cfg_.n);
+  if (!span || (!span->wraps && windows_allow(*windows_, span->first, span->last, span->write)))
+    return ErrCode::kOk;
+  result.fault = span->write ? RunResult::Fault::kWindowWrite : RunResult::Fault::kWindowRead;
+  result.fault_addr = span->first;
+  return ErrCode::kMemFault;
+}
+
 // ---- Execution ----------------------------------------------------------------------------
 
-ErrCode TpuModel::exec_rhm(const Instr& in, const Offsets& off, HostMemory& mem) {
+namespace {
+
+ErrCode memory_fault(RunResult& result, uint64_t addr) {
+  result.fault = RunResult::Fault::kMemory;
+  result.fault_addr = addr;
+  return ErrCode::kMemFault;
+}
+
+}  // namespace
+
+ErrCode TpuModel::exec_rhm(const Instr& in, const Offsets& off, HostMemory& mem, RunResult& result) {
   for (int64_t i = 0; i < in.count; ++i) {
     const uint64_t addr = in.c + off.host + uint64_t(i) * in.b;
-    if (mem.faults(addr, uint64_t(cfg_.n))) return ErrCode::kMemFault;
+    if (mem.faults(addr, uint64_t(cfg_.n))) return memory_fault(result, addr);
     mem.read(addr, std::span(reinterpret_cast<uint8_t*>(ub(in.a + off.ub + i)), size_t(cfg_.n)));
   }
   return ErrCode::kOk;
 }
 
-ErrCode TpuModel::exec_whm(const Instr& in, const Offsets& off, HostMemory& mem) {
+ErrCode TpuModel::exec_whm(const Instr& in, const Offsets& off, HostMemory& mem, RunResult& result) {
   for (int64_t i = 0; i < in.count; ++i) {
     const uint64_t addr = in.c + off.host + uint64_t(i) * in.b;
-    if (mem.faults(addr, uint64_t(cfg_.n))) return ErrCode::kMemFault;
+    if (mem.faults(addr, uint64_t(cfg_.n))) return memory_fault(result, addr);
     mem.write(addr, std::span<const int8_t>(ub(in.a + off.ub + i), size_t(cfg_.n)));
   }
   return ErrCode::kOk;
 }
 
-ErrCode TpuModel::exec_rw(const Instr& in, const Offsets& off, HostMemory& mem) {
+ErrCode TpuModel::exec_rw(const Instr& in, const Offsets& off, HostMemory& mem, RunResult& result) {
   const int n = cfg_.n;
   for (int t = 0; t < in.count; ++t) {
     Tile tile(size_t(n) * n);
     for (int r = 0; r < n; ++r) {
       const uint64_t addr = in.c + off.host + (uint64_t(t) * n + r) * in.b;
-      if (mem.faults(addr, uint64_t(n))) return ErrCode::kMemFault;
+      if (mem.faults(addr, uint64_t(n))) return memory_fault(result, addr);
       mem.read(addr, std::span(reinterpret_cast<uint8_t*>(&tile[size_t(r) * n]), size_t(n)));
     }
     tiles_.push_back(std::move(tile));

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "tpu/host_memory.h"
 #include "tpu/isa.h"
 #include "tpu/quant.h"
+#include "tpu/queue.h"
 
 namespace tpu::model {
 
@@ -25,6 +27,7 @@ using isa::ErrCode;
 using isa::Instr;
 using tpu::CoreConfig;
 using tpu::HostMemory;
+using tpu::Window;
 
 struct RunResult {
   isa::ErrCode err = isa::ErrCode::kOk;
@@ -36,6 +39,12 @@ struct RunResult {
   // and written (WHM), rows through the MXU (MMC) and the VPU (ACT, VOP).
   uint64_t rows_read = 0, rows_written = 0, mmc_rows = 0, vpu_rows = 0;
   bool stopped = false;  // run() gave up at max_work; the state is part-way
+  // What a MEM_FAULT was: a memory-port error on the row at fault_addr, or an
+  // instruction whose host span, starting at fault_addr, is outside the DMA
+  // windows for its direction (nothing of it was moved).
+  enum class Fault : uint8_t { kNone, kMemory, kWindowRead, kWindowWrite };
+  Fault fault = Fault::kNone;
+  uint64_t fault_addr = 0;
   uint64_t rows() const { return rows_read + rows_written + mmc_rows + vpu_rows; }
   // Instructions plus rows: a rough, overlap-free count of cycles.
   uint64_t work() const { return instructions + rows(); }
@@ -52,6 +61,14 @@ class TpuModel {
   void write_imem(uint32_t index, const isa::Instr& in);
   void load_program(uint32_t start, const std::vector<isa::Instr>& program);
   const isa::Instr& imem(uint32_t index) const { return imem_.at(index); }
+
+  // The DMA windows of the next runs (docs/host_interface.md, "DMA windows"):
+  // an RHM, WHM or RW whose host span (isa::host_span) does not lie inside
+  // one window granting its direction is a MEM_FAULT that moves nothing.
+  // std::nullopt (the default, and after reset()) checks nothing: the core
+  // alone, as the core-level tests use it. An empty list grants nothing.
+  void set_windows(std::optional<std::vector<Window>> windows) { windows_ = std::move(windows); }
+  const std::optional<std::vector<Window>>& windows() const { return windows_; }
 
   // Runs from start_pc until HALT or an error. Throws std::runtime_error after
   // max_steps instructions (programs cannot branch back, so only huge loop
@@ -93,10 +110,11 @@ class TpuModel {
   isa::ErrCode check_cfg(const isa::Instr& in) const;
   isa::ErrCode check_ranges(const isa::Instr& in, const Offsets& off) const;
   isa::ErrCode check_weights(const isa::Instr& in) const;
+  isa::ErrCode check_windows(const isa::Instr& in, const Offsets& off, RunResult& result) const;
 
-  isa::ErrCode exec_rhm(const isa::Instr& in, const Offsets& off, HostMemory& mem);
-  isa::ErrCode exec_whm(const isa::Instr& in, const Offsets& off, HostMemory& mem);
-  isa::ErrCode exec_rw(const isa::Instr& in, const Offsets& off, HostMemory& mem);
+  isa::ErrCode exec_rhm(const isa::Instr& in, const Offsets& off, HostMemory& mem, RunResult& result);
+  isa::ErrCode exec_whm(const isa::Instr& in, const Offsets& off, HostMemory& mem, RunResult& result);
+  isa::ErrCode exec_rw(const isa::Instr& in, const Offsets& off, HostMemory& mem, RunResult& result);
   void exec_mmc(const isa::Instr& in, const Offsets& off);
   void exec_act(const isa::Instr& in, const Offsets& off);
   void exec_vop(const isa::Instr& in, const Offsets& off);
@@ -114,6 +132,7 @@ class TpuModel {
   quant::QuantParams params_;
   std::vector<int32_t> bias_;
   std::array<int8_t, 256> lut_{};
+  std::optional<std::vector<Window>> windows_;
 };
 
 }  // namespace tpu::model

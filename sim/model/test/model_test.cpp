@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <set>
@@ -16,6 +17,7 @@
 #include "tpu/gemm_program.h"
 #include "tpu/isa.h"
 #include "tpu/quant.h"
+#include "tpu/queue.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
 
@@ -739,6 +741,188 @@ TEST_F(ModelTest, MemFaultStopsTheTransferAtTheFaultingRow) {
   EXPECT_EQ(r.err, ErrCode::kOk);
   mem_.clear_faults();
   EXPECT_EQ(run({rhm(0, 6, 0x5000, 16), halt()}).err, ErrCode::kOk);
+}
+
+// ---- DMA windows (docs/host_interface.md) ----------------------------------------------------
+
+TEST(HostSpan, CoversEveryRowOfTheInstruction) {
+  const auto span = [](const Instr& in, uint64_t offset = 0, int n = 16) {
+    const std::optional<HostSpan> s = host_span(in, offset, n);
+    EXPECT_TRUE(s.has_value()) << disassemble(in);
+    return s.value_or(HostSpan{});
+  };
+  HostSpan s = span(rhm(0, 3, 0x1000, 32));  // rows at 0x1000, 0x1020, 0x1040, 16 bytes each
+  EXPECT_EQ(s.first, 0x1000u);
+  EXPECT_EQ(s.last, 0x104Fu);
+  EXPECT_FALSE(s.write);
+  EXPECT_FALSE(s.wraps);
+  s = span(whm(0, 1, 0x2000, 0));
+  EXPECT_EQ(s.last, 0x200Fu);
+  EXPECT_TRUE(s.write);
+  s = span(rhm(0, 5, 0x2000, 0));  // stride 0: one row read five times
+  EXPECT_EQ(s.last, 0x200Fu);
+  s = span(rhm(0, 2, 0x2000, 4), 0, 4);  // N = 4
+  EXPECT_EQ(s.last, 0x2007u);
+  // RW: count tiles of N rows each.
+  s = span(rw(0x3000, 2, 16));
+  EXPECT_EQ(s.first, 0x3000u);
+  EXPECT_EQ(s.last, 0x3000u + 31 * 16 + 15);
+  EXPECT_FALSE(s.write);
+  s = span(rw(0x3000, 1, 8), 0, 4);
+  EXPECT_EQ(s.last, 0x3000u + 3 * 8 + 3);
+  // The LOOP's host offset moves the whole span, up or down (two's complement).
+  s = span(rhm(0, 2, 0x1000, 16), 0x300);
+  EXPECT_EQ(s.first, 0x1300u);
+  EXPECT_EQ(s.last, 0x131Fu);
+  s = span(whm(0, 1, 0x1000, 16), uint64_t(-0x100));
+  EXPECT_EQ(s.first, 0xF00u);
+  EXPECT_EQ(s.last, 0xF0Fu);
+  // The first address wraps like any host address; the span may end at 2^64 - 1 ...
+  s = span(rhm(0, 1, 0x10, 16), uint64_t(-0x20));
+  EXPECT_EQ(s.first, UINT64_MAX - 0xF);
+  EXPECT_EQ(s.last, UINT64_MAX);
+  EXPECT_FALSE(s.wraps);
+  // ... but not run past it.
+  s = span(rhm(0, 1, UINT64_MAX - 0xE, 16));
+  EXPECT_TRUE(s.wraps);
+  s = span(rhm(0, 2, UINT64_MAX - 0x1F, 16));
+  EXPECT_FALSE(s.wraps);
+  EXPECT_EQ(s.last, UINT64_MAX);
+  s = span(rhm(0, 2, UINT64_MAX - 0x1F, 17));
+  EXPECT_TRUE(s.wraps);
+  s = span(rw(UINT64_MAX - 255, 1, 16), 1);
+  EXPECT_TRUE(s.wraps);
+  // Instructions that do not touch host memory have no span.
+  EXPECT_FALSE(host_span(mmc(0, 0, 1, false, false), 0, 16));
+  EXPECT_FALSE(host_span(halt(), 0, 16));
+  EXPECT_FALSE(host_span(rhm(0, 0, 0x1000, 16), 0, 16));  // count 0 (BAD_COUNT first)
+}
+
+constexpr uint8_t kR = tpu::kWindowRead, kW = tpu::kWindowWrite, kRW = tpu::kWindowReadWrite;
+
+class ModelWindowTest : public ModelTest {
+ protected:
+  // UB rows 0..15 hold 0x11 and the host bytes around the windows 0xAA, so
+  // anything a faulting instruction moved would show.
+  void SetUp() override {
+    ModelTest::SetUp();
+    mem_.write(0x4F00, std::vector<uint8_t>(0x400, 0xAA));
+    for (int r = 0; r < 16; ++r) mem_.write(0x9000 + uint64_t(r) * 16, std::vector<uint8_t>(16, 0x11));
+    model().set_windows(std::vector<tpu::Window>{{0x9000, 256, kR}});
+    ASSERT_EQ(run({rhm(0, 16, 0x9000, 16), halt()}).err, ErrCode::kOk);
+    before_ = mem_.read(0x4F00, 0x400);
+  }
+  // The instruction at pc faulted on the window for `write` at addr, and
+  // neither the UB nor host memory changed.
+  void expect_window_fault(const RunResult& r, uint32_t pc, bool write, uint64_t addr) {
+    EXPECT_EQ(r.err, ErrCode::kMemFault);
+    EXPECT_EQ(r.err_pc, pc);
+    EXPECT_EQ(r.fault, write ? RunResult::Fault::kWindowWrite : RunResult::Fault::kWindowRead);
+    EXPECT_EQ(r.fault_addr, addr);
+    EXPECT_EQ(mem_.read(0x4F00, 0x400), before_) << "host bytes changed";
+    for (int row = 0; row < 16; ++row)
+      EXPECT_EQ(model().ub_row(uint32_t(row)), std::vector<int8_t>(16, 0x11)) << "UB row " << row;
+  }
+  void grant(std::vector<tpu::Window> windows) { model().set_windows(std::move(windows)); }
+  std::vector<uint8_t> before_;
+};
+
+TEST_F(ModelWindowTest, AccessesInsideOneWindowOfTheirDirectionRun) {
+  grant({{0x5000, 96, kR}, {0x5100, 64, kW}, {0x5200, 64, kRW}});
+  run_ok({rhm(0, 6, 0x5000, 16), whm(0, 4, 0x5100, 16), rhm(0, 4, 0x5200, 16), whm(0, 4, 0x5200, 16),
+          halt()});
+  grant({{0x5000, 256, kR}});
+  run_ok({rw(0x5000, 1, 16), mmc(0, 0, 1, false, true), halt()});
+  EXPECT_EQ(model().pending_tiles(), 0u);
+}
+
+TEST_F(ModelWindowTest, ASpanOneBytePastTheWindowFaultsAndMovesNothing) {
+  grant({{0x5000, 96, kR}, {0x5100, 64, kW}});
+  expect_window_fault(run({irq(), rhm(0, 6, 0x5001, 16), whm(0, 1, 0x5100, 16), halt()}), 1, false,
+                      0x5001);
+  expect_window_fault(run({whm(0, 4, 0x5101, 16), halt()}), 0, true, 0x5101);
+  // The last row's end counts, not just its start: stride 40 ends row 2 on the
+  // window's last byte, stride 41 one byte past it.
+  expect_window_fault(run({rhm(0, 3, 0x5000, 41), halt()}), 0, false, 0x5000);
+  // Starting one byte before the window.
+  expect_window_fault(run({rhm(0, 1, 0x4FFF, 16), halt()}), 0, false, 0x4FFF);
+  EXPECT_EQ(run({rhm(0, 3, 0x5000, 40), halt()}).err, ErrCode::kOk);
+}
+
+TEST_F(ModelWindowTest, DirectionsAreGrantedSeparately) {
+  grant({{0x5000, 256, kR}, {0x5100, 256, kW}});
+  expect_window_fault(run({whm(0, 1, 0x5000, 16), halt()}), 0, true, 0x5000);  // read-only
+  expect_window_fault(run({rhm(0, 1, 0x5100, 16), halt()}), 0, false, 0x5100);  // write-only
+  expect_window_fault(run({rw(0x5100, 1, 16), halt()}), 0, false, 0x5100);      // RW reads
+  EXPECT_EQ(model().pending_tiles(), 0u);
+}
+
+TEST_F(ModelWindowTest, ASpanAcrossTwoAdjacentWindowsFaults) {
+  // Each half is granted, but no single window holds both.
+  grant({{0x5000, 48, kR}, {0x5030, 48, kR}});
+  expect_window_fault(run({rhm(0, 4, 0x5000, 16), halt()}), 0, false, 0x5000);
+  run_ok({rhm(0, 3, 0x5000, 16), rhm(3, 3, 0x5030, 16), halt()});
+}
+
+TEST_F(ModelWindowTest, LoopOffsetsWalkingOutOfTheWindowFaultOnTheFirstOutsideIteration) {
+  grant({{0x5000, 96, kR}, {0x9000, 256, kR}});
+  // Iterations read 0x5000, 0x5020, 0x5040 (ending at 0x505F, inside), then 0x5060.
+  const RunResult r = run({loop(4, 1, 2, 0, 32), rhm(0, 2, 0x5000, 16), halt()});
+  EXPECT_EQ(r.err, ErrCode::kMemFault);
+  EXPECT_EQ(r.err_pc, 1u);
+  EXPECT_EQ(r.fault, RunResult::Fault::kWindowRead);
+  EXPECT_EQ(r.fault_addr, 0x5060u);
+  for (int row = 0; row < 16; ++row)
+    EXPECT_EQ(model().ub_row(uint32_t(row)), std::vector<int8_t>(16, row < 6 ? int8_t(0xAA) : 0x11))
+        << "UB row " << row;
+  // Walking down below the window, with a negative increment.
+  grant({{0x5000, 96, kW}});
+  const RunResult down = run({loop(3, 1, 0, 0, -16), whm(0, 1, 0x5010, 16), halt()});
+  EXPECT_EQ(down.err, ErrCode::kMemFault);
+  EXPECT_EQ(down.fault, RunResult::Fault::kWindowWrite);
+  EXPECT_EQ(down.fault_addr, 0x4FF0u);
+  EXPECT_EQ(mem_.read(0x4FF0, 16), std::vector<uint8_t>(16, 0xAA));
+}
+
+TEST_F(ModelWindowTest, NoWindowsNoHostMemory) {
+  grant({});
+  expect_window_fault(run({rhm(0, 1, 0x5000, 16), halt()}), 0, false, 0x5000);
+  expect_window_fault(run({irq(), whm(0, 1, 0x5000, 16), halt()}), 1, true, 0x5000);
+  // Programs that stay in the core still run.
+  run_ok({irq(), vop(VopOp::kAdd, 0, 1, 2, 1), halt()});
+  // Without a window list (the default) nothing is checked.
+  model().set_windows(std::nullopt);
+  run_ok({rhm(0, 1, 0x5000, 16), halt()});
+}
+
+TEST_F(ModelWindowTest, ASpanPastTheTopOfMemoryAlwaysFaults) {
+  grant({{UINT64_MAX - 31, 32, kRW}});
+  run_ok({rhm(0, 2, UINT64_MAX - 31, 16), whm(0, 2, UINT64_MAX - 31, 16), halt()});
+  const RunResult r = run({rhm(0, 3, UINT64_MAX - 31, 16), halt()});
+  EXPECT_EQ(r.err, ErrCode::kMemFault);
+  EXPECT_EQ(r.fault, RunResult::Fault::kWindowRead);
+  // Wrapping onto a window at address 0 does not help either.
+  grant({{UINT64_MAX - 31, 32, kRW}, {0, 256, kRW}});
+  EXPECT_EQ(run({rhm(0, 3, UINT64_MAX - 31, 16), halt()}).err, ErrCode::kMemFault);
+}
+
+TEST_F(ModelWindowTest, TheInstructionsOwnChecksComeFirst) {
+  grant({});
+  // UB_RANGE and WGT_OVERFLOW are reported before the window check.
+  RunResult r = run({rhm(4095, 2, 0x5000, 16), halt()});
+  EXPECT_EQ(r.err, ErrCode::kUbRange);
+  EXPECT_EQ(r.fault, RunResult::Fault::kNone);
+  r = run({rw(0x5000, 19, 16), halt()});
+  EXPECT_EQ(r.err, ErrCode::kWgtOverflow);
+}
+
+TEST_F(ModelWindowTest, AMemoryPortErrorInsideAWindowIsStillReported) {
+  grant({{0x5000, 256, kR}});
+  mem_.add_fault(0x5020, 1);
+  const RunResult r = run({rhm(0, 4, 0x5000, 16), halt()});
+  EXPECT_EQ(r.err, ErrCode::kMemFault);
+  EXPECT_EQ(r.fault, RunResult::Fault::kMemory);
+  EXPECT_EQ(r.fault_addr, 0x5020u);
 }
 
 TEST_F(ModelTest, RunningPastTheInstructionMemoryIsPcRange) {

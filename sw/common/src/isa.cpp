@@ -155,6 +155,21 @@ Instr make(Op op, uint32_t count = 0, uint32_t a = 0, uint32_t b = 0, uint64_t c
 
 }  // namespace
 
+std::optional<HostSpan> host_span(const Instr& in, uint64_t host_offset, int n) {
+  const bool rw = in.op == uint8_t(Op::kRw);
+  if ((!rw && in.op != uint8_t(Op::kRhm) && in.op != uint8_t(Op::kWhm)) || in.count == 0 || n < 1)
+    return std::nullopt;
+  // rows < 2^24 and b < 2^16: the extent cannot overflow 64 bits.
+  const uint64_t rows = uint64_t(in.count) * (rw ? uint64_t(n) : 1);
+  const uint64_t extent = (rows - 1) * in.b + uint64_t(n) - 1;
+  HostSpan s;
+  s.first = in.c + host_offset;  // host addresses wrap at 2^64 (docs/isa.md)
+  s.write = in.op == uint8_t(Op::kWhm);
+  s.wraps = extent > UINT64_MAX - s.first;
+  s.last = s.wraps ? UINT64_MAX : s.first + extent;
+  return s;
+}
+
 Instr rhm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride) {
   return make(Op::kRhm, rows, ub_row, stride, host_addr);
 }

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -50,6 +51,23 @@ inline constexpr uint8_t unit_bit(Unit u) { return uint8_t(1u << uint8_t(u)); }
 // it must be, and every named flag field holds a named value: the instructions
 // the assembler writes by name. Others disassemble to `.word`.
 bool is_canonical(const Instr& in);
+
+// ---- Host spans ------------------------------------------------------------------
+
+// The host bytes an RHM, WHM or RW touches, [first, last] (docs/host_interface.md,
+// "DMA windows"): first = c + the LOOP's host offset (mod 2^64), last = first +
+// (rows - 1) * b + n - 1 with rows = count (RHM, WHM) or count * n (RW). When
+// the span runs past 2^64 - 1, `wraps` is set and `last` is 2^64 - 1; such a
+// span is never inside a window.
+struct HostSpan {
+  uint64_t first = 0, last = 0;
+  bool write = false;  // WHM; RHM and RW read
+  bool wraps = false;
+};
+
+// The span of an RHM, WHM or RW with count >= 1 on an n x n array, with the
+// current LOOP host offset; std::nullopt for any other instruction.
+std::optional<HostSpan> host_span(const Instr& in, uint64_t host_offset, int n);
 
 // ---- Builders -------------------------------------------------------------------
 // Each throws std::invalid_argument when a value does not fit its field. They

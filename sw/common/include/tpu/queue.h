@@ -36,13 +36,61 @@ inline void put_le(uint8_t* p, uint64_t v, int bytes) {
 }
 }  // namespace detail
 
-// A RUN submission entry: op, id, program length (instructions), address.
-inline std::vector<uint8_t> encode_run(uint16_t id, uint32_t len, uint64_t addr, uint8_t op = kOpRun) {
+// DMA windows (docs/host_interface.md, "DMA windows"): the host memory a
+// command's program may reach. 16 bytes each, at most kMaxWindows a command.
+constexpr size_t kWindowBytes = 16;
+constexpr size_t kMaxWindows = 8;
+constexpr uint64_t kMaxWindowLen = (uint64_t{1} << 56) - 1;
+constexpr uint8_t kWindowRead = 1;   // RHM and RW may read it
+constexpr uint8_t kWindowWrite = 2;  // WHM may write it
+constexpr uint8_t kWindowReadWrite = kWindowRead | kWindowWrite;
+
+struct Window {
+  uint64_t base = 0;
+  uint64_t len = 0;      // bytes, 1 .. kMaxWindowLen
+  uint8_t access = 0;    // kWindowRead, kWindowWrite or both
+};
+
+// True when the device accepts the window (else the entry is BAD_COMMAND).
+inline bool window_valid(const Window& w) {
+  return w.len >= 1 && w.len <= kMaxWindowLen && w.access >= 1 && w.access <= 3 &&
+         w.base + (w.len - 1) >= w.base;  // ends at or before 2^64 - 1
+}
+
+// True when [first, last] lies inside one window that grants the direction.
+inline bool windows_allow(std::span<const Window> windows, uint64_t first, uint64_t last, bool write) {
+  if (last < first) return false;  // the span wrapped past 2^64 - 1
+  const uint8_t need = write ? kWindowWrite : kWindowRead;
+  return std::any_of(windows.begin(), windows.end(), [&](const Window& w) {
+    return (w.access & need) && first >= w.base && last <= w.base + (w.len - 1);
+  });
+}
+
+inline std::vector<uint8_t> encode_windows(std::span<const Window> windows) {
+  std::vector<uint8_t> bytes(windows.size() * kWindowBytes, 0);
+  for (size_t i = 0; i < windows.size(); ++i) {
+    detail::put_le(&bytes[i * kWindowBytes], windows[i].base, 8);
+    detail::put_le(&bytes[i * kWindowBytes + 8], windows[i].len, 7);
+    bytes[i * kWindowBytes + 15] = windows[i].access;
+  }
+  return bytes;
+}
+
+inline Window decode_window(const uint8_t* p) {
+  return Window{detail::le(p, 8), detail::le(p + 8, 7), p[15]};
+}
+
+// A RUN submission entry: op, id, program length (instructions) and address,
+// and the window list's address and count.
+inline std::vector<uint8_t> encode_run(uint16_t id, uint32_t len, uint64_t addr, uint64_t win_addr = 0,
+                                       uint8_t win_count = 0, uint8_t op = kOpRun) {
   std::vector<uint8_t> e(kSqEntryBytes, 0);
   e[0] = op;
   detail::put_le(&e[2], id, 2);
   detail::put_le(&e[4], len, 4);
   detail::put_le(&e[8], addr, 8);
+  detail::put_le(&e[16], win_addr, 8);
+  e[24] = win_count;
   return e;
 }
 
@@ -52,7 +100,9 @@ struct SqEntry {
   uint16_t id = 0;
   uint32_t len = 0;
   uint64_t addr = 0;
-  bool reserved_zero = true;  // bytes 16..31 are all zero
+  uint64_t win_addr = 0;
+  uint8_t win_count = 0;
+  bool reserved_zero = true;  // bytes 25..31 are all zero
 };
 
 inline SqEntry decode_sq(const uint8_t* e) {
@@ -62,8 +112,15 @@ inline SqEntry decode_sq(const uint8_t* e) {
   s.id = uint16_t(detail::le(e + 2, 2));
   s.len = uint32_t(detail::le(e + 4, 4));
   s.addr = detail::le(e + 8, 8);
-  s.reserved_zero = std::all_of(e + 16, e + kSqEntryBytes, [](uint8_t b) { return b == 0; });
+  s.win_addr = detail::le(e + 16, 8);
+  s.win_count = e[24];
+  s.reserved_zero = std::all_of(e + 25, e + kSqEntryBytes, [](uint8_t b) { return b == 0; });
   return s;
+}
+
+// True when the device takes the entry's window fields (else BAD_COMMAND).
+inline bool window_list_valid(const SqEntry& s) {
+  return s.win_count <= kMaxWindows && (s.win_count == 0 || s.win_addr % kWindowBytes == 0);
 }
 
 // A completion entry as the device writes it.

@@ -18,10 +18,15 @@
 //     w_q and prod_q. The multiplier then runs between its own registers, and
 //     only routing is left on the paths into and out of the DSP.
 //
-// This is the only place that knows the number format. A second datapath
-// (bf16 x bf16 + fp32) is added as another branch of the generate below with
-// the same ports and the same three stages; the array around it does not
-// change.
+// This is the only place that knows the number format. The bf16 datapath
+// (Datapath = DatapathBf16, DataW = 16, PsumW = 32) is a second branch of the
+// generate below with the same ports and the same three stages:
+//
+//   cycle t   : a_q, w_q <= a_i, w_i                      (operand registers)
+//   cycle t+1 : prod_q   <= bf16_mul(a_q, w_q)            (exact fp32 product)
+//   cycle t+2 : psum_o   <= fp32_add(psum_i, prod_q)      (rounded to nearest even)
+//
+// (docs/numerics.md). The array around it does not change.
 `include "tpu_macros.svh"
 
 module mxu_mac #(
@@ -94,8 +99,38 @@ module mxu_mac #(
       assign psum_d = psum_i + prod_q[PsumW-1:0];
     end
     `FFLNR(psum_o, psum_d, en_i)
+  end else if (Datapath == tpu_pkg::DatapathBf16) begin : gen_bf16
+    // bf16 x bf16 is exact in fp32 (bf16_mul.sv); the sum is an fp32 addition
+    // rounded to nearest even (fp32_add.sv). psum_i is added first, so a
+    // column is summed top to bottom, starting from the +0 the array feeds
+    // into row 0 (docs/numerics.md). The same three stages as int8; generic
+    // flops only (TPU_ECP5_DSP does not apply: the 8 x 8 significand product
+    // is inside bf16_mul).
+    if (DataW != 16 || PsumW != 32) begin : gen_bad_width
+      $error("mxu_mac: the bf16 datapath needs DataW = 16 and PsumW = 32");
+    end
+    logic [DataW-1:0] a_q, w_q;
+    logic [31:0]      prod_d, prod_q;
+    logic [31:0]      psum_d;
+
+    `FFLNR(a_q, a_i, en_i)
+    `FFLNR(w_q, w_i, en_i)
+
+    bf16_mul u_mul (
+      .a_i(a_q[15:0]),
+      .b_i(w_q[15:0]),
+      .p_o(prod_d)
+    );
+    `FFLNR(prod_q, prod_d, en_i)
+
+    fp32_add u_add (
+      .a_i  (psum_i[31:0]),
+      .b_i  (prod_q),
+      .sum_o(psum_d)
+    );
+    `FFLNR(psum_o, PsumW'(psum_d), en_i)
   end else begin : gen_unsupported
-    $error("mxu_mac: only the int8 datapath is implemented");
+    $error("mxu_mac: only the int8 and bf16 datapaths are implemented");
   end
 
 endmodule

@@ -35,13 +35,15 @@ int main() try {
                                      tpu::Activation::kRelu);
   std::printf("dense: y[0][0] = %d\n", y.at(0, 0));
 
-  // A hand-written program: copy 4 rows through the unified buffer.
+  // A hand-written program: copy 4 rows through the unified buffer. It may
+  // read `in` and write `out`, and reach no other host memory.
   tpu::Buffer in = dev.alloc(64), out = dev.alloc(64);
   in.write(std::vector<uint8_t>(64, 42));
   dev.run(tpu::isa::assemble("rhm ub=0 rows=4 host=" + std::to_string(in.addr()) +
                              " stride=16\n"
                              "whm ub=0 rows=4 host=" + std::to_string(out.addr()) +
-                             " stride=16\nhalt\n"));
+                             " stride=16\nhalt\n"),
+          {in.read_only(), out.write_only()});
   std::printf("copied: %d\n", out.read(0, 1)[0]);
   return exact ? 0 : 1;
 } catch (const tpu::Error& e) {

@@ -4,7 +4,11 @@
 // the tool run unchanged and much faster than on the RTL. It takes the same
 // submission entries, fetches the same programs from host memory, writes the
 // same completion entries and status codes, and raises an interrupt per
-// completion, as docs/host_interface.md describes for the device.
+// completion, as docs/host_interface.md describes for the device. Each
+// command's DMA window list is read and checked as the device does
+// (BAD_COMMAND for a bad list or window) and confines its program: an access
+// outside the windows is MEM_FAULT with ERR_CAUSE.window_read/window_write
+// and ERR_ADDR = the instruction's first host address.
 //
 //   model:?config=NAME
 //
@@ -167,12 +171,25 @@ class ModelTransport final : public Transport {
     CqEntry c;
     c.id = e.id;
     uint64_t cycles = 1;
-    if (e.op != kOpRun || e.flags != 0 || e.len == 0 || e.len > uint32_t(cfg_.imem_depth) ||
-        !e.reserved_zero) {
+    const auto bad_command = [&] {
       c.status = kStatusBadCommand;
       err_cause_ |= TPU_REGS__ERR_CAUSE__BAD_COMMAND_bm;
+    };
+    // As the command processor: the entry, then its window list, then the
+    // program (docs/host_interface.md, "Rings and commands").
+    std::vector<Window> windows;
+    if (e.op != kOpRun || e.flags != 0 || e.len == 0 || e.len > uint32_t(cfg_.imem_depth) ||
+        !e.reserved_zero || !window_list_valid(e)) {
+      bad_command();
+    } else if (e.win_count && mem_.faults(e.win_addr, e.win_count * kWindowBytes)) {
+      c.status = kStatusFetchFault;
+    } else if (windows = read_windows(e); !std::all_of(windows.begin(), windows.end(), window_valid)) {
+      bad_command();
+    } else if (mem_.faults(e.addr, size_t(e.len) * 16)) {
+      c.status = kStatusFetchFault;
     } else {
       model_.load_program(0, decode_program(mem_.read(e.addr, size_t(e.len) * 16)));
+      model_.set_windows(std::move(windows));
       const model::RunResult r = model_.run(0, mem_, UINT64_MAX, budget);
       cycles = r.work();
       if (r.stopped || cycles > budget) {
@@ -182,6 +199,10 @@ class ModelTransport final : public Transport {
       c.status = uint16_t(r.err);
       c.err_pc = r.err_pc;
       if (r.err != isa::ErrCode::kOk) err_cause_ |= TPU_REGS__ERR_CAUSE__PROG_ERROR_bm;
+      if (r.fault == model::RunResult::Fault::kWindowRead)
+        record_error(TPU_REGS__ERR_CAUSE__WINDOW_READ_bm, r.fault_addr);
+      if (r.fault == model::RunResult::Fault::kWindowWrite)
+        record_error(TPU_REGS__ERR_CAUSE__WINDOW_WRITE_bm, r.fault_addr);
       counters_[0] = cycles;
       counters_[1] = r.mmc_rows;                                  // MXU_BUSY
       counters_[2] = r.mmc_rows * uint64_t(cfg_.array_n * cfg_.array_n);  // USEFUL_MACS
@@ -196,6 +217,19 @@ class ModelTransport final : public Transport {
     ++commands_done_;
     int_status_ |= TPU_REGS__INT_STATUS__COMPLETION_bm;
     return std::min(cycles, budget);
+  }
+
+  std::vector<Window> read_windows(const SqEntry& e) const {
+    const std::vector<uint8_t> bytes = mem_.read(e.win_addr, e.win_count * kWindowBytes);
+    std::vector<Window> windows;
+    for (size_t i = 0; i < e.win_count; ++i) windows.push_back(decode_window(&bytes[i * kWindowBytes]));
+    return windows;
+  }
+
+  // Sets an ERR_CAUSE bit and ERR_ADDR (as the device: the latest error's).
+  void record_error(uint32_t cause, uint64_t addr) {
+    err_cause_ |= cause;
+    err_addr_ = addr;
   }
 
   const Config& cfg_;

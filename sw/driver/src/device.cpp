@@ -37,7 +37,7 @@ std::string_view hint(uint16_t status) {
     case 5: return "fix the instruction's count or the LOOP's body length";
     case 7: return "use a CFG register and value from docs/isa.md";
     case 8: return "a host address the program used could not be read or written; check the "
-                   "addresses and that the buffers are allocated";
+                   "addresses, that the buffers are allocated and that the command grants them";
     case 9: return "end the program with HALT";
     case 10: return "load weights with RW before each MMC that needs them";
     case 11: return "issue fewer weight tiles ahead of the MMCs that use them (see WgtFifoTiles in `tpu info`)";
@@ -46,6 +46,21 @@ std::string_view hint(uint16_t status) {
       return "the device could not read the program from host memory; check the transport";
     default: return "see docs/host_interface.md";
   }
+}
+
+// "0x100000000..0x10000003f (64 bytes, read-only)"
+std::string window_text(const Window& w) {
+  static const char* const kAccess[] = {"no access", "read-only", "write-only", "read-write"};
+  const std::string access = w.access <= 3 ? kAccess[w.access] : "access " + hex(w.access);
+  if (w.len == 0) return "at " + hex(w.base) + ", 0 bytes, " + access;
+  const uint64_t last = w.base + (w.len - 1);
+  return hex(w.base) + ".." + (last < w.base ? std::string("past 2^64") : hex(last)) + " (" +
+         std::to_string(w.len) + " bytes, " + access + ")";
+}
+
+// True when [base, base + len) and [w.base, w.base + w.len) share a byte.
+bool overlaps(const Window& w, uint64_t base, uint64_t len) {
+  return len && w.len && w.base <= base + (len - 1) && base <= w.base + (w.len - 1);
 }
 
 }  // namespace
@@ -163,6 +178,14 @@ std::vector<uint8_t> Buffer::read(size_t offset, size_t len) const {
   return out;
 }
 
+Window Buffer::window(size_t offset, size_t len, uint8_t access) const {
+  if (!state_ || len == 0 || offset > size_ || len > size_ - offset)
+    throw Error("buffer window of " + std::to_string(len) + " bytes at offset " + std::to_string(offset) +
+                " does not fit the " + std::to_string(size_) + "-byte buffer" +
+                (len == 0 ? "; a window covers at least one byte" : ""));
+  return Window{addr_ + offset, len, access};
+}
+
 // ---- Device ------------------------------------------------------------------------
 
 Device Device::open(const std::string& uri) { return Device(open_transport(uri)); }
@@ -202,6 +225,10 @@ Device::Device(std::unique_ptr<Transport> transport)
   cq_ = alloc(kCqEntryBytes << kCqLog2);
   sq_size_ = 1u << kSqLog2;
   cq_size_ = 1u << kCqLog2;
+  // A slot per command the ring can hold: the longest program, then the
+  // longest window list (16-byte aligned after whole instructions).
+  slot_bytes_ = (size_t(info_.imem_depth) * 16 + kMaxWindows * kWindowBytes + 63) / 64 * 64;
+  cmd_mem_ = alloc(slot_bytes_ * (sq_size_ - 1));
   reset();
 }
 
@@ -228,6 +255,8 @@ void Device::reset() {
     waited += t.wait_interrupt(64);
   }
   in_flight_.clear();
+  free_slots_.clear();
+  for (uint32_t i = sq_size_ - 1; i > 0; --i) free_slots_.push_back(i - 1);  // slot 0 first
   order_.clear();
   recent_.clear();
   completed_.clear();
@@ -252,7 +281,49 @@ void Device::setup_rings() {
   t.mmio_write(REG(CTRL), TPU_REGS__CTRL__ENABLE_bm);
 }
 
-Command Device::submit(const std::vector<isa::Instr>& program) {
+void Device::check_windows(std::span<const Window> windows) const {
+  if (windows.size() > kMaxWindows)
+    throw Error("submit: " + std::to_string(windows.size()) + " DMA windows; a command takes at most " +
+                std::to_string(kMaxWindows) + ". Grant whole buffers, or split the work into "
+                "several commands");
+  const Transport& t = *state_->transport;
+  const struct {
+    const Buffer& buf;
+    const char* what;
+  } driver_memory[] = {{sq_, "the driver's submission ring"},
+                       {cq_, "the driver's completion ring"},
+                       {cmd_mem_, "the driver's command memory (the programs and window lists of "
+                                  "queued commands)"}};
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const Window& w = windows[i];
+    const std::string which = "submit: DMA window " + std::to_string(i) + " " + window_text(w);
+    if (w.len == 0) throw Error(which + " is empty; a window covers 1 .. 2^56 - 1 bytes");
+    if (w.len > kMaxWindowLen) throw Error(which + " is longer than 2^56 - 1 bytes; split it");
+    if (w.base + (w.len - 1) < w.base) throw Error(which + " runs past the end of the address space");
+    if (w.access < 1 || w.access > 3)
+      throw Error(which + " grants neither reading nor writing; use kWindowRead, kWindowWrite or "
+                  "kWindowReadWrite (Buffer::read_only(), write_only(), read_write())");
+    for (const auto& m : driver_memory) {
+      if (overlaps(w, m.buf.addr(), m.buf.size()))
+        throw Error(which + " overlaps " + m.what + " at " + hex(m.buf.addr()) + ".." +
+                    hex(m.buf.addr() + m.buf.size() - 1) +
+                    "; no program may reach the driver's memory. Grant only your own buffers "
+                    "(Buffer::read_only(), write_only(), read_write())");
+    }
+    // Device-visible memory no buffer holds may become another command's
+    // buffer while this one is queued.
+    for (const auto& [addr, size] : state_->alloc.free) {
+      if (overlaps(w, addr, size)) {
+        const uint64_t at = std::max(addr, w.base);
+        throw Error(which + " covers " + hex(at) + ", device-visible memory that no buffer holds "
+                    "(freed or never allocated; the driver's memory starts at " + hex(t.dma_base()) +
+                    "). Grant only live buffers");
+      }
+    }
+  }
+}
+
+Command Device::submit(const std::vector<isa::Instr>& program, std::span<const Window> windows) {
   if (program.empty()) throw Error("submit: the program is empty; end it with HALT at least");
   if (program.size() > size_t(info_.imem_depth))
     throw Error("submit: the program has " + std::to_string(program.size()) +
@@ -261,14 +332,24 @@ Command Device::submit(const std::vector<isa::Instr>& program) {
   if (in_flight_.size() + 1 >= sq_size_)
     throw Error("submit: " + std::to_string(in_flight_.size()) +
                 " commands are queued, the ring is full; wait() for some first");
+  check_windows(windows);
 
-  Buffer prog = alloc(program.size() * 16);
-  prog.write(encode_program(program));
+  // The program, then its window list, in a slot of the command memory.
+  const uint32_t slot = free_slots_.back();
+  const size_t offset = size_t(slot) * slot_bytes_;
+  const uint64_t prog_addr = cmd_mem_.addr() + offset;
+  std::vector<uint8_t> bytes = encode_program(program);
+  const uint64_t win_addr = windows.empty() ? 0 : prog_addr + bytes.size();
+  const std::vector<uint8_t> list = encode_windows(windows);
+  bytes.insert(bytes.end(), list.begin(), list.end());
+  cmd_mem_.write(bytes, offset);
+  free_slots_.pop_back();
 
   const uint16_t id = next_id_++;
   if (next_id_ == 0) next_id_ = 1;
-  sq_.write(encode_run(id, uint32_t(program.size()), prog.addr()), size_t(sq_tail_) * kSqEntryBytes);
-  in_flight_.emplace(id, std::move(prog));
+  sq_.write(encode_run(id, uint32_t(program.size()), prog_addr, win_addr, uint8_t(windows.size())),
+            size_t(sq_tail_) * kSqEntryBytes);
+  in_flight_.emplace(id, slot);
   order_.push_back(id);
   sq_tail_ = (sq_tail_ + 1) % sq_size_;
   state_->transport->mmio_write(REG(SQ_TAIL), sq_tail_);
@@ -307,6 +388,7 @@ void Device::accept_completion(const CqEntry& e, uint32_t slot) {
     protocol_error(where + " " + what + broken);
   }
   order_.pop_front();
+  free_slots_.push_back(in_flight_.at(e.id));
   in_flight_.erase(e.id);
   recent_.push_back(e.id);
   if (recent_.size() > 2 * size_t(sq_size_)) recent_.pop_front();
@@ -377,26 +459,46 @@ Completion Device::wait(Command cmd, uint64_t timeout_cycles) {
                      "Raise the timeout (--timeout) if the work is that long");
 }
 
-Completion Device::run(const std::vector<isa::Instr>& program, uint64_t timeout_cycles) {
-  const Completion c = wait(submit(program), timeout_cycles);
+Completion Device::run(const std::vector<isa::Instr>& program, std::span<const Window> windows,
+                       uint64_t timeout_cycles) {
+  const Completion c = wait(submit(program, windows), timeout_cycles);
   if (c.ok()) return c;
+  throw failure(c);
+}
+
+DeviceError Device::failure(const Completion& c) {
   std::string msg = "the program failed at instruction " + std::to_string(c.err_pc) + ": " +
                     status_text(c.status);
+  std::string advice(hint(c.status));
+  DeviceError::Fault fault;
   if (c.status == uint16_t(isa::ErrCode::kMemFault) || c.status == kStatusFetchFault) {
     Transport& t = *state_->transport;
     const uint32_t cause = t.mmio_read(REG(ERR_CAUSE));
     const uint64_t addr = t.mmio_read(REG(ERR_ADDR_LO)) | uint64_t(t.mmio_read(REG(ERR_ADDR_HI))) << 32;
+    const bool window_read = cause & TPU_REGS__ERR_CAUSE__WINDOW_READ_bm,
+               window_write = cause & TPU_REGS__ERR_CAUSE__WINDOW_WRITE_bm;
     const char* what = cause & TPU_REGS__ERR_CAUSE__DMA_UR_bm         ? "Unsupported Request"
                        : cause & TPU_REGS__ERR_CAUSE__DMA_CA_bm       ? "Completer Abort"
                        : cause & TPU_REGS__ERR_CAUSE__DMA_POISONED_bm ? "poisoned data"
                        : cause & TPU_REGS__ERR_CAUSE__DMA_TIMEOUT_bm  ? "a completion timeout"
                        : cause & TPU_REGS__ERR_CAUSE__BUS_MASTER_OFF_bm ? "bus mastering off"
                                                                         : nullptr;
-    if (what) msg += "; host access at " + hex(addr) + " ended in " + std::string(what);
+    if (window_read || window_write) {
+      fault = {true, window_write && !window_read, addr};
+      const char* dir = window_read && window_write ? "access to" : window_write ? "write to" : "read from";
+      msg += "; its " + std::string(dir) + " host memory at " + hex(addr) +
+             " is outside the command's DMA windows (no window grants " +
+             (window_read && window_write ? "that access" : window_write ? "writing" : "reading") +
+             " all of the instruction's rows)";
+      advice = "grant the buffers the program uses, inputs read-only and outputs write-only "
+               "(dev.run(program, {in.read_only(), out.write_only()})), or fix its addresses; "
+               "see docs/driver.md, \"DMA windows\"";
+    } else if (what) {
+      msg += "; host access at " + hex(addr) + " ended in " + std::string(what);
+    }
     t.mmio_write(REG(ERR_CAUSE), cause);
   }
-  msg += "; " + std::string(hint(c.status));
-  throw DeviceError(msg, c.status, c.err_pc);
+  return DeviceError(msg + "; " + advice, c.status, c.err_pc, fault);
 }
 
 PerfCounters Device::counters() {

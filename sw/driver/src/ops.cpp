@@ -65,9 +65,12 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, co
   OpStats s;
   s.n = dev.info().n;
   s.macs = uint64_t(a.rows) * uint64_t(a.cols) * uint64_t(b.cols);
+  // The programs read A and B and only write C (gemm_program.h): each may
+  // touch these three buffers and nothing else.
+  const Window windows[] = {abuf.read_only(), bbuf.read_only(), cbuf.write_only()};
   const uint64_t start = dev.cycles();
   for (const auto& program : programs) {
-    dev.run(program);
+    dev.run(program, windows);
     s.counters += dev.counters();
     s.instructions += program.size();
     ++s.commands;

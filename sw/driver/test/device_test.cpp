@@ -121,7 +121,8 @@ TEST_F(DeviceTest, RunsAProgramThatCopiesThroughTheUnifiedBuffer) {
   for (size_t i = 0; i < data.size(); ++i) data[i] = uint8_t(200 - i);
   in.write(data);
   const tpu::Completion c = dev_.run({isa::rhm(3, 8, in.addr(), uint32_t(n)),
-                                      isa::whm(3, 8, out.addr(), uint32_t(n)), isa::halt()});
+                                      isa::whm(3, 8, out.addr(), uint32_t(n)), isa::halt()},
+                                     {in.read_only(), out.write_only()});
   EXPECT_TRUE(c.ok());
   EXPECT_GT(c.cycles, 0u);
   EXPECT_EQ(out.read(0, data.size()), data);

@@ -4,14 +4,17 @@
 // example.
 //
 //   auto dev = tpu::Device::open("sim:?config=default");
-//   tpu::Buffer buf = dev.alloc(4096);
-//   buf.write(bytes);
-//   tpu::Completion c = dev.run(program);   // submit + wait; throws on error
+//   tpu::Buffer in = dev.alloc(4096), out = dev.alloc(4096);
+//   in.write(bytes);
+//   // submit + wait; throws on error. The program may read `in` and write
+//   // `out` and nothing else (DMA windows, docs/driver.md).
+//   tpu::Completion c = dev.run(program, {in.read_only(), out.write_only()});
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <span>
@@ -82,6 +85,17 @@ class Buffer {
   void read(std::span<uint8_t> out, size_t offset = 0) const;
   std::vector<uint8_t> read(size_t offset, size_t len) const;
 
+  // DMA windows over the whole buffer, for Device::submit and run: what a
+  // command's program may do here. read_only: RHM and RW may read it;
+  // write_only: WHM may write it; read_write: both.
+  Window read_only() const { return window(0, size_, kWindowRead); }
+  Window write_only() const { return window(0, size_, kWindowWrite); }
+  Window read_write() const { return window(0, size_, kWindowReadWrite); }
+  // A window over bytes [offset, offset + len) of the buffer with access
+  // kWindowRead, kWindowWrite or kWindowReadWrite. Throws tpu::Error when the
+  // range is empty or runs past the end.
+  Window window(size_t offset, size_t len, uint8_t access) const;
+
  private:
   friend class Device;
   Buffer(std::shared_ptr<detail::DeviceState> state, uint64_t addr, size_t size)
@@ -132,9 +146,23 @@ class Device {
   // Host memory for the device (64-byte aligned).
   Buffer alloc(size_t bytes);
 
-  // Copies the program into host memory and queues it. Throws tpu::Error when
-  // it is empty or longer than the instruction memory.
-  Command submit(const std::vector<isa::Instr>& program);
+  // Copies the program and its DMA windows into the driver's memory and
+  // queues it. The program reaches host memory only inside the windows
+  // (docs/host_interface.md, "DMA windows"): an RHM, WHM or RW whose span is
+  // not inside one window of its direction ends it with MEM_FAULT before
+  // moving anything. With no windows it cannot touch host memory at all.
+  // Throws tpu::Error when the program is empty or longer than the
+  // instruction memory, when there are more than kMaxWindows windows, and
+  // for a window that is empty, runs past 2^64 - 1, has no valid access, or
+  // covers the driver's own memory (its rings and the program buffers of
+  // every command) or device-visible memory that no buffer holds.
+  Command submit(const std::vector<isa::Instr>& program, std::span<const Window> windows);
+  Command submit(const std::vector<isa::Instr>& program, std::initializer_list<Window> windows) {
+    return submit(program, std::span<const Window>(windows.begin(), windows.size()));
+  }
+  Command submit(const std::vector<isa::Instr>& program) {
+    return submit(program, std::span<const Window>());
+  }
   // Waits for the command's completion entry. Returns it whatever its status
   // (see Completion::ok()); throws TimeoutError after timeout_cycles device
   // cycles (0: timeout()), after resetting the device. Throws ProtocolError
@@ -143,8 +171,19 @@ class Device {
   // completed, out of order, or more completions than commands queued), or
   // when kMaxSpuriousInterrupts interrupts in a row bring no completion.
   Completion wait(Command cmd, uint64_t timeout_cycles = 0);
-  // submit + wait; throws DeviceError when the status is not OK.
-  Completion run(const std::vector<isa::Instr>& program, uint64_t timeout_cycles = 0);
+  // submit + wait; throws DeviceError when the status is not OK. For a
+  // MEM_FAULT its message names the host address and direction, and says
+  // when the address was outside the command's windows.
+  Completion run(const std::vector<isa::Instr>& program, std::span<const Window> windows,
+                 uint64_t timeout_cycles = 0);
+  Completion run(const std::vector<isa::Instr>& program, std::initializer_list<Window> windows,
+                 uint64_t timeout_cycles = 0) {
+    return run(program, std::span<const Window>(windows.begin(), windows.size()), timeout_cycles);
+  }
+  // A program that touches no host memory (it is granted none).
+  Completion run(const std::vector<isa::Instr>& program, uint64_t timeout_cycles = 0) {
+    return run(program, std::span<const Window>(), timeout_cycles);
+  }
 
   // The core's counters for the last command (they restart with each command).
   PerfCounters counters();
@@ -156,6 +195,10 @@ class Device {
 
  private:
   void setup_rings();
+  // Throws tpu::Error for windows submit() refuses.
+  void check_windows(std::span<const Window> windows) const;
+  // The DeviceError of a failed command.
+  DeviceError failure(const Completion& c);
   // Resets the device and throws ProtocolError(message + what was done).
   [[noreturn]] void protocol_error(const std::string& message);
   // Checks a completion entry found at CQ slot `slot` against the commands
@@ -164,11 +207,17 @@ class Device {
   std::shared_ptr<detail::DeviceState> state_;
   DeviceInfo info_;
   Buffer sq_, cq_;
+  // The program and window list of each queued command, a slot of
+  // slot_bytes_ each: memory no window may cover, so no program can reach
+  // another command's program or windows, even one queued after it.
+  Buffer cmd_mem_;
+  size_t slot_bytes_ = 0;
+  std::vector<uint32_t> free_slots_;
   uint32_t sq_size_ = 0, cq_size_ = 0, sq_tail_ = 0, cq_head_ = 0;
   bool phase_ = true;
   uint16_t next_id_ = 1;
   uint64_t timeout_ = kDefaultTimeoutCycles;
-  std::map<uint16_t, Buffer> in_flight_;        // program buffers of queued commands
+  std::map<uint16_t, uint32_t> in_flight_;      // cmd_mem_ slots of queued commands
   std::deque<uint16_t> order_;                  // ids of queued commands, oldest first
   std::deque<uint16_t> recent_;                 // ids that completed lately, newest last
   std::map<uint16_t, Completion> completed_;    // completions not waited for yet

@@ -18,16 +18,26 @@ class Error : public std::runtime_error {
 // A command ended with a non-zero status in its completion entry: a program
 // error (ISA error code 1..11), a malformed command or a fault while fetching
 // the program. The device has recovered and takes the next command.
+// Where a MEM_FAULT was, as far as the device's error registers say.
+struct HostFault {
+  bool outside_windows = false;  // the access was outside the command's DMA windows
+  bool write = false;            // ... and was a write (WHM); else a read (RHM, RW)
+  uint64_t addr = 0;             // its first host address (ERR_ADDR)
+};
+
 class DeviceError : public Error {
  public:
-  DeviceError(const std::string& message, uint16_t status, uint32_t err_pc)
-      : Error(message), status_(status), err_pc_(err_pc) {}
+  using Fault = HostFault;
+  DeviceError(const std::string& message, uint16_t status, uint32_t err_pc, Fault fault = {})
+      : Error(message), status_(status), err_pc_(err_pc), fault_(fault) {}
   uint16_t status() const { return status_; }  // completion status (docs/host_interface.md)
   uint32_t err_pc() const { return err_pc_; }  // index of the faulting instruction
+  const Fault& fault() const { return fault_; }
 
  private:
   uint16_t status_;
   uint32_t err_pc_;
+  Fault fault_;
 };
 
 // wait() ran out of time before the command completed. The device was soft

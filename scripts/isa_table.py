@@ -247,7 +247,7 @@ ERRORS = (
               "must be, or a LOOP body length of 0 or past the end of instruction memory"),
     ErrorCode("NESTED_LOOP", 6, "a LOOP inside a LOOP body"),
     ErrorCode("BAD_CFG", 7, "unknown CFG register or value out of range"),
-    ErrorCode("MEM_FAULT", 8, "the memory port reported an error for an RHM, WHM or RW access"),
+    ErrorCode("MEM_FAULT", 8, "an RHM, WHM or RW access outside the command's DMA windows, or one the memory port reported an error for"),
     ErrorCode("PC_RANGE", 9, "execution ran past the end of instruction memory (no HALT)"),
     ErrorCode("NO_WEIGHTS", 10, "an MMC when no weight tile is loaded or on its way"),
     ErrorCode("WGT_OVERFLOW", 11, "an RW that would leave more than WgtFifoTiles + 2 tiles "

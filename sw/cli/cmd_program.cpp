@@ -113,6 +113,12 @@ int cmd_run(const Global& g, const RunArgs& args) {
   std::vector<Region> loads, dumps;
   for (const std::string& s : args.loads) loads.push_back(parse_region("--load", s, false));
   for (const std::string& s : args.dumps) dumps.push_back(parse_region("--dump", s, true));
+  if (loads.size() + dumps.size() > kMaxWindows) {
+    throw UsageError("run: " + std::to_string(loads.size() + dumps.size()) +
+                     " --load/--dump regions; a program may be granted at most " +
+                     std::to_string(kMaxWindows) + " (each region is one DMA window); merge "
+                     "adjacent regions");
+  }
   Outputs out;
   for (const Region& r : dumps) out.add("--dump", r.file);
   out.add("--stats-json", args.stats_json);
@@ -129,8 +135,33 @@ int cmd_run(const Global& g, const RunArgs& args) {
   for (const Region& r : dumps) check_region("--dump", r, t.dma_base());
   for (const Region& r : loads) t.dma_write(r.addr, r.data);
 
+  // The program may read the --load regions and write the --dump regions,
+  // and reach no other host memory (docs/cli.md).
+  std::vector<Window> windows;
+  for (const Region& r : loads)
+    if (r.len) windows.push_back({r.addr, r.len, kWindowRead});
+  for (const Region& r : dumps)
+    if (r.len) windows.push_back({r.addr, r.len, kWindowWrite});
+
   const uint64_t before = dev.cycles();
-  const Completion c = dev.run(program, g.timeout);  // DeviceError, TimeoutError
+  Completion c;
+  try {
+    c = dev.run(program, windows, g.timeout);  // DeviceError, TimeoutError
+  } catch (const DeviceError& e) {
+    if (!e.fault().outside_windows) throw;
+    // Say it in the tool's terms: which regions the program had.
+    std::string granted;
+    for (const Window& w : windows)
+      granted += std::string(granted.empty() ? "" : ", ") + (w.access == kWindowRead ? "read " : "write ") +
+                 hex(w.base) + ".." + hex(w.base + (w.len - 1));
+    throw DeviceError("the program failed at instruction " + std::to_string(e.err_pc()) + ": " +
+                          status_text(e.status()) + "; its " + (e.fault().write ? "write to " : "read from ") +
+                          hex(e.fault().addr) + " is outside the host memory it was granted (" +
+                          (granted.empty() ? "none" : granted) +
+                          "); `tpu run` lets a program read only its --load regions and write only "
+                          "its --dump regions. Nothing was dumped",
+                      e.status(), e.err_pc(), e.fault());
+  }
   const uint64_t device_cycles = dev.cycles() - before;
   const PerfCounters k = dev.counters();
 

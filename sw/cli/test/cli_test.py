@@ -367,10 +367,13 @@ def device_timeout():
 @case
 def run_timeout():
     src, dump = path("long.asm"), path("long.bin")
+    zeros = path("zeros64k.bin")
     with open(src, "w") as f:  # hundreds of millions of rows: far beyond the limit
         f.write("loop n=65535 body=1\nrhm ub=0 rows=4096 host=0x0 stride=16\nhalt\n")
-    fails("--timeout", "5000", "run", src, "--dump", f"0x0:16={dump}", outputs=[dump],
-          contains=["5000"])
+    with open(zeros, "wb") as f:  # the rows it reads, granted by --load
+        f.write(bytes(4096 * 16))
+    fails("--timeout", "5000", "run", src, "--load", f"0x0={zeros}", "--dump", f"0x0:16={dump}",
+          outputs=[dump], contains=["5000"])
 
 
 @case
@@ -394,6 +397,54 @@ def run_copies_through_the_unified_buffer():
     os.remove(dump)
     ok("run", path("copy.bin"), "--load", f"4096={data}", "--dump", f"0x2000:0x40={dump}")
     check(open(dump, "rb").read() == payload, "binary program: dumped bytes differ")
+
+
+@case
+def run_grants_exactly_the_named_regions():
+    """--load regions may be read, --dump regions written, nothing else."""
+    src, data, dump = path("grant.asm"), path("grant_in.bin"), path("grant_out.bin")
+    payload = bytes(range(100, 164))
+    with open(data, "wb") as f:
+        f.write(payload)
+    regions = ["--load", f"0x1000={data}", "--dump", f"0x2000:64={dump}"]
+
+    def program(text):
+        with open(src, "w") as f:
+            f.write(text + "halt\n")
+
+    # Inside: strided rows, the whole of both regions.
+    program("rhm ub=0 rows=2 host=0x1000 stride=48\nwhm ub=0 rows=2 host=0x2000 stride=48\n")
+    ok("run", src, *regions)
+    got = open(dump, "rb").read()
+    check(got[:16] == payload[:16] and got[48:] == payload[48:], "strided copy differs")
+    # One region loaded and dumped: read and written in place.
+    program("rhm ub=0 rows=4 host=0x1000 stride=16\nwhm ub=0 rows=4 host=0x1000 stride=16\n")
+    ok("run", src, "--load", f"0x1000={data}", "--dump", f"0x1000:64={dump}")
+    check(open(dump, "rb").read() == payload, "in-place copy differs")
+
+    # A WHM that ends 16 bytes past the --dump region: MEM_FAULT, no output.
+    program("rhm ub=0 rows=4 host=0x1000 stride=16\nwhm ub=0 rows=4 host=0x2010 stride=16\n")
+    fails("run", src, *regions, outputs=[dump],
+          contains=["instruction 1: MEM_FAULT", "its write to 0x2010 is outside the host memory it was "
+                    "granted (read 0x1000..0x103f, write 0x2000..0x203f)", "--dump regions",
+                    "Nothing was dumped"])
+    # Reading the --dump region, or past the --load region.
+    program("rhm ub=0 rows=1 host=0x2000 stride=16\n")
+    fails("run", src, *regions, outputs=[dump], contains=["instruction 0: MEM_FAULT", "read from 0x2000"])
+    program("irq\nrhm ub=0 rows=4 host=0x1001 stride=16\n")
+    fails("run", src, *regions, outputs=[dump], contains=["instruction 1: MEM_FAULT", "read from 0x1001"])
+    # Writing the --load region.
+    program("whm ub=0 rows=1 host=0x1000 stride=16\n")
+    fails("run", src, *regions, outputs=[dump], contains=["write to 0x1000"])
+    # With no regions a program reaches no host memory; without memory it runs.
+    program("rhm ub=0 rows=1 host=0x1000 stride=16\n")
+    fails("run", src, contains=["read from 0x1000", "granted (none)"])
+    program("irq\n")
+    ok("run", src)
+    # Each region is a window; a command takes at most 8.
+    many = [a for i in range(9) for a in ("--dump", f"{hex(0x3000 + 64 * i)}:64={path(f'm{i}.bin')}")]
+    fails("run", src, *many, code=2, contains=["9 --load/--dump regions", "at most 8"],
+          outputs=[path(f"m{i}.bin") for i in range(9)])
 
 
 @case

@@ -305,7 +305,7 @@ inline constexpr ErrInfo kErrors[] = {
     {ErrCode::kBadCfg, "BAD_CFG",
      "unknown CFG register or value out of range"},
     {ErrCode::kMemFault, "MEM_FAULT",
-     "the memory port reported an error for an RHM, WHM or RW access"},
+     "an RHM, WHM or RW access outside the command's DMA windows, or one the memory port reported an error for"},
     {ErrCode::kPcRange, "PC_RANGE",
      "execution ran past the end of instruction memory (no HALT)"},
     {ErrCode::kNoWeights, "NO_WEIGHTS",

@@ -15,6 +15,7 @@
 // until the port takes it. block_i stops new grants (while the core aborts
 // after a fault) but never withdraws an offered request; quiet_o says no
 // request is in flight or offered.
+// A request's host-span sideband (first, last) passes with it.
 `include "tpu_macros.svh"
 
 module mem_arbiter #(
@@ -32,6 +33,8 @@ module mem_arbiter #(
   input  logic [1:0]            req_write_i,
   input  logic [1:0][63:0]      req_addr_i,
   input  logic [1:0][RowsW-1:0] req_rows_i,
+  input  logic [1:0][63:0]      req_first_i,
+  input  logic [1:0][64:0]      req_last_i,
   output logic [1:0]            rd_valid_o,
   input  logic [1:0]            rd_ready_i,
   output logic [DataW-1:0]      rd_data_o,
@@ -42,6 +45,8 @@ module mem_arbiter #(
   output logic                  mem_req_write_o,
   output logic [63:0]           mem_req_addr_o,
   output logic [RowsW-1:0]      mem_req_rows_o,
+  output logic [63:0]           mem_req_first_o,
+  output logic [64:0]           mem_req_last_o,
   input  logic                  mem_rd_valid_i,
   output logic                  mem_rd_ready_o,
   input  logic [DataW-1:0]      mem_rd_data_i,
@@ -68,6 +73,8 @@ module mem_arbiter #(
   assign mem_req_write_o = req_write_i[sel];
   assign mem_req_addr_o  = req_addr_i[sel];
   assign mem_req_rows_o  = req_rows_i[sel];
+  assign mem_req_first_o = req_first_i[sel];
+  assign mem_req_last_o  = req_last_i[sel];
   assign req_fire        = mem_req_valid_o && mem_req_ready_i;
 
   always_comb begin

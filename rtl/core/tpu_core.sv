@@ -43,6 +43,8 @@ module tpu_core #(
   output logic                        mem_req_write_o,
   output logic [63:0]                 mem_req_addr_o,
   output logic [RowsW-1:0]            mem_req_rows_o,
+  output logic [63:0]                 mem_req_first_o,  // the instruction's host span,
+  output logic [64:0]                 mem_req_last_o,   // for the device's DMA windows
   input  logic                        mem_rd_valid_i,
   output logic                        mem_rd_ready_o,
   input  logic [N-1:0][7:0]           mem_rd_data_i,
@@ -222,6 +224,8 @@ module tpu_core #(
   logic [1:0]               mreq_valid, mreq_ready, mreq_write, mrd_valid, mrd_ready;
   logic [1:0][63:0]         mreq_addr;
   logic [1:0][RowsW-1:0]    mreq_rows;
+  logic [1:0][63:0]         mreq_first;
+  logic [1:0][64:0]         mreq_last;
   logic [N-1:0][7:0]        mrd_data;
   logic                     mrd_err;
 
@@ -239,6 +243,8 @@ module tpu_core #(
     .req_write_i       (mreq_write),
     .req_addr_i        (mreq_addr),
     .req_rows_i        (mreq_rows),
+    .req_first_i       (mreq_first),
+    .req_last_i        (mreq_last),
     .rd_valid_o        (mrd_valid),
     .rd_ready_i        (mrd_ready),
     .rd_data_o         (mrd_data),
@@ -248,6 +254,8 @@ module tpu_core #(
     .mem_req_write_o,
     .mem_req_addr_o,
     .mem_req_rows_o,
+    .mem_req_first_o,
+    .mem_req_last_o,
     .mem_rd_valid_i,
     .mem_rd_ready_o,
     .mem_rd_data_i,
@@ -282,6 +290,8 @@ module tpu_core #(
     .req_write_o (mreq_write[0]),
     .req_addr_o  (mreq_addr[0]),
     .req_rows_o  (mreq_rows[0]),
+    .req_first_o (mreq_first[0]),
+    .req_last_o  (mreq_last[0]),
     .rd_valid_i  (mrd_valid[0]),
     .rd_ready_o  (mrd_ready[0]),
     .rd_data_i   (mrd_data),
@@ -325,6 +335,8 @@ module tpu_core #(
     .req_ready_i(mreq_ready[1]),
     .req_addr_o (mreq_addr[1]),
     .req_rows_o (mreq_rows[1]),
+    .req_first_o(mreq_first[1]),
+    .req_last_o (mreq_last[1]),
     .rd_valid_i (mrd_valid[1]),
     .rd_data_i  (mrd_data),
     .rd_err_i   (mrd_err),

@@ -15,6 +15,10 @@
 // nothing more and writes nothing more into the UB, finishes sending the rows
 // of write requests already accepted (the port expects them), and waits for
 // the core to flush it.
+//
+// Every request also carries the command's whole host span, [first, last]
+// (last has a 65th bit for a span that wraps past 2^64 - 1), which the
+// device checks against the command's DMA windows (core_dma_bridge).
 `include "tpu_macros.svh"
 
 module unit_mem #(
@@ -42,6 +46,8 @@ module unit_mem #(
   output logic                       req_write_o,
   output logic [63:0]                req_addr_o,
   output logic [RowsW-1:0]           req_rows_o,
+  output logic [63:0]                req_first_o,
+  output logic [64:0]                req_last_o,
   input  logic                       rd_valid_i,
   output logic                       rd_ready_o,
   input  logic [N-1:0][7:0]          rd_data_i,
@@ -198,6 +204,12 @@ module unit_mem #(
   `FFLNR(ub_base_q, cmd_i.ins.a[UbAddrW-1:0], start)
   `FFLNR(stride_q, 64'(cmd_i.ins.b), start)
   `FFLNR(pc_q, cmd_i.pc[PcW-1:0], start)
+
+  // Host span: row i at c + i*b, so the last byte is c + (count-1)*b + N-1.
+  logic [31:0] span_extent;
+  assign span_extent = (32'(cmd_i.ins.count) - 32'd1) * 32'(cmd_i.ins.b) + 32'(N - 1);
+  `FFLNR(req_first_o, cmd_i.ins.c, start)
+  `FFLNR(req_last_o, {1'b0, cmd_i.ins.c} + 65'(span_extent), start)
 
   logic unused_cmd;
   assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.flags, cmd_i.ins.a};

@@ -13,6 +13,9 @@
 // requested, so back-to-back RWs keep the read latency covered: commands
 // whose rows are still in flight wait in a small queue (oldest first) that
 // counts their rows home and gives done_o and the fault pc.
+//
+// Every request also carries the command's whole host span, [first, last]
+// (see unit_mem), for the device's DMA window check.
 `include "tpu_macros.svh"
 
 module unit_wgt #(
@@ -40,6 +43,8 @@ module unit_wgt #(
   input  logic                 req_ready_i,
   output logic [63:0]          req_addr_o,
   output logic [RowsW-1:0]     req_rows_o,
+  output logic [63:0]          req_first_o,
+  output logic [64:0]          req_last_o,
   input  logic                 rd_valid_i,
   input  logic [N-1:0][7:0]    rd_data_i,
   input  logic                 rd_err_i,
@@ -130,6 +135,15 @@ module unit_wgt #(
   `FFLNR(total_q, TotalW'(cmd_i.ins.count) * TotalW'(N), start)
   `FFLNR(burst_q, cmd_i.ins.b == 16'(N), start)
   `FFLNR(stride_q, 64'(cmd_i.ins.b), start)
+
+  // Host span: row r of tile t at c + (t*N + r)*b, count*N rows in all.
+  localparam int unsigned SpanW = TotalW + 16;
+  logic [TotalW-1:0] span_rows_m1;
+  logic [SpanW-1:0]  span_extent;
+  assign span_rows_m1 = TotalW'(cmd_i.ins.count) * TotalW'(N) - TotalW'(1);
+  assign span_extent  = SpanW'(span_rows_m1) * SpanW'(cmd_i.ins.b) + SpanW'(N) - SpanW'(1);
+  `FFLNR(req_first_o, cmd_i.ins.c, start)
+  `FFLNR(req_last_o, {1'b0, cmd_i.ins.c} + 65'(span_extent), start)
 
   stream_fifo #(
     .Width($bits(rx_cmd_t)),

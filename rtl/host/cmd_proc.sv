@@ -4,6 +4,8 @@
 // For each submission entry between the device's head and the host's tail:
 //   1. read the 32-byte entry by DMA          (a DMA fault halts the ring)
 //   2. check it                               (bad entry: status BAD_COMMAND)
+//   2b. read its DMA window list into the window table by DMA (a bad window:
+//      BAD_COMMAND; fault: FETCH_FAULT); the core's DMA is held to them
 //   3. read the program into instruction memory by DMA (fault: FETCH_FAULT)
 //   4. start the core at instruction 0 and wait for it to finish; RHM, WHM
 //      and RW go through the DMA engine meanwhile (core_dma_bridge)
@@ -69,15 +71,20 @@ module cmd_proc #(
   input  logic               core_done_i,
   input  logic [3:0]         core_err_i,
   input  logic [31:0]        core_err_pc_i,
-  input  logic [31:0]        core_cycles_i
+  input  logic [31:0]        core_cycles_i,
+  // ---- the running command's DMA windows (core_dma_bridge checks them) ----
+  output dma_pkg::window_t [dma_pkg::MaxWindows-1:0] windows_o
 );
 
   localparam logic [7:0]  OpRun        = 8'h01;
   localparam logic [15:0] StBadCommand = 16'h0010;
   localparam logic [15:0] StFetchFault = 16'h0011;
 
-  typedef enum logic [3:0] {
-    StIdle, StEntryReq, StEntryData, StEntryDone, StProgReq, StProgData, StProgDone,
+  localparam int unsigned WinW = $clog2(dma_pkg::MaxWindows);
+
+  typedef enum logic [4:0] {
+    StIdle, StEntryReq, StEntryData, StEntryDone, StWinReq, StWinData, StWinDone,
+    StProgReq, StProgData, StProgDone,
     StRun, StCplWait, StCplReq, StCplData, StCplDone, StMsiReq, StMsiData, StMsiDone
   } state_e;
 
@@ -89,17 +96,23 @@ module cmd_proc #(
   logic [PcW:0]  prog_idx_q, prog_idx_d;
   logic [15:0]   status_q, status_d;
   logic [31:0]   err_pc_q, err_pc_d, cycles_q, cycles_d;
+  dma_pkg::window_t [dma_pkg::MaxWindows-1:0] win_q, win_d;
+  logic [WinW-1:0] win_idx_q, win_idx_d;
+  logic          win_bad_q, win_bad_d;
 
   // Submission entry fields.
   logic [7:0]  e_op, e_flags;
   logic [15:0] e_id;
   logic [31:0] e_len;
-  logic [63:0] e_addr;
-  assign e_op    = entry_q[7:0];
-  assign e_flags = entry_q[15:8];
-  assign e_id    = entry_q[31:16];
-  assign e_len   = entry_q[63:32];
-  assign e_addr  = entry_q[127:64];
+  logic [63:0] e_addr, e_win_addr;
+  logic [7:0]  e_win_count;
+  assign e_op        = entry_q[7:0];
+  assign e_flags     = entry_q[15:8];
+  assign e_id        = entry_q[31:16];
+  assign e_len       = entry_q[63:32];
+  assign e_addr      = entry_q[127:64];
+  assign e_win_addr  = entry_q[191:128];
+  assign e_win_count = entry_q[199:192];
 
   logic [15:0] sq_mask, cq_mask, cq_next;
   assign sq_mask = (16'd1 << sq_log2_i) - 16'd1;
@@ -108,7 +121,24 @@ module cmd_proc #(
 
   logic entry_ok;
   assign entry_ok = (e_op == OpRun) && (e_flags == 8'd0) && (e_len != 0) &&
-                    (e_len <= 32'(ImemDepth)) && (entry_q[255:128] == '0);
+                    (e_len <= 32'(ImemDepth)) && (entry_q[255:200] == '0) &&
+                    (e_win_count <= 8'(dma_pkg::MaxWindows)) &&
+                    (e_win_count == 0 || e_win_addr[3:0] == 4'd0);
+
+  // A window as it arrives (one per beat): base, 56-bit length, access byte.
+  // It is legal when its length is not 0, its access is read, write or both,
+  // and it ends at or before 2^64 - 1.
+  logic [63:0] w_base;
+  logic [55:0] w_len;
+  logic [7:0]  w_access;
+  logic [64:0] w_end;      // base + length, one past the last byte
+  logic        w_ok;
+  assign w_base   = rd_data_i.data[63:0];
+  assign w_len    = rd_data_i.data[119:64];
+  assign w_access = rd_data_i.data[127:120];
+  assign w_end    = {1'b0, w_base} + 65'(w_len);
+  assign w_ok     = (w_len != '0) && (w_access[7:2] == '0) && (w_access[1:0] != 2'b00) &&
+                    (w_end <= 65'h1_0000_0000_0000_0000);
 
   always_comb begin
     state_d    = state_q;
@@ -122,6 +152,9 @@ module cmd_proc #(
     status_d   = status_q;
     err_pc_d   = err_pc_q;
     cycles_d   = cycles_q;
+    win_d      = win_q;
+    win_idx_d  = win_idx_q;
+    win_bad_d  = win_bad_q;
 
     rd_req_valid_o  = 1'b0;
     rd_req_o        = '0;
@@ -172,8 +205,11 @@ module cmd_proc #(
             state_d     = StIdle;
           end else begin
             sq_head_d = (sq_head_q + 16'd1) & sq_mask;
+            win_d     = '0;  // the previous command's windows end here
+            win_idx_d = '0;
+            win_bad_d = 1'b0;
             if (entry_ok) begin
-              state_d = StProgReq;
+              state_d = (e_win_count != 0) ? StWinReq : StProgReq;
             end else begin
               bad_command_o = 1'b1;
               status_d      = StBadCommand;
@@ -181,6 +217,46 @@ module cmd_proc #(
               cycles_d      = '0;
               state_d       = StCplWait;
             end
+          end
+        end
+      end
+      // ---- 2b. the window list, one window per beat ----
+      StWinReq: begin
+        rd_req_valid_o = 1'b1;
+        rd_req_o       = '{addr: e_win_addr, len: 32'(e_win_count) * 32'd16};
+        if (rd_req_ready_i) state_d = StWinData;
+      end
+      StWinData: begin
+        rd_data_ready_o = 1'b1;
+        if (rd_data_valid_i) begin
+          if (rd_data_i.keep == '1) begin
+            win_d[win_idx_q] = '{valid: w_ok, rd: w_access[0], wr: w_access[1],
+                                 base: w_base, last: w_end[63:0] - 64'd1};
+            if (!w_ok) win_bad_d = 1'b1;
+            win_idx_d = win_idx_q + 1'b1;
+          end
+          if (rd_data_i.last) state_d = StWinDone;
+        end
+      end
+      StWinDone: begin
+        rd_done_ready_o = 1'b1;
+        if (rd_done_valid_i) begin
+          if (rd_done_i.err != dma_pkg::ErrNone) begin
+            dma_fault_o = 1'b1;
+            status_d    = StFetchFault;
+            err_pc_d    = '0;
+            cycles_d    = '0;
+            win_d       = '0;
+            state_d     = StCplWait;
+          end else if (win_bad_q) begin
+            bad_command_o = 1'b1;
+            status_d      = StBadCommand;
+            err_pc_d      = '0;
+            cycles_d      = '0;
+            win_d         = '0;
+            state_d       = StCplWait;
+          end else begin
+            state_d = StProgReq;
           end
         end
       end
@@ -279,6 +355,7 @@ module cmd_proc #(
       cq_tail_d  = '0;
       phase_d    = 1'b1;
       sq_error_d = 1'b0;
+      win_d      = '0;
     end
   end
 
@@ -293,6 +370,10 @@ module cmd_proc #(
   `FF(err_pc_q, err_pc_d, '0)
   `FF(cycles_q, cycles_d, '0)
   `FFNR(entry_q, entry_d)
+  `FF(win_q, win_d, '0)
+  `FF(win_idx_q, win_idx_d, '0)
+  `FF(win_bad_q, win_bad_d, 1'b0)
+  assign windows_o = win_q;
 
   assign imem_wr_addr_o = prog_idx_q[PcW-1:0];
   assign imem_wr_data_o = rd_data_i.data;

@@ -8,7 +8,16 @@
 // Write burst -> one DMA write of rows*N bytes; rows are packed into beats;
 //                the DMA's write-done is the core's acknowledge.
 // Every DMA error is also reported on err_* (class and address) for the
-// error registers. Rows of N <= 16 bytes share a beat (16/N rows a beat);
+// error registers.
+//
+// DMA windows (docs/host_interface.md): a request whose instruction's host
+// span [first, last] is not inside one window granting its direction is
+// denied: no DMA is issued for it; a denied read gives the core its rows as
+// error rows, a denied write swallows its rows and is acknowledged with an
+// error, so the core stops with MEM_FAULT exactly as for a failed transfer,
+// and err_* report dma_pkg::ErrWindowRead/ErrWindowWrite with `first`. The
+// check is made as a request enters a spill register, so it adds a cycle
+// to each burst and no logic on the paths into the DMA engine. Rows of N <= 16 bytes share a beat (16/N rows a beat);
 // rows of N > 16 bytes take N/16 beats. N is a power of two, 4 .. 256.
 `include "tpu_macros.svh"
 
@@ -26,6 +35,9 @@ module core_dma_bridge #(
   input  logic               mem_req_write_i,
   input  logic [63:0]        mem_req_addr_i,
   input  logic [RowsW-1:0]   mem_req_rows_i,
+  input  logic [63:0]        mem_req_first_i,   // the instruction's host span
+  input  logic [64:0]        mem_req_last_i,    // (bit 64: it wraps past 2^64-1)
+  input  dma_pkg::window_t [dma_pkg::MaxWindows-1:0] windows_i,
   output logic               mem_rd_valid_o,
   input  logic               mem_rd_ready_i,
   output logic [N*8-1:0]     mem_rd_data_o,
@@ -75,34 +87,67 @@ module core_dma_bridge #(
   // ---------------------------------------------------------------------------
   // Requests: a read or write descriptor, plus the row count for the data path
   // ---------------------------------------------------------------------------
+  typedef struct packed {
+    logic             write;
+    logic             denied;
+    logic [63:0]      addr;
+    logic [RowsW-1:0] rows;
+    logic [63:0]      first;
+  } req_t;
+
+  // Window check on the way into the spill register.
+  logic [dma_pkg::MaxWindows-1:0] win_hit;
+  always_comb begin
+    for (int w = 0; w < dma_pkg::MaxWindows; w++) begin
+      win_hit[w] = windows_i[w].valid &&
+                   (mem_req_write_i ? windows_i[w].wr : windows_i[w].rd) &&
+                   (mem_req_first_i >= windows_i[w].base) &&
+                   (mem_req_last_i <= {1'b0, windows_i[w].last});
+    end
+  end
+
+  req_t req_in, req_q;
+  logic req_valid, req_ready;
+  assign req_in = '{write: mem_req_write_i, denied: !(|win_hit), addr: mem_req_addr_i,
+                    rows: mem_req_rows_i, first: mem_req_first_i};
+
+  stream_spill #(.Width($bits(req_t))) u_req (
+    .clk_i, .rst_ni, .clear_i,
+    .valid_i(mem_req_valid_i), .ready_o(mem_req_ready_o), .data_i(req_in),
+    .valid_o(req_valid), .ready_i(req_ready), .data_o(req_q)
+  );
+
   logic rd_rows_ready, wr_rows_ready, rd_rows_valid, wr_rows_valid;
+  logic rd_rows_denied, wr_rows_denied;
   logic [RowsW-1:0] rd_rows_head, wr_rows_head;
   logic [$clog2(Depth+1)-1:0] unused_rd_cnt, unused_wr_cnt;
-  logic req_rd_fire, req_wr_fire;
+  logic req_rd_fire, req_wr_fire, req_denied_fire;
   logic [31:0] req_len;
 
-  assign rd_req_valid_o  = mem_req_valid_i && !mem_req_write_i && rd_rows_ready;
-  assign wr_req_valid_o  = mem_req_valid_i && mem_req_write_i && wr_rows_ready;
-  assign req_len         = 32'(mem_req_rows_i) * 32'(N);
-  assign rd_req_o        = '{addr: mem_req_addr_i, len: req_len};
-  assign wr_req_o        = '{addr: mem_req_addr_i, len: req_len};
-  assign mem_req_ready_o = mem_req_write_i ? (wr_req_ready_i && wr_rows_ready)
-                                           : (rd_req_ready_i && rd_rows_ready);
-  assign req_rd_fire     = rd_req_valid_o && rd_req_ready_i;
-  assign req_wr_fire     = wr_req_valid_o && wr_req_ready_i;
+  // A denied request takes only a place in its rows FIFO.
+  assign rd_req_valid_o  = req_valid && !req_q.write && !req_q.denied && rd_rows_ready;
+  assign wr_req_valid_o  = req_valid && req_q.write && !req_q.denied && wr_rows_ready;
+  assign req_len         = 32'(req_q.rows) * 32'(N);
+  assign rd_req_o        = '{addr: req_q.addr, len: req_len};
+  assign wr_req_o        = '{addr: req_q.addr, len: req_len};
+  assign req_ready       = req_q.write ? (wr_rows_ready && (req_q.denied || wr_req_ready_i))
+                                       : (rd_rows_ready && (req_q.denied || rd_req_ready_i));
+  assign req_rd_fire     = req_valid && req_ready && !req_q.write;
+  assign req_wr_fire     = req_valid && req_ready && req_q.write;
+  assign req_denied_fire = req_valid && req_ready && req_q.denied;
 
   logic rd_burst_done, wr_burst_packed;
 
-  stream_fifo #(.Width(RowsW), .Depth(Depth)) u_rd_rows (
+  stream_fifo #(.Width(1 + RowsW), .Depth(Depth)) u_rd_rows (
     .clk_i, .rst_ni, .clear_i,
-    .valid_i(req_rd_fire), .ready_o(rd_rows_ready), .data_i(mem_req_rows_i),
-    .valid_o(rd_rows_valid), .ready_i(rd_burst_done), .data_o(rd_rows_head),
+    .valid_i(req_rd_fire), .ready_o(rd_rows_ready), .data_i({req_q.denied, req_q.rows}),
+    .valid_o(rd_rows_valid), .ready_i(rd_burst_done), .data_o({rd_rows_denied, rd_rows_head}),
     .count_o(unused_rd_cnt)
   );
-  stream_fifo #(.Width(RowsW), .Depth(Depth)) u_wr_rows (
+  stream_fifo #(.Width(1 + RowsW), .Depth(Depth)) u_wr_rows (
     .clk_i, .rst_ni, .clear_i,
-    .valid_i(req_wr_fire), .ready_o(wr_rows_ready), .data_i(mem_req_rows_i),
-    .valid_o(wr_rows_valid), .ready_i(wr_burst_packed), .data_o(wr_rows_head),
+    .valid_i(req_wr_fire), .ready_o(wr_rows_ready), .data_i({req_q.denied, req_q.rows}),
+    .valid_o(wr_rows_valid), .ready_i(wr_burst_packed), .data_o({wr_rows_denied, wr_rows_head}),
     .count_o(unused_wr_cnt)
   );
 
@@ -141,7 +186,10 @@ module core_dma_bridge #(
 
     unique case (rd_state_q)
       RdData: begin
-        if (rd_rows_valid && rd_data_valid_i) begin
+        if (rd_rows_valid && rd_rows_denied) begin
+          // Denied: no data comes for it; its rows are all errors.
+          rd_state_d = RdPad;
+        end else if (rd_rows_valid && rd_data_valid_i) begin
           if (N <= 16) begin
             // Rows of this beat one by one; a beat with no whole row is dropped.
             mem_rd_valid_o = (beat_rows != 0) && (rd_sent_q != rd_rows_head);
@@ -213,7 +261,7 @@ module core_dma_bridge #(
   logic [RowsW-1:0]  wr_rows_q, wr_rows_d;   // rows of the head burst taken
   logic [IdxW-1:0]   wr_idx_q, wr_idx_d;
   logic [WideW-1:0]  wr_buf_q, wr_buf_d;
-  logic              wr_last_row, beat_fire;
+  logic              wr_last_row, beat_fire, deny_ack;
   logic [WideW-1:0]  wr_row_wide;
 
   assign wr_row_wide = WideW'(mem_wr_data_i);
@@ -229,7 +277,17 @@ module core_dma_bridge #(
     wr_rows_d       = wr_rows_q;
     wr_idx_d        = wr_idx_q;
     wr_buf_d        = wr_buf_q;
-    if (wr_rows_valid && mem_wr_valid_i) begin
+    deny_ack        = 1'b0;
+    if (wr_rows_valid && wr_rows_denied && mem_wr_valid_i) begin
+      // Denied: its rows are taken and dropped; it is acknowledged with an error.
+      mem_wr_ready_o = 1'b1;
+      wr_rows_d      = wr_rows_q + 1'b1;
+      if (wr_last_row) begin
+        wr_burst_packed = 1'b1;
+        wr_rows_d       = '0;
+        deny_ack        = 1'b1;
+      end
+    end else if (wr_rows_valid && mem_wr_valid_i) begin
       if (N <= 16) begin
         // Collect rows; a beat leaves when full or with the burst's last row.
         wr_buf_d = wr_buf_q;
@@ -273,18 +331,41 @@ module core_dma_bridge #(
   `FF(wr_idx_q, wr_idx_d, '0)
   `FFNR(wr_buf_q, wr_buf_d)
 
+  // Acknowledges: the DMA's write-dones, and an error one per denied write
+  // (in a cycle without a write-done; they are counted while they wait).
+  localparam int unsigned DenyW = $clog2(Depth + 1);
+  logic [DenyW-1:0]           deny_acks_q, deny_acks_d;
+  logic                       deny_ack_out;
+  assign deny_ack_out       = (deny_acks_q != '0) && !wr_done_valid_i;
   assign wr_done_ready_o    = 1'b1;
-  assign mem_wr_ack_valid_o = wr_done_valid_i;
-  assign mem_wr_ack_err_o   = wr_done_i.err;
+  assign mem_wr_ack_valid_o = wr_done_valid_i || deny_ack_out;
+  assign mem_wr_ack_err_o   = wr_done_valid_i ? wr_done_i.err : 1'b1;
+  assign deny_acks_d        = clear_i ? '0 : deny_acks_q + DenyW'(deny_ack) - DenyW'(deny_ack_out);
+  `FF(deny_acks_q, deny_acks_d, '0)
 
   // ---------------------------------------------------------------------------
   // Errors
   // ---------------------------------------------------------------------------
-  assign err_valid_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ||
-                       (wr_done_valid_i && wr_done_i.err);
-  assign err_class_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err : 3'd5;
-  assign err_addr_o  = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err_addr
-                                                                       : mem_req_addr_i;
+  // A denied request's report waits in a register for a cycle without a DMA
+  // error; a second denial while one waits is not reported again (the core
+  // stops at the first fault it sees either way).
+  logic        dma_err, win_err_q, win_err_d;
+  logic [2:0]  win_class_q;
+  logic [63:0] win_addr_q;
+  assign dma_err = (rd_done_valid_i && rd_done_ready_o && rd_err) ||
+                   (wr_done_valid_i && wr_done_i.err);
+  logic win_load;
+  assign win_load  = req_denied_fire && (!win_err_q || !dma_err);
+  assign win_err_d = !clear_i && ((win_err_q && dma_err) || req_denied_fire);
+  `FF(win_err_q, win_err_d, 1'b0)
+  `FFLNR(win_class_q, req_q.write ? dma_pkg::ErrWindowWrite : dma_pkg::ErrWindowRead, win_load)
+  `FFLNR(win_addr_q, req_q.first, win_load)
+
+  assign err_valid_o = dma_err || win_err_q;
+  assign err_class_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err :
+                       (wr_done_valid_i && wr_done_i.err) ? 3'd5 : win_class_q;
+  assign err_addr_o  = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err_addr :
+                       (wr_done_valid_i && wr_done_i.err) ? mem_req_addr_i : win_addr_q;
 
   `ASSERT(RowsNotPastBurst, mem_rd_valid_o |-> rd_rows_valid)
 

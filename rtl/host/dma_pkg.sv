@@ -13,6 +13,24 @@ package dma_pkg;
     ErrBusMasterOff = 3'd5   // bus mastering is disabled: a sub-request could not be issued
   } err_e;
 
+  // ---- DMA windows (docs/host_interface.md, "DMA windows") -----------------
+  // The host memory the running command's program may reach: cmd_proc loads
+  // them from the command's window list, core_dma_bridge checks every core
+  // request against them. Bounds are inclusive so a window may end at 2^64-1.
+  localparam int unsigned MaxWindows = 8;
+
+  typedef struct packed {
+    logic        valid;
+    logic        rd;     // RHM and RW may read it
+    logic        wr;     // WHM may write it
+    logic [63:0] base;
+    logic [63:0] last;   // base + length - 1
+  } window_t;
+
+  // Bridge error classes beside err_e: a request outside the windows.
+  localparam logic [2:0] ErrWindowRead  = 3'd6;
+  localparam logic [2:0] ErrWindowWrite = 3'd7;
+
   // One read tag slot.
   typedef enum logic [1:0] {
     TagFree   = 2'd0,

@@ -260,6 +260,7 @@ module tpu_top #(
   logic               cmd_busy, sq_error, cmd_done, prog_error, bad_command;
   logic [15:0]        sq_head, cq_tail;
   logic [31:0]        commands_q;
+  dma_pkg::window_t [dma_pkg::MaxWindows-1:0] windows;
 
   cmd_proc #(
     .ImemDepth(ImemDepth)
@@ -312,7 +313,8 @@ module tpu_top #(
     .core_done_i    (core_done),
     .core_err_i     (core_err),
     .core_err_pc_i  (core_err_pc),
-    .core_cycles_i  (perf_cycles[31:0])
+    .core_cycles_i  (perf_cycles[31:0]),
+    .windows_o      (windows)
   );
 
   `FF(commands_q, resetting_q ? '0 : commands_q + 32'(cmd_done), '0)
@@ -324,6 +326,8 @@ module tpu_top #(
   logic               mem_rd_err, mem_wr_valid, mem_wr_ready, mem_wr_ack_valid, mem_wr_ack_err;
   logic [63:0]        mem_req_addr;
   logic [RowsW-1:0]   mem_req_rows;
+  logic [63:0]        mem_req_first;
+  logic [64:0]        mem_req_last;
   logic [N-1:0][7:0]  mem_rd_data, mem_wr_data;
   logic               br_err_valid;
   logic [2:0]         br_err_class;
@@ -350,6 +354,8 @@ module tpu_top #(
     .mem_req_write_o   (mem_req_write),
     .mem_req_addr_o    (mem_req_addr),
     .mem_req_rows_o    (mem_req_rows),
+    .mem_req_first_o   (mem_req_first),
+    .mem_req_last_o    (mem_req_last),
     .mem_rd_valid_i    (mem_rd_valid),
     .mem_rd_ready_o    (mem_rd_ready),
     .mem_rd_data_i     (mem_rd_data),
@@ -390,6 +396,9 @@ module tpu_top #(
     .mem_req_write_i   (mem_req_write),
     .mem_req_addr_i    (mem_req_addr),
     .mem_req_rows_i    (mem_req_rows),
+    .mem_req_first_i   (mem_req_first),
+    .mem_req_last_i    (mem_req_last),
+    .windows_i         (windows),
     .mem_rd_valid_o    (mem_rd_valid),
     .mem_rd_ready_i    (mem_rd_ready),
     .mem_rd_data_o     (mem_rd_data),
@@ -468,6 +477,8 @@ module tpu_top #(
     hwif_in.ERR_CAUSE.dma_poisoned.hwset = dma_err_valid && dma_err_class == 3'd3;
     hwif_in.ERR_CAUSE.dma_timeout.hwset  = dma_err_valid && dma_err_class == 3'd4;
     hwif_in.ERR_CAUSE.bus_master_off.hwset = dma_err_valid && dma_err_class == 3'd5;
+    hwif_in.ERR_CAUSE.window_read.hwset  = dma_err_valid && dma_err_class == dma_pkg::ErrWindowRead;
+    hwif_in.ERR_CAUSE.window_write.hwset = dma_err_valid && dma_err_class == dma_pkg::ErrWindowWrite;
     hwif_in.ERR_CAUSE.bad_doorbell.hwset = bad_doorbell;
     hwif_in.ERR_CAUSE.bad_command.hwset  = bad_command;
     hwif_in.ERR_CAUSE.mmio_unmapped.hwset = mmio_bad;

@@ -52,9 +52,11 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
 
   static tpu::CoreConfig config() { return core_tb::model_config<Cfg>(); }
 
-  // Runs one program through the rings and returns its completion.
-  tb::CqEntry run(const std::vector<isa::Instr>& prog, uint16_t id = 1, uint64_t max_cycles = 2'000'000) {
-    dev_->submit(id, prog, kProg);
+  // Runs one program through the rings and returns its completion; the
+  // command is granted `windows` (by default the low 2^56 - 1 bytes).
+  tb::CqEntry run(const std::vector<isa::Instr>& prog, uint16_t id = 1, uint64_t max_cycles = 2'000'000,
+                  const std::vector<tpu::Window>& windows = tb::Device<typename Cfg::Model>::all_windows()) {
+    dev_->submit(id, prog, kProg, true, windows);
     const auto cpl = dev_->wait_completion(max_cycles);
     if (!cpl) {
       ADD_FAILURE() << "no completion for command " << id << std::hex << ": STATUS 0x"
@@ -194,6 +196,140 @@ TEST_F(DeviceTest, DmaFaultsDuringAProgram) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// DMA windows: a program reaches only the host memory its command grants
+// ---------------------------------------------------------------------------
+
+TEST_F(DeviceTest, WindowsConfineEveryTransfer) {
+  RootComplexConfig cfg;
+  cfg.latency = 20;
+  start(cfg);
+  auto& mem = dev_->mem();
+  using tpu::Window;
+  const uint32_t rows = 8;
+  const uint64_t bytes = uint64_t(rows) * N;
+  const uint64_t in = 0x100000, out = 0x200000, other = 0x300000;
+  std::vector<uint8_t> data(bytes);
+  for (auto& b : data) b = uint8_t(rand_int(0, 255));
+  const std::vector<uint8_t> guard(2 * bytes, 0xA5), zero(2 * bytes, 0);
+  const Window win_in{in, bytes, tpu::kWindowRead}, win_out{out, bytes, tpu::kWindowWrite};
+
+  // Allowed: in -> UB -> out, exact. Run again after every fault.
+  const auto copy_works = [&](uint16_t id) {
+    mem.write(out, zero);
+    const tb::CqEntry c = run({isa::rhm(0, rows, in, N), isa::whm(0, rows, out, N), isa::halt()}, id, 200000,
+                              {win_in, win_out});
+    EXPECT_EQ(c.status, 0) << "status " << c.status << " at " << c.err_pc;
+    EXPECT_EQ(mem.read(out, bytes), data) << "the granted copy after a fault";
+  };
+  mem.write(in, data);
+  copy_works(1);
+
+  struct Case {
+    const char* name;
+    std::vector<isa::Instr> prog;
+    std::vector<Window> windows;
+    uint32_t err_pc;
+    uint32_t cause;
+    uint64_t err_addr;
+  };
+  const uint32_t rd = TPU_REGS__ERR_CAUSE__WINDOW_READ_bm, wr = TPU_REGS__ERR_CAUSE__WINDOW_WRITE_bm;
+  const std::vector<Case> cases = {
+      {"reads the submission ring", {isa::rhm(0, 1, kSq, N), isa::halt()}, {win_in, win_out}, 0, rd, kSq},
+      {"reads the completion ring", {isa::rhm(0, rows, in, N), isa::rhm(0, 1, kCq, N), isa::halt()},
+       {win_in, win_out}, 1, rd, kCq},
+      {"writes another command's buffer", {isa::rhm(0, rows, in, N), isa::whm(0, rows, other, N), isa::halt()},
+       {win_in, win_out}, 1, wr, other},
+      {"writes the submission ring", {isa::rhm(0, rows, in, N), isa::whm(0, 1, kSq, N), isa::halt()},
+       {win_in, win_out}, 1, wr, kSq},
+      {"reads a write-only window", {isa::rhm(0, rows, out, N), isa::halt()}, {win_in, win_out}, 0, rd, out},
+      {"writes a read-only window", {isa::rhm(0, rows, in, N), isa::whm(0, rows, in, N), isa::halt()},
+       {win_in, win_out}, 1, wr, in},
+      {"reads one byte past its window", {isa::rhm(0, rows, in + 1, N), isa::halt()}, {win_in}, 0, rd, in + 1},
+      {"reads from below its window", {isa::rhm(0, rows, in - 1, N), isa::halt()}, {win_in}, 0, rd, in - 1},
+      {"writes strided rows past its window",
+       {isa::rhm(0, rows, in, N), isa::whm(0, rows, out, 2 * N), isa::halt()}, {win_in, win_out}, 1, wr, out},
+      {"loads weights from outside", {isa::rw(other, 1, N), isa::halt()}, {win_in, win_out}, 0, rd, other},
+      {"has no windows", {isa::rhm(0, 1, in, N), isa::halt()}, {}, 0, rd, in},
+      {"is walked out by a loop",
+       {isa::loop(2, 1, 0, 0, int64_t(bytes)), isa::rhm(0, rows, in, N), isa::halt()}, {win_in}, 1, rd,
+       in + bytes},
+      {"wraps past the top of memory", {isa::rhm(0, 2, ~uint64_t{0} - uint64_t(N) + 1, N), isa::halt()},
+       {win_in, Window{~uint64_t{0} - 4095, 4096, tpu::kWindowRead}}, 0, rd, ~uint64_t{0} - uint64_t(N) + 1},
+  };
+  uint16_t id = 2;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    mem.write(other, guard);
+    mem.write(out, zero);
+    // The ring as it will be, less the slot this command's own entry takes.
+    const uint32_t slot = dev_->sq_tail();
+    const auto sq_others = [&] {
+      std::vector<uint8_t> ring = mem.read(kSq, 8 * tpu::kSqEntryBytes);
+      std::fill_n(ring.begin() + slot * tpu::kSqEntryBytes, tpu::kSqEntryBytes, 0);
+      return ring;
+    };
+    const std::vector<uint8_t> sq_before = sq_others();
+    dev_->mmio_write(TPU_REG(ERR_CAUSE), 0xffffffff);
+    const tb::CqEntry cpl = run(c.prog, id++, 200000, c.windows);
+    EXPECT_EQ(cpl.status, uint16_t(ErrCode::kMemFault));
+    EXPECT_EQ(cpl.err_pc, c.err_pc);
+    EXPECT_EQ(reg(TPU_REG(ERR_CAUSE)) & (rd | wr), c.cause) << std::hex << reg(TPU_REG(ERR_CAUSE));
+    const uint64_t err_addr = reg(TPU_REG(ERR_ADDR_LO)) | uint64_t(reg(TPU_REG(ERR_ADDR_HI))) << 32;
+    EXPECT_EQ(err_addr, c.err_addr);
+    // Nothing outside the windows, and nothing of the denied instruction, was written.
+    EXPECT_EQ(mem.read(other, 2 * bytes), guard);
+    EXPECT_EQ(mem.read(out, 2 * bytes), zero);
+    EXPECT_EQ(mem.read(in, bytes), data);
+    EXPECT_EQ(sq_others(), sq_before);
+    copy_works(id++);
+  }
+  // A command's windows end with it: the next command, granted nothing, reads nothing.
+  EXPECT_EQ(run({isa::rhm(0, rows, in, N), isa::halt()}, id++, 200000, {}).status, uint16_t(ErrCode::kMemFault));
+  // A window may end at the last byte of memory.
+  EXPECT_EQ(run({isa::halt()}, id++, 200000, {Window{~uint64_t{0} - 15, 16, tpu::kWindowReadWrite}}).status, 0);
+  check_gemm(9, 7, 6, id);
+}
+
+TEST_F(DeviceTest, MalformedWindowListsAreBadCommands) {
+  RootComplexConfig cfg;
+  cfg.latency = 20;
+  start(cfg);
+  using tpu::Window;
+  const Window ok{0x100000, 4096, tpu::kWindowRead};
+  struct Case {
+    const char* name;
+    std::vector<Window> windows;
+  };
+  const std::vector<Case> cases = {
+      {"nine windows", std::vector<Window>(9, ok)},
+      {"a window of length 0", {ok, Window{0x100000, 0, tpu::kWindowRead}}},
+      {"a window with no access", {Window{0x100000, 16, 0}}},
+      {"a reserved access bit", {Window{0x100000, 16, 0x84}}},
+      {"a window past the top of memory", {Window{~uint64_t{0} - 15, 17, tpu::kWindowRead}}},
+  };
+  uint16_t id = 1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    dev_->mmio_write(TPU_REG(ERR_CAUSE), 0xffffffff);
+    const tb::CqEntry cpl = run({isa::halt()}, id++, 20000, c.windows);
+    EXPECT_EQ(cpl.status, tb::kStatusBadCommand);
+    EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__BAD_COMMAND_bm);
+  }
+  // A list address that is not 16-byte aligned.
+  dev_->mem().write(kProg, tpu::encode_program({isa::halt()}));
+  dev_->mem().write(kProg + 24, tpu::encode_windows(std::vector<Window>{ok}));
+  dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(id++, 1, kProg, kProg + 24, 1));
+  auto bad = dev_->wait_completion(20000);
+  ASSERT_TRUE(bad.has_value());
+  EXPECT_EQ(bad->status, tb::kStatusBadCommand);
+  // A list that cannot be read: FETCH_FAULT.
+  dev_->rc().add_fault(FaultRule{FaultKind::kCa, kProg + 16, 16});
+  EXPECT_EQ(run({isa::halt()}, id++, 20000, {ok}).status, tb::kStatusFetchFault);
+  dev_->rc().clear_faults();
+  check_gemm(5, 4, 3, id);
+}
+
 TEST_F(DeviceTest, ProgramFetchFaultAndBadCommand) {
   RootComplexConfig cfg;
   cfg.latency = 20;
@@ -203,7 +339,7 @@ TEST_F(DeviceTest, ProgramFetchFaultAndBadCommand) {
   EXPECT_EQ(cpl.status, tb::kStatusFetchFault);
   dev_->rc().clear_faults();
 
-  dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(6, 1, kProg, /*op=*/7));
+  dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(6, 1, kProg, 0, 0, /*op=*/7));
   auto bad = dev_->wait_completion(10000);
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(bad->id, 6);
@@ -366,7 +502,7 @@ TEST_F(DeviceTest, FuzzValidAndInvalidCommands) {
   for (uint16_t id = 1; id <= 60; ++id) {
     const int kind = int(rand_int(0, 9));
     if (kind == 0) {  // a malformed submission entry
-      dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(id, uint32_t(rand_int(0, 1)) * 1000, kProg,
+      dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(id, uint32_t(rand_int(0, 1)) * 1000, kProg, 0, 0,
                                                           uint8_t(rand_int(2, 255))));
       const auto cpl = dev_->wait_completion(100000);
       ASSERT_TRUE(cpl.has_value()) << "watchdog: no completion for bad command " << id;

@@ -214,6 +214,8 @@ const std::vector<Field>& err_cause_fields() {
       FIELD(ERR_CAUSE, BAD_COMMAND, "ERR_CAUSE.bad_command"),
       FIELD(ERR_CAUSE, MMIO_UNMAPPED, "ERR_CAUSE.mmio_unmapped"),
       FIELD(ERR_CAUSE, BUS_MASTER_OFF, "ERR_CAUSE.bus_master_off"),
+      FIELD(ERR_CAUSE, WINDOW_READ, "ERR_CAUSE.window_read"),
+      FIELD(ERR_CAUSE, WINDOW_WRITE, "ERR_CAUSE.window_write"),
   };
   return fields;
 }
@@ -340,7 +342,7 @@ TEST_F(RegsTest, ResetValues) {
                            (TPU_REGS__VERSION__MINOR_reset << BP(VERSION, MINOR)) |
                            (TPU_REGS__VERSION__PATCH_reset << BP(VERSION, PATCH));
   EXPECT_EQ(read_ok(OFF(VERSION)), version);
-  EXPECT_EQ(read_ok(OFF(VERSION)), 0x00030000u);  // 0.3.0
+  EXPECT_EQ(read_ok(OFF(VERSION)), 0x00040000u);  // 0.4.0
 
   const std::vector<std::pair<uint32_t, uint32_t>> storage = {
       {OFF(CTRL), (TPU_REGS__CTRL__ENABLE_reset << BP(CTRL, ENABLE)) |
@@ -402,7 +404,7 @@ TEST_F(RegsTest, HardwareInputsReadBackAndIgnoreWrites) {
   write_ok(OFF(ID), 0);
   write_ok(OFF(VERSION), ~0u);
   EXPECT_EQ(read_ok(OFF(ID)), 0x54505531u);
-  EXPECT_EQ(read_ok(OFF(VERSION)), 0x00030000u);
+  EXPECT_EQ(read_ok(OFF(VERSION)), 0x00040000u);
 }
 
 TEST_F(RegsTest, ReadWriteRegistersReadBackWithReservedBitsZero) {
@@ -438,7 +440,7 @@ TEST_F(RegsTest, ByteEnablesWriteOnlyTheirBytes) {
 TEST_F(RegsTest, ErrorCauseIsSetByHardwareAndClearedByWritingOne) {
   uint32_t all = 0;
   for (const Field& f : err_cause_fields()) all |= f.bm;
-  EXPECT_EQ(all, 0x1FFu);
+  EXPECT_EQ(all, 0x7FFu);
   for (int round = 0; round < 10; ++round) {
     // A one-cycle hwset strobe on a random subset sets those bits, sticky.
     uint32_t set = 0;

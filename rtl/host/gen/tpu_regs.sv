@@ -257,6 +257,14 @@ module tpu_regs (
                 logic next;
                 logic load_next;
             } bus_master_off;
+            struct {
+                logic next;
+                logic load_next;
+            } window_read;
+            struct {
+                logic next;
+                logic load_next;
+            } window_write;
         } ERR_CAUSE;
         struct {
             struct {
@@ -366,6 +374,12 @@ module tpu_regs (
             struct {
                 logic value;
             } bus_master_off;
+            struct {
+                logic value;
+            } window_read;
+            struct {
+                logic value;
+            } window_write;
         } ERR_CAUSE;
         struct {
             struct {
@@ -700,6 +714,56 @@ module tpu_regs (
             end
         end
     end
+    // Field: tpu_regs.ERR_CAUSE.window_read
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.ERR_CAUSE.window_read.value;
+        load_next_c = '0;
+        if(hwif_in.ERR_CAUSE.window_read.hwset) begin // HW Set
+            next_c = '1;
+            load_next_c = '1;
+        end else if(decoded_reg_strb.ERR_CAUSE && decoded_req_is_wr) begin // SW write 1 clear
+            next_c = field_storage.ERR_CAUSE.window_read.value & ~(decoded_wr_data[9:9] & decoded_wr_biten[9:9]);
+            load_next_c = '1;
+        end
+        field_combo.ERR_CAUSE.window_read.next = next_c;
+        field_combo.ERR_CAUSE.window_read.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.ERR_CAUSE.window_read.value <= 1'h0;
+        end else begin
+            if(field_combo.ERR_CAUSE.window_read.load_next) begin
+                field_storage.ERR_CAUSE.window_read.value <= field_combo.ERR_CAUSE.window_read.next;
+            end
+        end
+    end
+    // Field: tpu_regs.ERR_CAUSE.window_write
+    always_comb begin
+        automatic logic [0:0] next_c;
+        automatic logic load_next_c;
+        next_c = field_storage.ERR_CAUSE.window_write.value;
+        load_next_c = '0;
+        if(hwif_in.ERR_CAUSE.window_write.hwset) begin // HW Set
+            next_c = '1;
+            load_next_c = '1;
+        end else if(decoded_reg_strb.ERR_CAUSE && decoded_req_is_wr) begin // SW write 1 clear
+            next_c = field_storage.ERR_CAUSE.window_write.value & ~(decoded_wr_data[10:10] & decoded_wr_biten[10:10]);
+            load_next_c = '1;
+        end
+        field_combo.ERR_CAUSE.window_write.next = next_c;
+        field_combo.ERR_CAUSE.window_write.load_next = load_next_c;
+    end
+    always_ff @(posedge clk or negedge arst_n) begin
+        if(~arst_n) begin
+            field_storage.ERR_CAUSE.window_write.value <= 1'h0;
+        end else begin
+            if(field_combo.ERR_CAUSE.window_write.load_next) begin
+                field_storage.ERR_CAUSE.window_write.value <= field_combo.ERR_CAUSE.window_write.next;
+            end
+        end
+    end
     // Field: tpu_regs.INT_STATUS.completion
     always_comb begin
         automatic logic [0:0] next_c;
@@ -1015,7 +1079,7 @@ module tpu_regs (
         end
         if(rd_mux_addr == 12'h4) begin
             readback_data_var[15:0] = 16'h0;
-            readback_data_var[23:16] = 8'h3;
+            readback_data_var[23:16] = 8'h4;
             readback_data_var[31:24] = 8'h0;
         end
         if(rd_mux_addr == 12'h8) begin
@@ -1051,6 +1115,8 @@ module tpu_regs (
             readback_data_var[6] = field_storage.ERR_CAUSE.bad_command.value;
             readback_data_var[7] = field_storage.ERR_CAUSE.mmio_unmapped.value;
             readback_data_var[8] = field_storage.ERR_CAUSE.bus_master_off.value;
+            readback_data_var[9] = field_storage.ERR_CAUSE.window_read.value;
+            readback_data_var[10] = field_storage.ERR_CAUSE.window_write.value;
         end
         if(rd_mux_addr == 12'h50) begin
             readback_data_var[31:0] = hwif_in.ERR_ADDR_LO.addr.next;

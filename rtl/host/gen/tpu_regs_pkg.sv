@@ -114,6 +114,14 @@ package tpu_regs_pkg;
     } tpu_regs__ERR_CAUSE__bus_master_off__in_t;
 
     typedef struct packed {
+        logic hwset;
+    } tpu_regs__ERR_CAUSE__window_read__in_t;
+
+    typedef struct packed {
+        logic hwset;
+    } tpu_regs__ERR_CAUSE__window_write__in_t;
+
+    typedef struct packed {
         tpu_regs__ERR_CAUSE__prog_error__in_t prog_error;
         tpu_regs__ERR_CAUSE__dma_ur__in_t dma_ur;
         tpu_regs__ERR_CAUSE__dma_ca__in_t dma_ca;
@@ -123,6 +131,8 @@ package tpu_regs_pkg;
         tpu_regs__ERR_CAUSE__bad_command__in_t bad_command;
         tpu_regs__ERR_CAUSE__mmio_unmapped__in_t mmio_unmapped;
         tpu_regs__ERR_CAUSE__bus_master_off__in_t bus_master_off;
+        tpu_regs__ERR_CAUSE__window_read__in_t window_read;
+        tpu_regs__ERR_CAUSE__window_write__in_t window_write;
     } tpu_regs__ERR_CAUSE__in_t;
 
     typedef struct packed {

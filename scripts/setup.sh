@@ -6,7 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave
+# gtkwave: make wave, and fst2vcd for the layout check (wave.layouts_match_waves);
+# xvfb, xauth, imagemagick: GTKWave layouts rendered without a display
+# (docs/verification.md, "Waveform layouts").
+apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave xvfb xauth imagemagick
           g++ cmake ninja-build make python3 python3-pip git
           nlohmann-json3-dev libcli11-dev
           clang libclang-rt-14-dev)  # make fuzz: libFuzzer (-fsanitize=fuzzer)

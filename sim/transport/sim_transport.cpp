@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -28,11 +29,45 @@ constexpr uint64_t kDmaBase = 0x1'0000'0000;  // buffers live above 4 GiB
 constexpr uint64_t kDmaSize = 0x1'0000'0000;  // 4 GiB of sparse host memory
 constexpr uint64_t kMsiAddr = 0xFEE0'0000;    // where the device writes its MSIs
 
+// Once the waveform file is complete, says how to view it with the device's
+// GTKWave layout (tb/host/device.gtkw, found from this file's place in the
+// source tree; its filter files are named from the tree's root, hence the cd).
+class WavesNote {
+ public:
+  WavesNote() = default;
+  WavesNote(const WavesNote&) = delete;
+  WavesNote& operator=(const WavesNote&) = delete;
+  ~WavesNote() {
+    if (path_.empty()) return;
+    char* abs = ::realpath(path_.c_str(), nullptr);
+    const std::string fst = abs ? abs : path_;
+    std::free(abs);
+    const std::string file = __FILE__;
+    const size_t at = file.rfind("/sim/transport/sim_transport.cpp");
+    const std::string root = at == std::string::npos ? "" : file.substr(0, at);
+    struct stat st {};
+    const bool tree = !root.empty() && ::stat((root + "/tb/host/device.gtkw").c_str(), &st) == 0;
+    const std::string cd = tree ? "cd " + root + " && " : "";
+    std::fprintf(stderr, "sim device: waves in %s; view with: %sgtkwave %s tb/host/device.gtkw%s\n",
+                 path_.c_str(), cd.c_str(), fst.c_str(), tree ? "" : "  (from the TPU source tree)");
+  }
+  void set(const std::string& path) { path_ = path; }
+
+ private:
+  std::string path_;
+};
+
 template <class Model>
 class SimTransport final : public Transport {
  public:
   SimTransport(std::string name, const host::RootComplexConfig& rc, const std::string& waves)
-      : name_(std::move(name)), sim_(rc.seed, waves), dev_(sim_, rc, link()) {}
+      : name_(std::move(name)),
+        // A bare file name gets its directory: the tracer creates the
+        // parent directory and fails on an empty one.
+        sim_(rc.seed, waves.empty() || waves.find('/') != std::string::npos ? waves : "./" + waves),
+        dev_(sim_, rc, link()) {
+    note_.set(waves);  // only once the file is open
+  }
 
   std::string name() const override { return name_; }
 
@@ -87,6 +122,7 @@ class SimTransport final : public Transport {
     return msi;
   }
 
+  WavesNote note_;  // first, so that it speaks after sim_ closes the file
   std::string name_;
   tb::Sim<Model> sim_;
   tb::Device<Model> dev_;

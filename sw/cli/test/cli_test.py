@@ -966,9 +966,17 @@ def waveform_paths_must_be_writable():
     fails("--device", f"sim:?config=tiny&waves={WORK}", "info", contains=["not a regular file"])
     fails("--device", "sim:?config=tiny&waves=/dev/null", "info", contains=["not a regular file"])
     waves, = fresh("w.fst")
-    ok("--device", f"sim:?config=tiny&waves={waves}", "info")
+    # The one line on stderr says how to view the file with the device's layout.
+    p = tpu("--device", f"sim:?config=tiny&waves={waves}", "info")
+    check(p.returncode == 0, describe(p))
+    check(p.stderr.count("\n") == 1 and f"waves in {waves}; view with: " in p.stderr
+          and "gtkwave " in p.stderr and p.stderr.rstrip().endswith("tb/host/device.gtkw"), describe(p))
     check(os.path.getsize(waves) > 0, "no waveform written")
     os.remove(waves)
+    # A bare file name lands in the working directory.
+    p = tpu("--device", "sim:?config=tiny&waves=bare.fst", "info", cwd=WORK)
+    check(p.returncode == 0 and os.path.getsize(os.path.join(WORK, "bare.fst")) > 0, describe(p))
+    os.remove(os.path.join(WORK, "bare.fst"))
 
 
 @case

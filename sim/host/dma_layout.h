@@ -15,6 +15,16 @@ struct Field {
   unsigned width;
 };
 
+// dma_pkg::window_t
+namespace window_t {
+inline constexpr unsigned kBits = 131;
+inline constexpr Field valid = {130, 1};
+inline constexpr Field rd    = {129, 1};
+inline constexpr Field wr    = {128, 1};
+inline constexpr Field base  = {64, 64};
+inline constexpr Field last  = {0, 64};
+}  // namespace window_t
+
 // dma_pkg::rd_req_t
 namespace rd_req_t {
 inline constexpr unsigned kBits = 96;

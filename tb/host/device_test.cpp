@@ -97,6 +97,7 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
   // Random valid programs through the rings, each compared with the model.
   void random_programs(int count, uint64_t out_len = 0x4000) {
     tpu::model::TpuModel model(config());
+    model.set_windows(tb::Device<typename Cfg::Model>::all_windows());  // what run() grants
     std::vector<uint8_t> bytes(0x4000);
     for (auto& b : bytes) b = uint8_t(this->rand_int(0, 255));
     dev_->mem().write(core_tb::kGenInput, bytes);
@@ -494,6 +495,7 @@ TEST_F(DeviceTest, FuzzValidAndInvalidCommands) {
   cfg.seed = seed_for_rc();
   start(cfg);
   tpu::model::TpuModel model(config());
+  model.set_windows(tb::Device<TopCfg::Model>::all_windows());  // what submit() grants
   std::vector<uint8_t> bytes(0x4000);
   for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
   dev_->mem().write(core_tb::kGenInput, bytes);

@@ -65,7 +65,8 @@ TEST(DeviceOpen, ReportsTheConfigurationOfTheTable) {
 
 TEST(DeviceOpen, BadUrisSayWhatToUse) {
   const std::string schemes =
-      "model:?config=NAME, sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst, "
+      "model:?config=NAME, sc:?config=NAME&latency=CYCLES, "
+      "sim:?config=NAME&latency=CYCLES&seed=N&waves=FILE.fst, "
       "uart:/dev/ttyUSB0?baud=3000000&timeout=MS";
   EXPECT_EQ(error_of([] { tpu::Device::open("pcie:0000:01:00.0"); }),
             "device URI 'pcie:0000:01:00.0': unknown transport 'pcie'; the transports are " + schemes);
@@ -87,6 +88,10 @@ TEST(DeviceOpen, BadUrisSayWhatToUse) {
             "device URI 'sim:?config': 'config' is not key=value");
   EXPECT_EQ(error_of([] { tpu::Device::open("sim:?config=tiny&config=default"); }),
             "device URI 'sim:?config=tiny&config=default': 'config' is given twice");
+  EXPECT_EQ(error_of([] { tpu::Device::open("sc:?seed=3"); }),
+            "sc device: unknown option 'seed'; the options are config and latency");
+  EXPECT_EQ(error_of([] { tpu::Device::open("sc:?config=huge"); }),
+            "sc device: unknown configuration 'huge'; the configurations are " + tpu::config_names());
 }
 
 class DeviceTest : public ::testing::Test {

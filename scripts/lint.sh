@@ -32,5 +32,8 @@ lint mxu DEFAULT +define+TPU_ECP5_DSP tb/fpga/MULT18X18D.sv
 # The bf16 MAC (no configuration selects it yet), through the test top that
 # sets its enum parameter.
 lint mxu_mac_bf16 DEFAULT tb/mxu/mxu_mac_bf16.sv
-[ "$status" = 0 ] && echo "lint: tpu_top x ${#configs[@]} configurations, ${#blocks[@]} blocks, the ECP5 MAC and the bf16 MAC, no warnings"
+# The whole MXU with the bf16 and the mixed datapath, through their test tops.
+lint mxu_bf16 DEFAULT tb/mxu/mxu_bf16.sv
+lint mxu_both DEFAULT tb/mxu/mxu_both.sv
+[ "$status" = 0 ] && echo "lint: tpu_top x ${#configs[@]} configurations, ${#blocks[@]} blocks, the ECP5 MAC, the bf16 MAC and the bf16 and mixed MXUs, no warnings"
 exit "$status"

@@ -17,11 +17,25 @@
 // Outputs: out_row_o element j is sum_k A[m][k] * W[k][j] (int32, wrapping),
 //   in input order; out_last_o repeats in_last_i of that row.
 //
+// Datapath (docs/mxu.md, docs/numerics.md):
+//   DatapathInt8 : int8 operands (DataW = 8), int32 results.
+//   DatapathBf16 : bf16 operands (DataW = 16), fp32 results: column j is
+//                  summed top to bottom from +0, each step an fp32 addition
+//                  rounded to nearest even (tpu::bf16_dot_column).
+//   DatapathBoth : 16-bit operand lanes, 32-bit results, and a format per
+//                  input row: in_bf16_i = 1 computes the row as bf16 (fp32
+//                  result), 0 as int8 on the low 8 bits of every lane (int32
+//                  result). The format travels with the row through the skew
+//                  and the PEs like the bank tag, so rows of either format
+//                  follow each other with no bubble; out_bf16_o repeats it.
+//   in_bf16_i is ignored and out_bf16_o is constant (0 for int8, 1 for bf16)
+//   in the fixed datapaths, which have no register for it.
+//
 // Throughput: one input row and one output row per cycle. A tile used for at
 // least N rows hides the loading of the next tile completely.
-// Latency: 2*N + 3 cycles from an input handshake to out_valid_o (the PEs'
-// multiply-add is pipelined, see mxu_pe.sv). The block holds up to 2*N + 4
-// rows: 2*N + 2 in the pipeline and 2 in the output slot.
+// Latency: 2*N + 3 cycles from an input handshake to out_valid_o, in every
+// datapath (the PEs' multiply-add is pipelined, see mxu_pe.sv). The block
+// holds up to 2*N + 4 rows: 2*N + 2 in the pipeline and 2 in the output slot.
 // Backpressure: when the output slot is full and out_ready_i is low the
 // whole array stops (one global enable, driven by flops).
 // clear_i drops every tile, weight beat and row in flight (the core's flush
@@ -33,7 +47,8 @@ module mxu #(
   parameter int unsigned        N        = tpu_pkg::ArrayN,       // array is N x N
   // ---- number format ----
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,  // PE arithmetic
-  parameter int unsigned        DataW    = tpu_pkg::Int8W,        // operand bits
+  parameter int unsigned        DataW    = Datapath == tpu_pkg::DatapathInt8
+                                           ? tpu_pkg::Int8W : 16,  // operand (lane) bits
   parameter int unsigned        AccW     = tpu_pkg::AccW          // result bits
 ) (
   input  logic                    clk_i,
@@ -48,11 +63,13 @@ module mxu #(
   output logic                    in_ready_o,
   input  logic [N-1:0][DataW-1:0] in_row_i,
   input  logic                    in_last_i,
+  input  logic                    in_bf16_i,    // DatapathBoth: the row is bf16 (else int8)
   // ---- output rows ----
   output logic                    out_valid_o,
   input  logic                    out_ready_i,
   output logic [N-1:0][AccW-1:0]  out_row_o,
   output logic                    out_last_o,
+  output logic                    out_bf16_o,   // the row's format (in_bf16_i)
   // ---- status (for performance counters) ----
   output logic                    wgt_stall_o   // rows waiting for their tile
 );
@@ -60,6 +77,14 @@ module mxu #(
   if (N < 2) begin : gen_bad_n
     $error("mxu: N must be at least 2");
   end
+  if (Datapath != tpu_pkg::DatapathInt8 && (DataW != 16 || AccW != 32)) begin : gen_bad_width
+    $error("mxu: the bf16 and mixed datapaths need DataW = 16 and AccW = 32");
+  end
+
+  // The row format: a register per stage in the mixed datapath, a constant
+  // in the fixed ones.
+  localparam bit Mixed     = Datapath == tpu_pkg::DatapathBoth;
+  localparam bit FixedBf16 = Datapath == tpu_pkg::DatapathBf16;
 
   localparam int unsigned RowW      = $clog2(N);
   localparam int unsigned MacStages = 3;  // PE: activation in -> psum out (mxu_pe.sv)
@@ -69,7 +94,7 @@ module mxu #(
   // One pass sums N int8 products (|a*w| <= 2^14), which needs 16 + log2(N)
   // bits: partial sums are that wide inside the array, the de-skew and the
   // output slot, and sign-extended to AccW at the port (bit-exact; saves flops
-  // and shortens the adders).
+  // and shortens the adders). fp32 partial sums (bf16, mixed) need all 32.
   localparam int unsigned PsumW     = (Datapath == tpu_pkg::DatapathInt8 &&
                                        2 * DataW + $clog2(N) < AccW)
                                       ? 2 * DataW + $clog2(N) : AccW;
@@ -129,20 +154,38 @@ module mxu #(
   // entry register and a triangular skew (row r by r, column c by c), so a
   // beat and a row handshaken in the same cycle meet every PE in step.
   // ---------------------------------------------------------------------------
-  logic [N-1:0][DataW-1:0] act_q;
-  logic                    act_bank_q;
-  logic [N-1:0][DataW:0]   act_lanes, act_skewed;  // {bank, element} per row
+  // {format (mixed only), bank, element} per row
+  localparam int unsigned ActLaneW = DataW + 1 + (Mixed ? 1 : 0);
+
+  logic [N-1:0][DataW-1:0]    act_q;
+  logic                       act_bank_q;
+  logic [N-1:0][ActLaneW-1:0] act_lanes, act_skewed;
+  logic [N-1:0][DataW-1:0]    arr_act;
+  logic [N-1:0]               arr_act_bank, arr_act_bf16;
 
   `FFLNR(act_q, in_row_i, en)
   `FFLNR(act_bank_q, use_bank_q, en)
 
-  for (genvar r = 0; r < N; r++) begin : gen_act_lane
-    assign act_lanes[r] = {act_bank_q, act_q[r]};
+  if (Mixed) begin : gen_mixed_lanes
+    logic act_bf16_q;
+    `FFLNR(act_bf16_q, in_bf16_i, en)
+    for (genvar r = 0; r < N; r++) begin : gen_act_lane
+      assign act_lanes[r] = {act_bf16_q, act_bank_q, act_q[r]};
+      assign {arr_act_bf16[r], arr_act_bank[r], arr_act[r]} = act_skewed[r];
+    end
+  end else begin : gen_fixed_lanes
+    logic unused_in_bf16;
+    assign unused_in_bf16 = in_bf16_i;
+    for (genvar r = 0; r < N; r++) begin : gen_act_lane
+      assign act_lanes[r] = {act_bank_q, act_q[r]};
+      assign {arr_act_bank[r], arr_act[r]} = act_skewed[r];
+      assign arr_act_bf16[r] = FixedBf16;
+    end
   end
 
   mxu_skew #(
     .Lanes    (N),
-    .Width    (DataW + 1),
+    .Width    (ActLaneW),
     .Ascending(1'b1),
     .Reset    (1'b0)
   ) u_act_skew (
@@ -205,8 +248,6 @@ module mxu #(
   // ---------------------------------------------------------------------------
   // Array
   // ---------------------------------------------------------------------------
-  logic [N-1:0][DataW-1:0] arr_act;
-  logic [N-1:0]            arr_act_bank;
   logic [N-1:0]            arr_wgt_valid;
   logic [N-1:0][RowW-1:0]  arr_wgt_row;
   logic [N-1:0]            arr_wgt_bank;
@@ -214,7 +255,6 @@ module mxu #(
   logic [N-1:0][PsumW-1:0] arr_psum, out_cols;
 
   for (genvar i = 0; i < N; i++) begin : gen_unpack
-    assign {arr_act_bank[i], arr_act[i]} = act_skewed[i];
     assign {arr_wgt_row[i], arr_wgt_bank[i], arr_wgt[i]} = wgt_skewed[i];
     assign arr_wgt_valid[i] = wgt_valid_skewed[i];
   end
@@ -231,6 +271,7 @@ module mxu #(
     .clear_i,
     .act_i      (arr_act),
     .act_bank_i (arr_act_bank),
+    .act_bf16_i (arr_act_bf16),
     .wgt_valid_i(arr_wgt_valid),
     .wgt_row_i  (arr_wgt_row),
     .wgt_bank_i (arr_wgt_bank),
@@ -286,18 +327,34 @@ module mxu #(
   `FF(en_q, en_d, 1'b1)
   assign en = en_q;
 
+  localparam int unsigned SlotW = N * PsumW + 1 + (Mixed ? 1 : 0);
+  logic [SlotW-1:0] slot_in, slot_out;
+
+  if (Mixed) begin : gen_slot_mixed
+    // The row format beside valid and last; payload (qualified by
+    // row_valid_q), so no reset.
+    logic [Latency-1:0] row_bf16_q;
+    `FFLNR(row_bf16_q, {row_bf16_q[Latency-2:0], in_bf16_i}, en)
+    assign slot_in = {row_bf16_q[Latency-1], row_last_q[Latency-1], out_cols};
+    assign {out_bf16_o, out_last_o, slot_row} = slot_out;
+  end else begin : gen_slot_fixed
+    assign slot_in = {row_last_q[Latency-1], out_cols};
+    assign {out_last_o, slot_row} = slot_out;
+    assign out_bf16_o = FixedBf16;
+  end
+
   stream_spill #(
-    .Width(N * PsumW + 1)
+    .Width(SlotW)
   ) u_out_slot (
     .clk_i,
     .rst_ni,
     .clear_i,
     .valid_i(row_valid_q[Latency-1]),
     .ready_o(slot_ready),
-    .data_i ({row_last_q[Latency-1], out_cols}),
+    .data_i (slot_in),
     .valid_o(out_valid_o),
     .ready_i(out_ready_i),
-    .data_o ({out_last_o, slot_row})
+    .data_o (slot_out)
   );
 
   for (genvar c = 0; c < N; c++) begin : gen_out_extend
@@ -317,5 +374,8 @@ module mxu #(
   `ASSERT(WgtValidHeld, $past(wgt_waiting) && !clear_i |-> wgt_valid_i)
   `ASSERT(WgtDataHeld, $past(wgt_waiting) && !clear_i |-> wgt_row_i == $past(wgt_row_i))
   `ASSERT(EnIsExact, en == (slot_ready || !row_valid_q[Latency-1]))
+  if (Mixed) begin : gen_mode_held
+    `ASSERT(InModeHeld, $past(in_waiting) && !clear_i |-> in_bf16_i == $past(in_bf16_i))
+  end
 
 endmodule

@@ -4,7 +4,9 @@
 // Row r receives the (already skewed) activation element r on the left;
 // column c receives the (already skewed) weight beat for column c on top and
 // produces the partial sum of column c at the bottom. Nothing here is
-// combinational across PEs: every flow is registered once per PE.
+// combinational across PEs: every flow is registered once per PE. The row
+// format (act_bf16_i) flows along the rows only in the mixed datapath; in the
+// fixed ones it is a constant that every PE of the row takes directly.
 module mxu_array #(
   parameter int unsigned        N        = tpu_pkg::ArrayN,
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
@@ -19,6 +21,7 @@ module mxu_array #(
   // ---- activations, one element per row ----
   input  logic [N-1:0][DataW-1:0]     act_i,
   input  logic [N-1:0]                act_bank_i,
+  input  logic [N-1:0]                act_bf16_i,  // DatapathBoth: row format
   // ---- weight beats, one element per column ----
   input  logic [N-1:0]                wgt_valid_i,
   input  logic [N-1:0][RowW-1:0]      wgt_row_i,
@@ -32,6 +35,7 @@ module mxu_array #(
   // psum/weights flow down a column (index r = entering row r).
   logic [DataW-1:0] act  [N][N+1];
   logic             bank [N][N+1];
+  logic             bf16 [N][N+1];
   logic [PsumW-1:0] psum [N+1][N];
   logic             wv   [N+1][N];
   logic [RowW-1:0]  wrow [N+1][N];
@@ -41,6 +45,7 @@ module mxu_array #(
   for (genvar r = 0; r < N; r++) begin : gen_row_edge
     assign act[r][0]  = act_i[r];
     assign bank[r][0] = act_bank_i[r];
+    assign bf16[r][0] = act_bf16_i[r];
   end
 
   for (genvar c = 0; c < N; c++) begin : gen_col_edge
@@ -67,8 +72,10 @@ module mxu_array #(
         .clear_i,
         .act_i      (act[r][c]),
         .act_bank_i (bank[r][c]),
+        .act_bf16_i (Datapath == tpu_pkg::DatapathBoth ? bf16[r][c] : act_bf16_i[r]),
         .act_o      (act[r][c+1]),
         .act_bank_o (bank[r][c+1]),
+        .act_bf16_o (bf16[r][c+1]),
         .psum_i     (psum[r][c]),
         .psum_o     (psum[r+1][c]),
         .wgt_valid_i(wv[r][c]),
@@ -87,7 +94,7 @@ module mxu_array #(
   logic unused_edges;
   always_comb begin
     unused_edges = 1'b0;
-    for (int r = 0; r < N; r++) unused_edges ^= ^act[r][N] ^ bank[r][N];
+    for (int r = 0; r < N; r++) unused_edges ^= ^act[r][N] ^ bank[r][N] ^ bf16[r][N];
     for (int c = 0; c < N; c++) unused_edges ^= wv[N][c] ^ ^wrow[N][c] ^ wbank[N][c] ^ ^wgt[N][c];
   end
 

@@ -27,20 +27,41 @@
 //   cycle t+2 : psum_o   <= fp32_add(psum_i, prod_q)      (rounded to nearest even)
 //
 // (docs/numerics.md). The array around it does not change.
+//
+// The mixed datapath (Datapath = DatapathBoth, DataW = 16, PsumW = 32) runs
+// either on the same three stages, chosen per activation by bf16_i, which is
+// registered with the operands and follows them through the product stage:
+//
+//   bf16_i = 1 : exactly the bf16 branch above (fp32 partial sums);
+//   bf16_i = 0 : the int8 branch on the low 8 bits of a_i and w_i (the upper
+//                8 are ignored), the product sign-extended and added to
+//                psum_i at 32 bits (int32 partial sums).
+//
+// So consecutive activations may alternate between the formats with no
+// bubble: each product and each sum uses the mode of its own activation, and
+// the partial sum from above belongs to the same input row, hence the same
+// mode. The int8 and bf16 datapaths ignore bf16_i.
 `include "tpu_macros.svh"
 
 module mxu_mac #(
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
-  parameter int unsigned        DataW    = tpu_pkg::Int8W,  // operand bits
+  parameter int unsigned        DataW    = Datapath == tpu_pkg::DatapathInt8
+                                           ? tpu_pkg::Int8W : 16,  // operand bits
   parameter int unsigned        PsumW    = tpu_pkg::AccW    // partial-sum bits
 ) (
   input  logic             clk_i,
   input  logic             en_i,
   input  logic [DataW-1:0] a_i,     // activation
   input  logic [DataW-1:0] w_i,     // stationary weight
+  input  logic             bf16_i,  // DatapathBoth: a_i (and w_i) are bf16, else int8
   input  logic [PsumW-1:0] psum_i,  // partial sum from the PE above, two cycles later
   output logic [PsumW-1:0] psum_o   // partial sum to the PE below (a flop)
 );
+
+  if (Datapath != tpu_pkg::DatapathBoth) begin : gen_fixed_format
+    logic unused_bf16;
+    assign unused_bf16 = bf16_i;  // the format is the parameter's
+  end
 
   if (Datapath == tpu_pkg::DatapathInt8) begin : gen_int8
     // Signed int8 x int8 is exact in 16 bits; the sum wraps at PsumW bits,
@@ -129,8 +150,45 @@ module mxu_mac #(
       .sum_o(psum_d)
     );
     `FFLNR(psum_o, PsumW'(psum_d), en_i)
+  end else if (Datapath == tpu_pkg::DatapathBoth) begin : gen_both
+    // One set of registers for both formats: the operands (16 bits), the
+    // product (32 bits: the fp32 product, or the int8 product sign-extended)
+    // and the sum; the mode bit rides along through the first two stages.
+    // Two multipliers (bf16_mul's 8 x 8 significands and the signed 8 x 8
+    // int8 product) and two adders (fp32_add and a 32-bit integer adder),
+    // selected by the registered mode.
+    if (DataW != 16 || PsumW != 32) begin : gen_bad_width
+      $error("mxu_mac: the mixed datapath needs DataW = 16 and PsumW = 32");
+    end
+    logic [DataW-1:0]   a_q, w_q;
+    logic               bf16_q, prod_bf16_q;
+    logic [31:0]        fp_prod, prod_d, prod_q;
+    logic signed [15:0] int_prod;
+    logic [31:0]        fp_sum, int_sum;
+
+    `FFLNR(a_q, a_i, en_i)
+    `FFLNR(w_q, w_i, en_i)
+    `FFLNR(bf16_q, bf16_i, en_i)
+
+    bf16_mul u_mul (
+      .a_i(a_q[15:0]),
+      .b_i(w_q[15:0]),
+      .p_o(fp_prod)
+    );
+    assign int_prod = $signed(a_q[7:0]) * $signed(w_q[7:0]);
+    assign prod_d   = bf16_q ? fp_prod : 32'($signed(int_prod));
+    `FFLNR(prod_q, prod_d, en_i)
+    `FFLNR(prod_bf16_q, bf16_q, en_i)
+
+    fp32_add u_add (
+      .a_i  (psum_i[31:0]),
+      .b_i  (prod_q),
+      .sum_o(fp_sum)
+    );
+    assign int_sum = psum_i[31:0] + prod_q;
+    `FFLNR(psum_o, PsumW'(prod_bf16_q ? fp_sum : int_sum), en_i)
   end else begin : gen_unsupported
-    $error("mxu_mac: only the int8 and bf16 datapaths are implemented");
+    $error("mxu_mac: unknown datapath");
   end
 
 endmodule

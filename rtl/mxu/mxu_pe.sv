@@ -19,6 +19,12 @@
 // cycles, so psum_i from the PE above arrives exactly when the product is
 // ready, and the bank is still read in the cycle the activation arrives (the
 // double-buffering argument in docs/mxu.md is unchanged).
+//
+// Mixed datapath (DatapathBoth): each activation also carries its format
+// (act_bf16_i: 1 = bf16, 0 = int8 in the low 8 bits), registered beside the
+// bank tag, so the format changes from one input row to the next exactly like
+// the tile does. For the int8 and bf16 datapaths the format is a constant,
+// passed on without a register.
 `include "tpu_macros.svh"
 
 module mxu_pe #(
@@ -35,8 +41,10 @@ module mxu_pe #(
   // ---- activations (left -> right) ----
   input  logic [DataW-1:0] act_i,
   input  logic             act_bank_i,
+  input  logic             act_bf16_i,  // DatapathBoth: this activation is bf16
   output logic [DataW-1:0] act_o,
   output logic             act_bank_o,
+  output logic             act_bf16_o,
   // ---- partial sums (top -> bottom) ----
   input  logic [PsumW-1:0] psum_i,
   output logic [PsumW-1:0] psum_o,
@@ -65,6 +73,7 @@ module mxu_pe #(
     .en_i,
     .a_i   (act_i),
     .w_i   (bank_q[act_bank_i]),
+    .bf16_i(act_bf16_i),
     .psum_i(psum_i),
     .psum_o(psum_o)
   );
@@ -77,6 +86,11 @@ module mxu_pe #(
 
   `FFLNR(act_o, act_i, en_i)
   `FFLNR(act_bank_o, act_bank_i, en_i)
+  if (Datapath == tpu_pkg::DatapathBoth) begin : gen_mode_reg
+    `FFLNR(act_bf16_o, act_bf16_i, en_i)
+  end else begin : gen_mode_const
+    assign act_bf16_o = act_bf16_i;
+  end
   `FFL(wgt_valid_o, wgt_valid_i && !clear_i, en_i || clear_i, 1'b0)
   `FFLNR(wgt_row_o, wgt_row_i, en_i)
   `FFLNR(wgt_bank_o, wgt_bank_i, en_i)

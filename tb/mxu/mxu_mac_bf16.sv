@@ -19,6 +19,7 @@ module mxu_mac_bf16 (
     .en_i,
     .a_i,
     .w_i,
+    .bf16_i(1'b1),  // ignored by the bf16 datapath
     .psum_i,
     .psum_o
   );

@@ -25,4 +25,9 @@ std::string built_configs();
 PlatformBase* acquire_platform(const std::string& config);
 void release_platform(PlatformBase* platform);
 
+// The platform of a configuration whoever holds it (nullptr when not built),
+// for tests and tools that look at it while a device uses it: its memory
+// (faults), its module's statistics.
+PlatformBase* find_platform(const std::string& config);
+
 }  // namespace tpu::systemc

@@ -47,6 +47,11 @@ class Platforms {
     return it->second;
   }
   void release(PlatformBase* p) { in_use_.erase(p); }
+  PlatformBase* find(const std::string& config) {
+    if (platforms_.empty()) build();
+    const auto it = platforms_.find(config);
+    return it == platforms_.end() ? nullptr : it->second;
+  }
 
  private:
   void build() {
@@ -201,5 +206,7 @@ PlatformBase* acquire_platform(const std::string& config) {
 }
 
 void release_platform(PlatformBase* platform) { Platforms::get().release(platform); }
+
+PlatformBase* find_platform(const std::string& config) { return Platforms::get().find(config); }
 
 }  // namespace tpu::systemc

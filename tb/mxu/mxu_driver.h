@@ -2,8 +2,14 @@
 // Transaction-level driver for the MXU: pushes weight tiles and input rows
 // with optional random gaps and output backpressure, collects output rows,
 // and records when each handshake happened so tests can check timing.
+//
+// Two job forms run through the same cycle loop: MxuJob (int8 matrices,
+// results as int32 matrices) for the int8 datapath, and MxuLaneJob (raw
+// LaneW-bit lanes with a format bit per row, results as raw 32-bit words)
+// for the bf16 and mixed datapaths.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <vector>
 
@@ -22,6 +28,15 @@ struct MxuJob {
   MatrixI8 rows;
 };
 
+// One weight tile and its input rows as raw lanes (bf16 bits, or an int8 in
+// the low 8 bits): weights[k * N + j] is W[k][j], rows[m * N + k] is A[m][k],
+// bf16[m] is the format of row m (in_bf16_i; empty: every row 0).
+struct MxuLaneJob {
+  std::vector<uint16_t> weights;
+  std::vector<uint16_t> rows;
+  std::vector<uint8_t> bf16;
+};
+
 // How the driver paces the streams. Probabilities are per cycle.
 struct MxuPacing {
   double wgt_gap = 0.0;    // weight valid withheld
@@ -32,8 +47,10 @@ struct MxuPacing {
 
 // What happened during a run, cycle numbers relative to the run's start.
 struct MxuRecord {
-  std::vector<MatrixI32> results;       // one per job, in job order
+  std::vector<MatrixI32> results;       // int8 jobs: one per job, in job order
+  std::vector<std::vector<uint32_t>> raw;  // lane jobs: out_row_o words per job, row-major
   std::vector<bool> out_last;           // last flag of every output row
+  std::vector<bool> out_bf16;           // out_bf16_o of every output row
   std::vector<uint64_t> tile_loaded;    // cycle of each tile's final weight beat
   std::vector<uint64_t> in_fire;        // cycle of every input handshake
   std::vector<uint64_t> out_fire;       // cycle of every output handshake
@@ -43,27 +60,56 @@ struct MxuRecord {
   bool timed_out = false;
 };
 
-template <class Model, int N>
+// LaneW: bits per element on wgt_row_i/in_row_i (8 for int8, 16 for the
+// bf16 and mixed datapaths); out_row_o elements are 32 bits.
+template <class Model, int N, int LaneW = 8>
 class MxuDriver {
  public:
-  explicit MxuDriver(Sim<Model>& sim) : sim_(sim), dut_(sim.dut()) { dut_.clear_i = 0; }
+  explicit MxuDriver(Sim<Model>& sim) : sim_(sim), dut_(sim.dut()) {
+    dut_.clear_i = 0;
+    dut_.in_bf16_i = 0;
+  }
 
+  // int8 jobs: results as int32 matrices.
   MxuRecord run(const std::vector<MxuJob>& jobs, const MxuPacing& pace,
                 uint64_t timeout_cycles = 0) {
-    std::deque<std::pair<const int8_t*, int>> beats;  // (row pointer, job index)
-    struct InRow { const int8_t* data; bool last; int job; };
+    std::vector<MxuLaneJob> lanes;
+    for (const auto& j : jobs) {
+      MxuLaneJob l;
+      for (int8_t v : j.weights.data) l.weights.push_back(uint16_t(uint8_t(v)));
+      for (int8_t v : j.rows.data) l.rows.push_back(uint16_t(uint8_t(v)));
+      lanes.push_back(std::move(l));
+    }
+    MxuRecord rec = run(lanes, pace, timeout_cycles);
+    for (size_t j = 0; j < jobs.size(); ++j) {
+      rec.results.emplace_back(jobs[j].rows.rows, N);
+      for (size_t i = 0; i < rec.raw[j].size(); ++i)
+        rec.results[j].data[i] = static_cast<int32_t>(rec.raw[j][i]);
+    }
+    return rec;
+  }
+
+  // Raw lane jobs: results as raw 32-bit words, one vector per job.
+  MxuRecord run(const std::vector<MxuLaneJob>& jobs, const MxuPacing& pace,
+                uint64_t timeout_cycles = 0) {
+    std::deque<std::pair<const uint16_t*, int>> beats;  // (row pointer, job index)
+    struct InRow { const uint16_t* data; bool last; bool bf16; int job; };
     std::deque<InRow> rows;
+    std::vector<int> job_rows;
     size_t total_rows = 0;
     for (size_t j = 0; j < jobs.size(); ++j) {
-      for (int k = 0; k < N; ++k) beats.push_back({&jobs[j].weights.at(k, 0), int(j)});
-      const int m = jobs[j].rows.rows;
-      for (int r = 0; r < m; ++r) rows.push_back({&jobs[j].rows.at(r, 0), r == m - 1, int(j)});
+      for (int k = 0; k < N; ++k) beats.push_back({&jobs[j].weights[size_t(k) * N], int(j)});
+      const int m = int(jobs[j].rows.size()) / N;
+      for (int r = 0; r < m; ++r)
+        rows.push_back({&jobs[j].rows[size_t(r) * N], r == m - 1,
+                        !jobs[j].bf16.empty() && jobs[j].bf16[size_t(r)] != 0, int(j)});
+      job_rows.push_back(m);
       total_rows += size_t(m);
     }
     if (timeout_cycles == 0) timeout_cycles = 200 + 40 * (beats.size() + total_rows) + 20 * N;
 
     MxuRecord rec;
-    for (const auto& j : jobs) rec.results.emplace_back(j.rows.rows, N);
+    for (int m : job_rows) rec.raw.emplace_back(size_t(m) * N, 0u);
     size_t out_job = 0;
     int out_row = 0;
     bool wgt_offer = false, in_offer = false;
@@ -86,6 +132,7 @@ class MxuDriver {
       if (in_offer) {
         set_row(dut_.in_row_i, rows.front().data);
         dut_.in_last_i = rows.front().last;
+        dut_.in_bf16_i = rows.front().bf16;
       }
       dut_.out_ready_i = !sim_.chance(pace.out_stall);
       sim_.settle();
@@ -108,14 +155,15 @@ class MxuDriver {
       if (dut_.out_valid_o && dut_.out_ready_i) {
         rec.out_fire.push_back(now);
         rec.out_last.push_back(dut_.out_last_o);
-        while (out_job < jobs.size() && out_row >= jobs[out_job].rows.rows) {
+        rec.out_bf16.push_back(dut_.out_bf16_o);
+        while (out_job < jobs.size() && out_row >= job_rows[out_job]) {
           ++out_job;
           out_row = 0;
         }
         if (out_job < jobs.size()) {
           for (int c = 0; c < N; ++c)
-            rec.results[out_job].at(out_row, c) =
-                static_cast<int32_t>(get_field(dut_.out_row_o, unsigned(c) * 32, 32));
+            rec.raw[out_job][size_t(out_row) * N + size_t(c)] =
+                static_cast<uint32_t>(get_field(dut_.out_row_o, unsigned(c) * 32, 32));
           ++out_row;
         }
       }
@@ -142,8 +190,8 @@ class MxuDriver {
 
  private:
   template <class Sig>
-  static void set_row(Sig& sig, const int8_t* row) {
-    for (int k = 0; k < N; ++k) set_field(sig, unsigned(k) * 8, 8, static_cast<uint8_t>(row[k]));
+  static void set_row(Sig& sig, const uint16_t* row) {
+    for (int k = 0; k < N; ++k) set_field(sig, unsigned(k) * LaneW, LaneW, row[k]);
   }
 
   Sim<Model>& sim_;

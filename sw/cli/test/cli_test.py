@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The `tpu` tool end to end, against numpy (CTest cli.tpu.sim, cli.tpu.model).
+"""The `tpu` tool end to end, against numpy (CTest cli.tpu.sim, cli.tpu.model, cli.tpu.sc).
 
     python3 cli_test.py --tpu build/bin/tpu --transport sim --workdir build/cli_test [-k NAME]
 
@@ -997,7 +997,7 @@ def main():
     global TPU, TRANSPORT, WORK
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tpu", required=True, help="the tpu binary")
-    ap.add_argument("--transport", default="sim", help="sim or model (default sim)")
+    ap.add_argument("--transport", default="sim", help="sim, model or sc (default sim)")
     ap.add_argument("--workdir", required=True, help="scratch directory (recreated)")
     ap.add_argument("-k", default="", help="run only cases whose name contains this")
     args = ap.parse_args()

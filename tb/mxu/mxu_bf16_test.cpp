@@ -6,9 +6,9 @@
 // for bf16 rows, tpu::model::matmul_i8 on the low 8 bits of every lane for
 // int8 rows; out_last_o and out_bf16_o are checked on every row.
 //
-//   Bf16/MxuFpTest/<N>.*   bf16 rows on the bf16 array
-//   Mixed/MxuFpTest/<N>.*  the same tests, bf16 rows on the mixed array
-//   MxuMixedTest/<N>.*     int8 and bf16 tiles and rows interleaved
+//   MxuBf16/MxuFpTest/<N>.*   bf16 rows on the bf16 array (ctest: MxuBf16.<test><N>)
+//   MxuMixed/MxuFpTest/<N>.*  the same tests, bf16 rows on the mixed array
+//   MxuMixedTest/<N>.*        int8 and bf16 tiles and rows interleaved
 //
 // TPU_SEED=<n> repeats a run; TPU_WAVES=1 writes an FST per test.
 #include <cstdio>
@@ -267,8 +267,8 @@ REGISTER_TYPED_TEST_SUITE_P(MxuFpTest, RandomTilesWithRandomPacing, SpecialValue
                             ThroughputNoBubbleBetweenTiles);
 using Bf16Configs = ::testing::Types<Bf16N4, Bf16N8>;
 using MixedConfigs = ::testing::Types<MixedN4, MixedN8>;
-INSTANTIATE_TYPED_TEST_SUITE_P(Bf16, MxuFpTest, Bf16Configs, ConfigName);
-INSTANTIATE_TYPED_TEST_SUITE_P(Mixed, MxuFpTest, MixedConfigs, ConfigName);
+INSTANTIATE_TYPED_TEST_SUITE_P(MxuBf16, MxuFpTest, Bf16Configs, ConfigName);
+INSTANTIATE_TYPED_TEST_SUITE_P(MxuMixed, MxuFpTest, MixedConfigs, ConfigName);
 
 // ---- the mixed array: int8 and bf16 interleaved ----
 

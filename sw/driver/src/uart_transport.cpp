@@ -271,11 +271,14 @@ class UartTransport final : public Transport {
       }
       rto_ = std::min(rto_ * 2, kMaxRto);
     }
-    if (now - heard_ > kPingAfter && now - last_ping_ > kPingAfter) {
+    // The device is silent only while the host waits for it: a link left
+    // idle (the host busy elsewhere, e.g. with another device) is not dead.
+    const Clock::time_point quiet_since = std::max(heard_, waiting_since);
+    if (now - quiet_since > kPingAfter && now - last_ping_ > kPingAfter) {
       send_ack(/*ping=*/true);
       last_ping_ = now;
     }
-    if (now - heard_ > timeout_) {
+    if (now - quiet_since > timeout_) {
       const auto waited = std::chrono::duration_cast<Ms>(now - waiting_since).count();
       throw Error(name_ + ": the device has not answered for " + std::to_string(timeout_.count()) +
                   " ms while waiting " + std::to_string(waited) + " ms for " + what + " (" + std::to_string(unacked_.size()) +

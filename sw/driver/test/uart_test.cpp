@@ -8,6 +8,7 @@
 #include <chrono>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "board_sim.h"
 #include "tpu/device.h"
@@ -101,6 +102,18 @@ TEST(UartTest, ACutLineEndsInAClearErrorAndTheDeviceWorksAfterReconnecting) {
   tpu::Device dev = tpu::Device::open(uri);
   std::mt19937_64 rng(10);
   expect_exact_matmuls(dev, rng);
+}
+
+// A link left idle for longer than the timeout (the host busy with other
+// work, as when a test uses two boards in turn) is not a dead link.
+TEST(UartTest, AnIdleLinkIsNotADeadOne) {
+  auto sim = board();
+  tpu::Device dev = tpu::Device::open("uart:" + sim->pty() + "?timeout=300");
+  std::mt19937_64 rng(11);
+  const MatrixI8 a = random_matrix(rng, 5, 6), b = random_matrix(rng, 6, 7);
+  EXPECT_EQ(tpu::matmul(dev, a, b), tpu::model::matmul_i8(a, b));
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  EXPECT_EQ(tpu::matmul(dev, a, b), tpu::model::matmul_i8(a, b));
 }
 
 TEST(UartTest, NoBoardOnThePortIsAClearError) {

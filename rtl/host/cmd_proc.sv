@@ -99,6 +99,8 @@ module cmd_proc #(
   dma_pkg::window_t [dma_pkg::MaxWindows-1:0] win_q, win_d;
   logic [WinW-1:0] win_idx_q, win_idx_d;
   logic          win_bad_q, win_bad_d;
+  logic          fail;         // the command completes now, without running
+  logic [15:0]   fail_status;
 
   // Submission entry fields.
   logic [7:0]  e_op, e_flags;
@@ -155,6 +157,8 @@ module cmd_proc #(
     win_d      = win_q;
     win_idx_d  = win_idx_q;
     win_bad_d  = win_bad_q;
+    fail       = 1'b0;
+    fail_status = '0;
 
     rd_req_valid_o  = 1'b0;
     rd_req_o        = '0;
@@ -212,10 +216,8 @@ module cmd_proc #(
               state_d = (e_win_count != 0) ? StWinReq : StProgReq;
             end else begin
               bad_command_o = 1'b1;
-              status_d      = StBadCommand;
-              err_pc_d      = '0;
-              cycles_d      = '0;
-              state_d       = StCplWait;
+              fail          = 1'b1;
+              fail_status   = StBadCommand;
             end
           end
         end
@@ -243,18 +245,12 @@ module cmd_proc #(
         if (rd_done_valid_i) begin
           if (rd_done_i.err != dma_pkg::ErrNone) begin
             dma_fault_o = 1'b1;
-            status_d    = StFetchFault;
-            err_pc_d    = '0;
-            cycles_d    = '0;
-            win_d       = '0;
-            state_d     = StCplWait;
+            fail        = 1'b1;
+            fail_status = StFetchFault;
           end else if (win_bad_q) begin
             bad_command_o = 1'b1;
-            status_d      = StBadCommand;
-            err_pc_d      = '0;
-            cycles_d      = '0;
-            win_d         = '0;
-            state_d       = StCplWait;
+            fail          = 1'b1;
+            fail_status   = StBadCommand;
           end else begin
             state_d = StProgReq;
           end
@@ -282,10 +278,8 @@ module cmd_proc #(
         if (rd_done_valid_i) begin
           if (rd_done_i.err != dma_pkg::ErrNone) begin
             dma_fault_o = 1'b1;
-            status_d    = StFetchFault;
-            err_pc_d    = '0;
-            cycles_d    = '0;
-            state_d     = StCplWait;
+            fail        = 1'b1;
+            fail_status = StFetchFault;
           end else begin
             core_start_o = 1'b1;
             state_d      = StRun;
@@ -348,6 +342,15 @@ module cmd_proc #(
       end
       default: state_d = StIdle;
     endcase
+
+    // A command that ends before it runs (bad entry or window list, fetch
+    // fault) completes with its status and no instruction or cycles.
+    if (fail) begin
+      status_d = fail_status;
+      err_pc_d = '0;
+      cycles_d = '0;
+      state_d  = StCplWait;
+    end
 
     if (soft_reset_i) begin
       state_d    = StIdle;

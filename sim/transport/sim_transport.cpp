@@ -61,11 +61,7 @@ template <class Model>
 class SimTransport final : public Transport {
  public:
   SimTransport(std::string name, const host::RootComplexConfig& rc, const std::string& waves)
-      : name_(std::move(name)),
-        // A bare file name gets its directory: the tracer creates the
-        // parent directory and fails on an empty one.
-        sim_(rc.seed, waves.empty() || waves.find('/') != std::string::npos ? waves : "./" + waves),
-        dev_(sim_, rc, link()) {
+      : name_(std::move(name)), sim_(rc.seed, waves), dev_(sim_, rc, link()) {
     note_.set(waves);  // only once the file is open
   }
 

@@ -35,7 +35,9 @@ class Sim {
     Verilated::threadContextp(ctx_.get());
     dut_ = std::make_unique<Model>(ctx_.get(), "TOP");
     if (!wave_path.empty()) {
-      std::filesystem::create_directories(std::filesystem::path(wave_path).parent_path());
+      // A bare file name has no directory to create.
+      const std::filesystem::path dir = std::filesystem::path(wave_path).parent_path();
+      if (!dir.empty()) std::filesystem::create_directories(dir);
       trace_ = std::make_unique<VerilatedFstC>();
       dut_->trace(trace_.get(), 99);
       trace_->open(wave_path.c_str());

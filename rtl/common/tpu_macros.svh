@@ -7,6 +7,9 @@
 // FFLNR  : as FFNR, loads only when `load` is high
 // ASSERT : concurrent assertion, checked in simulation, removed in synthesis
 //          (Verilator 5.006 needs single-cycle properties: use $past, not ##).
+// COVER  : cover point, counted in a coverage build (make coverage: cycles in
+//          which prop held out of reset), ignored otherwise, removed in
+//          synthesis. Same property rules as ASSERT.
 `ifndef TPU_MACROS_SVH
 `define TPU_MACROS_SVH
 
@@ -32,8 +35,11 @@
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)                      \
   name: assert property (@(posedge clk) disable iff (!rst_n) (prop))         \
     else $error("assertion %s failed", `"name`");
+`define COVER(name, prop, clk = clk_i, rst_n = rst_ni)                       \
+  name: cover property (@(posedge clk) disable iff (!rst_n) (prop));
 `else
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)
+`define COVER(name, prop, clk = clk_i, rst_n = rst_ni)
 `endif
 
 `endif  // TPU_MACROS_SVH

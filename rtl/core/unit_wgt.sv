@@ -184,5 +184,8 @@ module unit_wgt #(
   assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags, cmd_i.ins.a};
 
   `ASSERT(WgtFifoNeverFull, fifo_push |-> fifo_ready)
+  // Cover points: the weight FIFO full, and requests waiting for its room.
+  `COVER(WgtFifoFull, fifo_count == CntW'(FifoRows))
+  `COVER(WgtWaitsForRoom, active_q && !faulted_q && left != 0 && !req_valid_o)
 
 endmodule

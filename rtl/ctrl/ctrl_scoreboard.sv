@@ -257,6 +257,12 @@ module ctrl_scoreboard #(
                         (pend_q && pend_unit_q == 2'(u) && pend_slot_q == start_q[u]));
   end
 
+  // Cover points: a queue head held by a dependency on another unit's
+  // command (not only in the cycle its mask is found), per unit that can be.
+  `COVER(HazardHeldMem, valid_q[UnitMem][start_q[UnitMem]] && dep[UnitMem][start_q[UnitMem]] != '0)
+  `COVER(HazardHeldMmc, valid_q[UnitMmc][start_q[UnitMmc]] && dep[UnitMmc][start_q[UnitMmc]] != '0)
+  `COVER(HazardHeldVpu, valid_q[UnitVpu][start_q[UnitVpu]] && dep[UnitVpu][start_q[UnitVpu]] != '0)
+
   // The kept fields are every field each unit's opcodes set (ctrl_pkg).
   `ASSERT(MemFootprint, alloc[UnitMem] |-> (alloc_fp_i.ub_wr.v != alloc_fp_i.ub_rd0.v) &&
           !alloc_fp_i.ub_rd1.v && !alloc_fp_i.acc_rd.v && !alloc_fp_i.acc_wr.v)

@@ -519,6 +519,15 @@ module tpu_ctrl #(
   `FF(room_q, room_d, 16'(WgtCapacity))
   `FF(no_tiles_q, room_d == 16'(WgtCapacity), 1'b1)
 
+  // Cover points: LOOPs taken and iterating; issue held by a full unit queue
+  // or by a SYNC waiting for its units; every weight tile slot taken (an RW
+  // beyond that is an error, not a wait).
+  `COVER(LoopTaken, take_loop)
+  `COVER(LoopIterates, x_accept && f_back_edge)
+  `COVER(IssueHeldUnitFull, run && d_valid_q && d_q.to_unit && unit_full[d_q.unit])
+  `COVER(IssueHeldSync, run && d_valid_q && d_q.is_sync && !sync_ready)
+  `COVER(WeightRoomUsedUp, run && room_q == '0)
+
   assign busy_o     = state_q != StIdle;
   assign err_code_o = err_q;
   assign err_pc_o   = err_pc_q;

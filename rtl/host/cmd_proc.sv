@@ -386,6 +386,29 @@ module cmd_proc #(
   assign cq_tail_o      = cq_tail_q;
   assign sq_error_o     = sq_error_q;
 
+  // Cover points. Every status a completion can carry but OK (the program's
+  // error codes, docs/isa.md, and the command processor's own), and the ring
+  // halted on an unreadable entry.
+  `COVER(CplIllegalOpcode, cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrIllegalOpcode))
+  `COVER(CplBadFlags,      cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrBadFlags))
+  `COVER(CplUbRange,       cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrUbRange))
+  `COVER(CplAccRange,      cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrAccRange))
+  `COVER(CplBadCount,      cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrBadCount))
+  `COVER(CplNestedLoop,    cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrNestedLoop))
+  `COVER(CplBadCfg,        cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrBadCfg))
+  `COVER(CplMemFault,      cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrMemFault))
+  `COVER(CplPcRange,       cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrPcRange))
+  `COVER(CplNoWeights,     cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrNoWeights))
+  `COVER(CplWgtOverflow,   cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrWgtOverflow))
+  `COVER(CplBadCommand,    cmd_done_o && status_q == StBadCommand)
+  `COVER(CplFetchFault,    cmd_done_o && status_q == StFetchFault)
+  `COVER(RingHalted,       dma_fault_o && state_q == StEntryDone)
+  // The submission ring's head and the completion ring's tail wrap to entry
+  // 0 (the completion phase flips); a completion waits for room in its ring.
+  `COVER(SqWraps,          !soft_reset_i && sq_head_q != '0 && sq_head_d == '0)
+  `COVER(CqWraps,          cmd_done_o && cq_next == '0)
+  `COVER(CqFullWaits,      state_q == StCplWait && cq_next == cq_head_i)
+
   // Entries and programs are whole beats (their lengths are multiples of 16);
   // a failed read's class and address reach the registers in tpu_top.
   logic unused_dma;

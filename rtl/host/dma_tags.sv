@@ -183,6 +183,12 @@ module dma_tags #(
     if (alloc_i || timeout_o) stamp_q[alloc_i ? alloc_slot : scan_q] <= now_q;
   end
 
+  // Cover points: a slot handed out again, its tag value itself coming back
+  // (the generation wraps), and every slot taken (reads wait for a tag).
+  `COVER(TagSlotReused, alloc_i && gen_q[alloc_slot] != '0)
+  `COVER(TagValueReused, alloc_i && gen_q[alloc_slot] == '1)
+  `COVER(TagsAllTaken, !alloc_valid_o)
+
   `ASSERT(TagAllocFree, alloc_i |-> alloc_valid_o && !abandon_i)
   // One stamp write per cycle: a timeout abandons, so nothing is allocated.
   `ASSERT(TagAllocNotTimeout, alloc_i |-> !timeout_o)

@@ -71,9 +71,20 @@ CONFIGS = (
            array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, wgt_fifo_tiles=16, **_COMMON),
     Config(name="wide", summary="32×32",
            array_n=32, ub_rows=4096, acc_rows=1024, imem_depth=1024, wgt_fifo_tiles=16, **_COMMON),
+    # The headline sizes, for make bench-large (not make test): TPU v2's
+    # 128×128 and TPU v1's 256×256 arrays, with its four-tile weight FIFO.
+    Config(name="v2", summary="128×128, the size of a TPU v2 core's matrix unit",
+           array_n=128, ub_rows=4096, acc_rows=2048, imem_depth=1024, wgt_fifo_tiles=8, **_COMMON),
+    Config(name="v1", summary="256×256, the size of TPU v1's matrix unit",
+           array_n=256, ub_rows=4096, acc_rows=2048, imem_depth=1024, wgt_fifo_tiles=4, **_COMMON),
 )
 
 DEFAULT = "default"
+
+# Configurations with array_n >= LARGE_N are built as device models for the
+# tool only (make bench-large): no core-level or SystemC model, no
+# per-configuration test executables, none of them in make test.
+LARGE_N = 128
 
 DATAPATHS = ("int8",)
 
@@ -99,7 +110,7 @@ class Rule:
 # generates rtl/common/tpu_cfg_check.sv from them, so a hand-edited package
 # stops elaboration by the same rules. The datapath must be one of DATAPATHS.
 RULES = (
-    Rule("array_n", 2, 64, pow2=True),
+    Rule("array_n", 2, 256, pow2=True),
     Rule("ub_rows", 64, 32768, pow2=True, why="CAPS1 has 16 bits"),
     Rule("acc_rows", 16, 32768, pow2=True),
     Rule("imem_depth", 16, 32768, pow2=True),

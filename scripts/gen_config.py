@@ -219,6 +219,9 @@ def generate_cmake() -> str:
         "set(TPU_ALL_CONFIGS " + " ".join(c.name for c in t.CONFIGS) + ")",
         f"set(TPU_DEFAULT_CONFIG {t.DEFAULT})",
     ]
+    large = [c.name for c in t.CONFIGS if c.array_n >= t.LARGE_N]
+    lines.append(f"# N >= {t.LARGE_N}: device models for the tool only (make bench-large).")
+    lines.append("set(TPU_LARGE_CONFIGS " + " ".join(large) + ")")
     for c in t.CONFIGS:
         lines.append(f"set(TPU_CONFIG_{c.name.upper()}_N {c.array_n})")
     return "\n".join(lines) + "\n"

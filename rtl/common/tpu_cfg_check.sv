@@ -14,8 +14,8 @@ module tpu_cfg_check #(
   if (Cfg.datapath != tpu_pkg::DatapathInt8) begin : g_bad_datapath
     $fatal(1, "tpu_cfg: datapath must be one of int8");
   end
-  if (!in_range(Cfg.array_n, 2, 64, 1'b1)) begin : g_bad_array_n
-    $fatal(1, "tpu_cfg: array_n = %0d must be a power of two from 2 to 64", Cfg.array_n);
+  if (!in_range(Cfg.array_n, 2, 256, 1'b1)) begin : g_bad_array_n
+    $fatal(1, "tpu_cfg: array_n = %0d must be a power of two from 2 to 256", Cfg.array_n);
   end
   if (!in_range(Cfg.ub_rows, 64, 32768, 1'b1)) begin : g_bad_ub_rows
     $fatal(1, "tpu_cfg: ub_rows = %0d must be a power of two from 64 to 32768 (CAPS1 has 16 bits)", Cfg.ub_rows);

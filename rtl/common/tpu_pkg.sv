@@ -86,6 +86,42 @@ package tpu_pkg;
     link_latency:         500,
     link_bytes_per_cycle: 16
   };
+`elsif TPU_CONFIG_V2
+  localparam string ConfigName = "v2";
+  localparam cfg_t  Cfg = '{
+    array_n:              128,
+    datapath:             DatapathInt8,
+    ub_rows:              4096,
+    acc_rows:             2048,
+    imem_depth:           1024,
+    wgt_fifo_tiles:       8,
+    dma_tags:             32,
+    dma_rd_xfers:         32,
+    dma_rob_bytes:        16384,
+    dma_wr_buf_beats:     64,
+    dma_timeout:          4096,
+    mem_outstanding:      16,
+    link_latency:         500,
+    link_bytes_per_cycle: 16
+  };
+`elsif TPU_CONFIG_V1
+  localparam string ConfigName = "v1";
+  localparam cfg_t  Cfg = '{
+    array_n:              256,
+    datapath:             DatapathInt8,
+    ub_rows:              4096,
+    acc_rows:             2048,
+    imem_depth:           1024,
+    wgt_fifo_tiles:       4,
+    dma_tags:             32,
+    dma_rd_xfers:         32,
+    dma_rob_bytes:        16384,
+    dma_wr_buf_beats:     64,
+    dma_timeout:          4096,
+    mem_outstanding:      16,
+    link_latency:         500,
+    link_bytes_per_cycle: 16
+  };
 `else  // default
   localparam string ConfigName = "default";
   localparam cfg_t  Cfg = '{

@@ -33,69 +33,152 @@ module mxu_array #(
 
   // Nets between PEs: act/bank flow along a row (index c = entering column c),
   // psum/weights flow down a column (index r = entering row r).
-  logic [DataW-1:0] act  [N][N+1];
-  logic             bank [N][N+1];
-  logic             bf16 [N][N+1];
-  logic [PsumW-1:0] psum [N+1][N];
-  logic             wv   [N+1][N];
-  logic [RowW-1:0]  wrow [N+1][N];
-  logic             wbank[N+1][N];
-  logic [DataW-1:0] wgt  [N+1][N];
+`ifdef TPU_ECP5_DSP
+  localparam bit EcpDsp = 1'b1;  // the int8 MAC is an ECP5 multiplier cell per PE
+`else
+  localparam bit EcpDsp = 1'b0;
+`endif
 
-  for (genvar r = 0; r < N; r++) begin : gen_row_edge
-    assign act[r][0]  = act_i[r];
-    assign bank[r][0] = act_bank_i[r];
-    assign bf16[r][0] = act_bf16_i[r];
-  end
+  if (Datapath == tpu_pkg::DatapathInt8 && !EcpDsp) begin : gen_int8_grid
+    // The int8 array as N x N registers updated by loops: the same PEs, flop
+    // for flop and cycle for cycle, as mxu_pe/mxu_mac (see gen_pes), written
+    // so that a simulator's model stays the same size for any N instead of
+    // growing with N^2 module instances (docs/decisions.md, "The int8 array
+    // is written as loops"). The clocked block updates the registers in
+    // place with blocking assignments (the one form of per-element array
+    // update in a loop that Verilator compiles to a loop; waived in
+    // lint.vlt), visiting the PEs bottom-up and right to left so that every
+    // PE still reads the old values of its neighbours above and to the left,
+    // and within a PE the sum before the product before the operands.
+    // Nothing outside the block reads these arrays: the weight-valid flags
+    // and the column sums are ordinary non-blocking registers.
+    typedef logic [DataW-1:0]   data_t;
+    typedef logic [2*DataW-1:0] prod_t;
+    typedef logic [PsumW-1:0]   psum_t;
+    typedef logic [RowW-1:0]    row_t;
 
-  for (genvar c = 0; c < N; c++) begin : gen_col_edge
-    assign psum[0][c]  = '0;
-    assign wv[0][c]    = wgt_valid_i[c];
-    assign wrow[0][c]  = wgt_row_i[c];
-    assign wbank[0][c] = wgt_bank_i[c];
-    assign wgt[0][c]   = wgt_i[c];
-    assign psum_o[c]   = psum[N][c];
-  end
+    data_t act_q  [N][N];     // activation leaving PE (r, c) to the right
+    logic  abank_q[N][N];     // its weight bank
+    row_t  wrow_q [N][N];     // weight beat leaving PE (r, c) downwards
+    logic  wbank_q[N][N];
+    data_t wgt_q  [N][N];
+    data_t bank_q [N][N][2];  // the two stationary weights
+    data_t a_q    [N][N];     // MAC operand registers
+    data_t w_q    [N][N];
+    prod_t prod_q [N][N];
+    psum_t psum_q [N-1][N];   // partial sum leaving PE (r, c) downwards
+    logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
+    logic [N-1:0][N-1:0]     wv_q;  // row r: weight-valid leaving row r
 
-  for (genvar r = 0; r < N; r++) begin : gen_row
-    for (genvar c = 0; c < N; c++) begin : gen_col
-      mxu_pe #(
-        .Datapath(Datapath),
-        .DataW   (DataW),
-        .PsumW   (PsumW),
-        .RowW    (RowW),
-        .Row     (r)
-      ) u_pe (
-        .clk_i,
-        .rst_ni,
-        .en_i,
-        .clear_i,
-        .act_i      (act[r][c]),
-        .act_bank_i (bank[r][c]),
-        .act_bf16_i (Datapath == tpu_pkg::DatapathBoth ? bf16[r][c] : act_bf16_i[r]),
-        .act_o      (act[r][c+1]),
-        .act_bank_o (bank[r][c+1]),
-        .act_bf16_o (bf16[r][c+1]),
-        .psum_i     (psum[r][c]),
-        .psum_o     (psum[r+1][c]),
-        .wgt_valid_i(wv[r][c]),
-        .wgt_row_i  (wrow[r][c]),
-        .wgt_bank_i (wbank[r][c]),
-        .wgt_i      (wgt[r][c]),
-        .wgt_valid_o(wv[r+1][c]),
-        .wgt_row_o  (wrow[r+1][c]),
-        .wgt_bank_o (wbank[r+1][c]),
-        .wgt_o      (wgt[r+1][c])
-      );
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni)              wv_q <= '0;
+      else if (en_i || clear_i) wv_q <= clear_i ? '0 : {wv_q[N-2:0], wgt_valid_i};
     end
-  end
 
-  // The right-most activations and bottom weight beats leave the array unused.
-  logic unused_edges;
-  always_comb begin
-    unused_edges = 1'b0;
-    for (int r = 0; r < N; r++) unused_edges ^= ^act[r][N] ^ bank[r][N] ^ bf16[r][N];
-    for (int c = 0; c < N; c++) unused_edges ^= wv[N][c] ^ ^wrow[N][c] ^ wbank[N][c] ^ ^wgt[N][c];
+    always_ff @(posedge clk_i) begin
+      data_t act_in, wgt_in;
+      logic  abank_in, wv_in, wbank_in;
+      row_t  wrow_in;
+      psum_t psum_in;
+      psum_last_d = psum_last_q;
+      for (int r = N - 1; r >= 0; r--) begin
+        for (int c = N - 1; c >= 0; c--) begin
+          // What enters PE (r, c): from the left edge or the PE to the left,
+          // from the top edge or the PE above (old values: not yet visited).
+          act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
+          abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
+          wv_in    = r == 0 ? wgt_valid_i[c] : wv_q[r-1][c];
+          wrow_in  = r == 0 ? wgt_row_i[c]   : wrow_q[r-1][c];
+          wbank_in = r == 0 ? wgt_bank_i[c]  : wbank_q[r-1][c];
+          wgt_in   = r == 0 ? wgt_i[c]       : wgt_q[r-1][c];
+          psum_in  = r == 0 ? '0             : psum_q[r-1][c];
+          if (en_i) begin
+            if (r == N - 1) psum_last_d[c] = psum_in + psum_t'($signed(prod_q[r][c]));
+            else            psum_q[r][c]   = psum_in + psum_t'($signed(prod_q[r][c]));
+            prod_q[r][c]  = prod_t'($signed(a_q[r][c]) * $signed(w_q[r][c]));
+            w_q[r][c]     = bank_q[r][c][abank_in];
+            a_q[r][c]     = act_in;
+            act_q[r][c]   = act_in;
+            abank_q[r][c] = abank_in;
+            wrow_q[r][c]  = wrow_in;
+            wbank_q[r][c] = wbank_in;
+            wgt_q[r][c]   = wgt_in;
+            if (wv_in && wrow_in == RowW'(r)) bank_q[r][c][wbank_in] = wgt_in;
+          end
+        end
+      end
+      psum_last_q <= psum_last_d;
+    end
+
+    assign psum_o = psum_last_q;
+
+    logic unused_edges;  // the last row's weight beats; the row format (int8 only)
+    assign unused_edges = ^wv_q[N-1] ^ ^act_bf16_i;
+  end else begin : gen_pes
+    logic [DataW-1:0] act  [N][N+1];
+    logic             bank [N][N+1];
+    logic             bf16 [N][N+1];
+    logic [PsumW-1:0] psum [N+1][N];
+    logic             wv   [N+1][N];
+    logic [RowW-1:0]  wrow [N+1][N];
+    logic             wbank[N+1][N];
+    logic [DataW-1:0] wgt  [N+1][N];
+
+    for (genvar r = 0; r < N; r++) begin : gen_row_edge
+      assign act[r][0]  = act_i[r];
+      assign bank[r][0] = act_bank_i[r];
+      assign bf16[r][0] = act_bf16_i[r];
+    end
+
+    for (genvar c = 0; c < N; c++) begin : gen_col_edge
+      assign psum[0][c]  = '0;
+      assign wv[0][c]    = wgt_valid_i[c];
+      assign wrow[0][c]  = wgt_row_i[c];
+      assign wbank[0][c] = wgt_bank_i[c];
+      assign wgt[0][c]   = wgt_i[c];
+      assign psum_o[c]   = psum[N][c];
+    end
+
+    for (genvar r = 0; r < N; r++) begin : gen_row
+      for (genvar c = 0; c < N; c++) begin : gen_col
+        mxu_pe #(
+          .Datapath(Datapath),
+          .DataW   (DataW),
+          .PsumW   (PsumW),
+          .RowW    (RowW),
+          .Row     (r)
+        ) u_pe (
+          .clk_i,
+          .rst_ni,
+          .en_i,
+          .clear_i,
+          .act_i      (act[r][c]),
+          .act_bank_i (bank[r][c]),
+          .act_bf16_i (Datapath == tpu_pkg::DatapathBoth ? bf16[r][c] : act_bf16_i[r]),
+          .act_o      (act[r][c+1]),
+          .act_bank_o (bank[r][c+1]),
+          .act_bf16_o (bf16[r][c+1]),
+          .psum_i     (psum[r][c]),
+          .psum_o     (psum[r+1][c]),
+          .wgt_valid_i(wv[r][c]),
+          .wgt_row_i  (wrow[r][c]),
+          .wgt_bank_i (wbank[r][c]),
+          .wgt_i      (wgt[r][c]),
+          .wgt_valid_o(wv[r+1][c]),
+          .wgt_row_o  (wrow[r+1][c]),
+          .wgt_bank_o (wbank[r+1][c]),
+          .wgt_o      (wgt[r+1][c])
+        );
+      end
+    end
+
+    // The right-most activations and bottom weight beats leave the array unused.
+    logic unused_edges;
+    always_comb begin
+      unused_edges = 1'b0;
+      for (int r = 0; r < N; r++) unused_edges ^= ^act[r][N] ^ bank[r][N] ^ bf16[r][N];
+      for (int c = 0; c < N; c++) unused_edges ^= wv[N][c] ^ ^wrow[N][c] ^ wbank[N][c] ^ ^wgt[N][c];
+    end
   end
 
 endmodule

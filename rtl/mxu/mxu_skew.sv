@@ -24,23 +24,43 @@ module mxu_skew #(
     assign unused_clear = clear_i;  // rst_ni is unused too (waived in lint.vlt)
   end
 
-  for (genvar i = 0; i < Lanes; i++) begin : gen_lane
-    localparam int unsigned Delay = Ascending ? i : Lanes - 1 - i;
-    if (Delay == 0) begin : gen_wire
-      assign data_o[i] = data_i[i];
-    end else begin : gen_delay
-      logic [Delay-1:0][Width-1:0] stage_q;
-      for (genvar s = 0; s < Delay; s++) begin : gen_stage
-        logic [Width-1:0] stage_d;
-        assign stage_d = (s == 0) ? data_i[i] : stage_q[s-1];
-        if (Reset) begin : gen_rst
-          `FFL(stage_q[s], clear_i ? '0 : stage_d, en_i || clear_i, '0)
-        end else begin : gen_nrst
-          `FFLNR(stage_q[s], stage_d, en_i)
-        end
-      end
-      assign data_o[i] = stage_q[Delay-1];
+  // One shift register of Lanes-1 stages carries every lane; lane i is read
+  // out after its delay, and the stages past it are left unused (removed in
+  // synthesis; waived in lint.vlt). Stages are unpacked, lanes packed, so a
+  // simulator's model shifts the whole triangle in O(Lanes) statements
+  // rather than one process per register (docs/decisions.md).
+  if (Lanes > 1) begin : gen_stages
+    logic [Lanes-1:0][Width-1:0] stage_q [Lanes-1], stage_d [Lanes-1];
+
+    always_comb begin
+      stage_d[0] = data_i;
+      for (int s = 1; s < Lanes - 1; s++) stage_d[s] = stage_q[s-1];
     end
+
+    if (Reset) begin : gen_rst
+      always_ff @(posedge clk_i or negedge rst_ni) begin
+        if (!rst_ni)      stage_q <= '{default: '0};
+        else if (clear_i) stage_q <= '{default: '0};
+        else if (en_i)    stage_q <= stage_d;
+      end
+    end else begin : gen_nrst
+      always_ff @(posedge clk_i) begin
+        if (en_i) stage_q <= stage_d;
+      end
+    end
+
+    for (genvar i = 0; i < Lanes; i++) begin : gen_lane
+      localparam int unsigned Delay = Ascending ? i : Lanes - 1 - i;
+      if (Delay == 0) begin : gen_wire
+        assign data_o[i] = data_i[i];
+      end else begin : gen_delay
+        assign data_o[i] = stage_q[Delay-1][i];
+      end
+    end
+  end else begin : gen_single
+    assign data_o = data_i;
+    logic unused_en;
+    assign unused_en = en_i;
   end
 
 endmodule

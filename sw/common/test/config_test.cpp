@@ -15,7 +15,7 @@ TEST(Config, FindsEveryNamedConfigurationAndNothingElse) {
   EXPECT_EQ(tpu::find_config("huge"), nullptr);
   EXPECT_EQ(tpu::find_config(""), nullptr);
   ASSERT_NE(tpu::find_config(tpu::kDefaultConfig), nullptr);
-  EXPECT_EQ(tpu::config_names(), "tiny, small, default, wide");
+  EXPECT_EQ(tpu::config_names(), "tiny, small, default, wide, v2, v1");
 }
 
 TEST(Config, ArraySizesOfTheNamedConfigurations) {
@@ -23,6 +23,8 @@ TEST(Config, ArraySizesOfTheNamedConfigurations) {
   EXPECT_EQ(tpu::find_config("small")->array_n, 8);
   EXPECT_EQ(tpu::find_config("default")->array_n, 16);
   EXPECT_EQ(tpu::find_config("wide")->array_n, 32);
+  EXPECT_EQ(tpu::find_config("v2")->array_n, 128);
+  EXPECT_EQ(tpu::find_config("v1")->array_n, 256);
 }
 
 TEST(Config, CoreConfigCarriesTheCoreSizes) {

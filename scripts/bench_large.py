@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The large configurations (`make bench-large`): v2 (128×128) and v1 (256×256).
+
+For each configuration: builds the tool with that device model in a build
+directory of its own (Verilation and compilation timed, peak memory of the
+largest process recorded), runs a random int8 GEMM through `tpu matmul` and
+compares it with numpy, and runs `tpu bench` on the same shape for cycles,
+utilization and simulator speed. Prints a table and writes bench_large.csv
+and bench_large.md into --out. Exits 1 if a build fails or a GEMM is not
+exact.
+
+    python3 scripts/bench_large.py [--configs v2 v1] [--build build/large]
+                                   [--out build/bench-large] [--shape M K N] [--jobs 2]
+"""
+
+import argparse
+import csv
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+COLUMNS = ["config", "n", "configure_s", "build_s", "build_peak_mb", "m", "k", "n_cols",
+           "cycles", "utilization", "sim_cycles_per_second", "exact"]
+
+
+def timed(cmd, log):
+    """Runs cmd with its output in log; returns (seconds, peak RSS in MB of the
+    largest process it started). Raises RuntimeError with the log's tail."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.monotonic()
+    with open(log, "w") as f:
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
+    seconds = time.monotonic() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode != 0:
+        tail = Path(log).read_text().splitlines()[-15:]
+        raise RuntimeError(f"{' '.join(map(str, cmd[:3]))} ... failed:\n" + "\n".join(tail))
+    # ru_maxrss of the children is the largest so far: report it only if this
+    # step raised it, else the earlier, larger step's figure would repeat.
+    return seconds, (peak if peak > before else before) / 1024
+
+
+def build(config, build_dir, jobs):
+    build_dir.mkdir(parents=True, exist_ok=True)
+    configure_s, configure_mb = timed(
+        ["cmake", "-S", str(REPO), "-B", str(build_dir), "-G", "Ninja",
+         "-DCMAKE_BUILD_TYPE=Release", f"-DTPU_CONFIGS={config}"],
+        build_dir / "configure.log")
+    build_s, build_mb = timed(
+        ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", "tpu"],
+        build_dir / "build.log")
+    return configure_s, build_s, max(configure_mb, build_mb)
+
+
+def tpu(build_dir, config, *args):
+    cmd = [str(build_dir / "bin" / "tpu"), "--config", config, *map(str, args)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {proc.stderr.strip() or proc.stdout.strip()}")
+    return proc.stdout
+
+
+def gemm(config, build_dir, shape, seed):
+    m, k, n = shape
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-128, 128, size=(m, k), dtype=np.int8)
+    b = rng.integers(-128, 128, size=(k, n), dtype=np.int8)
+    work = build_dir / "gemm"
+    work.mkdir(exist_ok=True)
+    np.save(work / "A.npy", a)
+    np.save(work / "B.npy", b)
+    tpu(build_dir, config, "matmul", "--a", work / "A.npy", "--b", work / "B.npy",
+        "--out", work / "C.npy")
+    c = np.load(work / "C.npy")
+    exact = c.dtype == np.int32 and np.array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+    tpu(build_dir, config, "bench", "--m", m, "--k", k, "--n", n, "--json", work / "bench.json")
+    stats = json.loads((work / "bench.json").read_text())
+    return exact, stats
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--configs", nargs="+", default=["v2", "v1"])
+    p.add_argument("--build", type=Path, default=REPO / "build" / "large")
+    p.add_argument("--out", type=Path, default=REPO / "build" / "bench-large")
+    p.add_argument("--shape", type=int, nargs=3, default=[512, 512, 512], metavar=("M", "K", "N"))
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    import config_table
+    sizes = {c.name: c.array_n for c in config_table.CONFIGS}
+    rows, failed = [], False
+    for config in args.configs:
+        if config not in sizes:
+            sys.exit(f"bench_large: unknown configuration '{config}'; they are {', '.join(sizes)}")
+        build_dir = args.build / config
+        print(f"bench-large: {config} ({sizes[config]}×{sizes[config]}): building in {build_dir}",
+              flush=True)
+        try:
+            configure_s, build_s, peak_mb = build(config, build_dir, args.jobs)
+            exact, stats = gemm(config, build_dir, args.shape, args.seed)
+        except RuntimeError as e:
+            print(f"bench-large: {config}: {e}", file=sys.stderr)
+            failed = True
+            continue
+        row = dict(config=config, n=sizes[config], configure_s=round(configure_s, 1),
+                   build_s=round(build_s, 1), build_peak_mb=round(peak_mb),
+                   m=args.shape[0], k=args.shape[1], n_cols=args.shape[2],
+                   cycles=stats.get("cycles"), utilization=stats.get("utilization"),
+                   sim_cycles_per_second=stats.get("sim_cycles_per_second"),
+                   exact=exact and stats.get("exact", False))
+        failed |= not row["exact"]
+        rows.append(row)
+        print("  " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open(args.out / "bench_large.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    with open(args.out / "bench_large.md", "w") as f:
+        f.write("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS) + "\n")
+        for r in rows:
+            f.write("| " + " | ".join(str(r[c]) for c in COLUMNS) + " |\n")
+    print(f"bench-large: wrote {args.out / 'bench_large.csv'} and bench_large.md")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

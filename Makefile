@@ -27,7 +27,7 @@ BUILT_LIST    := $(subst $(eval) ,;,$(BUILT_CONFIGS))
 CMAKE_FLAGS   := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(BUILT_LIST)"
 
 .DEFAULT_GOAL := build
-.PHONY: help setup configure build test sim regress fuzz lint regs config wave synth fpga fpga-xilinx bench bench-large demo clean
+.PHONY: help setup configure build test sim regress coverage fuzz lint regs config wave synth fpga fpga-xilinx bench bench-large demo clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -71,6 +71,11 @@ regress: build ## Every simulation test for each configuration in CONFIGS and ea
 	python3 scripts/report.py --by-config --junit $(BUILD)/reports/regress.xml \
 	  $(foreach s,$(SEEDS),--seed $(s) $(BUILD)/reports/regress_seed$(s).xml)
 	$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_TIME)
+
+# Its own build in $(BUILD)/coverage/build (models with --coverage, the
+# driver and the reference model with gcov); see docs/verification.md.
+coverage: ## Regression on coverage-instrumented models; per-block line/toggle/cover table and HTML in build/coverage
+	BUILD=$(BUILD) CONFIGS="$(CONFIGS)" JOBS=$(JOBS) scripts/coverage.sh
 
 # Its own small build (no Verilator): clang++ when there is one (libFuzzer,
 # coverage-guided, ASan/UBSan), else the deterministic mutation fuzzer of

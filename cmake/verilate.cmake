@@ -8,6 +8,10 @@
 # SYSTEMC makes a SystemC module instead (verilator --sc: sc_in/sc_out ports,
 # evaluated by the SystemC kernel; no tracing compiled in) and links SystemC
 # (target tpu_systemc below); see docs/systemc.md.
+# With TPU_COVERAGE (make coverage, docs/verification.md) every model is
+# also instrumented for coverage (verilator --coverage: lines, toggles and
+# the RTL's `COVER points; exclusions in rtl/coverage.vlt) and links a
+# runtime of its own kind built with VM_COVERAGE=1.
 file(STRINGS ${CMAKE_SOURCE_DIR}/rtl/sources.list TPU_RTL_LIST)
 list(TRANSFORM TPU_RTL_LIST PREPEND ${CMAKE_SOURCE_DIR}/rtl/)
 
@@ -24,15 +28,24 @@ function(tpu_add_model target)
   else()
     set(kind TRACE_FST)
   endif()
+  set(coverage)
+  set(coverage_args)
+  if(TPU_COVERAGE)
+    set(coverage COVERAGE)
+    # Every module inlined, as a normal build inlines the ones tests peek
+    # into by flattened name (tb/common/memory_peek.h): the instrumentation
+    # would make them too large for Verilator's inlining limit.
+    set(coverage_args ${CMAKE_SOURCE_DIR}/rtl/coverage.vlt --inline-mult 0)
+  endif()
   verilate(${target}
     SOURCES ${TPU_RTL_LIST} ${M_SOURCES}
     TOP_MODULE ${M_TOP}
     PREFIX ${M_PREFIX}
-    ${kind}
+    ${kind} ${coverage}
     VERILATOR_ARGS -Wall --timescale 1ns/1ns --assert
                    -I${CMAKE_SOURCE_DIR}/rtl/common
                    +define+TPU_CONFIG_${cfg_upper}
-                   ${CMAKE_SOURCE_DIR}/rtl/lint.vlt
+                   ${CMAKE_SOURCE_DIR}/rtl/lint.vlt ${coverage_args}
                    --trace-structs ${TPU_VERILATOR_SPLIT} ${M_ARGS})
   tpu_model_build_speed(${target} ${M_PREFIX} ${kind})
 endfunction()
@@ -51,7 +64,9 @@ endfunction()
 #    single function (the MXU's evaluation at large N) grows the compiler's
 #    time and memory faster than linearly;
 #  - the Verilator runtime (verilated.cpp, the FST writer, ...) is compiled
-#    once per kind of model into tpu_verilated_<kind>, not once per library.
+#    once per kind of model into tpu_verilated_<kind>, not once per library;
+#    a coverage build's runtime is another kind (tpu_verilated_<kind>_coverage),
+#    so that a coverage runtime is never mixed with a normal one.
 set(TPU_VERILATOR_SPLIT --output-split-cfuncs;2000;--output-split-ctrace;2000
     CACHE STRING "Verilator options that split the generated C++ (a ;-list)")
 set(TPU_VERILATOR_OPT_SLOW -O0 CACHE STRING "compiler options for the code Verilator marks slow")
@@ -76,15 +91,26 @@ function(tpu_model_build_speed target prefix kind)
   set_property(TARGET ${target} PROPERTY SOURCES ${srcs})
   string(TOLOWER ${kind} lib)
   set(lib tpu_verilated_${lib})
+  set(cov 0)
+  if(TPU_COVERAGE)
+    set(lib ${lib}_coverage)
+    set(cov 1)
+  endif()
   if(NOT TARGET ${lib})
     # Built with the same VM_* switches verilate() gives the model.
     add_library(${lib} STATIC ${runtime})
     target_include_directories(${lib} PUBLIC ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
     if(kind STREQUAL "SYSTEMC")
-      target_compile_definitions(${lib} PRIVATE VM_SC=1 VM_TRACE=0 VM_TRACE_VCD=0 VM_TRACE_FST=0 VM_COVERAGE=0)
+      target_compile_definitions(${lib} PRIVATE VM_SC=1 VM_TRACE=0 VM_TRACE_VCD=0 VM_TRACE_FST=0 VM_COVERAGE=${cov})
       target_link_libraries(${lib} PUBLIC tpu_systemc)
     else()
-      target_compile_definitions(${lib} PRIVATE VM_SC=0 VM_TRACE=1 VM_TRACE_VCD=0 VM_TRACE_FST=1 VM_COVERAGE=0)
+      target_compile_definitions(${lib} PRIVATE VM_SC=0 VM_TRACE=1 VM_TRACE_VCD=0 VM_TRACE_FST=1 VM_COVERAGE=${cov})
+    endif()
+    if(TPU_COVERAGE)
+      # verilate() defines VM_COVERAGE only where it compiles a model; the
+      # harness (sim/verilator/coverage.h) writes the data from any code
+      # that links one.
+      target_compile_definitions(${lib} INTERFACE VM_COVERAGE=1)
     endif()
     target_link_libraries(${lib} PUBLIC ${VERILATOR_MT_CFLAGS} ${${prefix}_USER_LDLIBS})
   else()

@@ -51,6 +51,7 @@
 #include <verilated_sc.h>
 #include <verilated.h>
 
+#include "coverage.h"
 #include "root_complex.h"
 #include "tlp_layout.h"
 
@@ -203,6 +204,7 @@ class TpuTlm final : public TpuTlmBase {
   ~TpuTlm() override {
     make_current();
     model_->final();
+    tb::write_coverage(*ctx_);  // a coverage build's data (sim/verilator/coverage.h)
     model_.reset();
   }
 

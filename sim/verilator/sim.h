@@ -19,6 +19,8 @@
 #include <string>
 #include <utility>
 
+#include "coverage.h"
+
 namespace tb {
 
 template <class Model>
@@ -49,9 +51,11 @@ class Sim {
   // Verilator's runtime reaches the model's context through a thread-local
   // "current context" (scope teardown, assertion errors). With several models
   // in one thread it must point at this one whenever this model runs or dies.
+  // A coverage build writes the model's coverage here (coverage.h).
   ~Sim() {
     Verilated::threadContextp(ctx_.get());
     dut_->final();
+    write_coverage(*ctx_);
     if (trace_) trace_->close();
     trace_.reset();
     dut_.reset();

@@ -59,6 +59,7 @@ class FpFixture : public ::testing::Test {
   void TearDown() override {
     Verilated::threadContextp(ctx_.get());
     dut_->final();
+    tb::write_coverage(*ctx_);  // a coverage build's data (coverage.h)
     if (trace_) trace_->close();
     trace_.reset();
     dut_.reset();

@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave xvfb xauth imagemagick
           g++ cmake ninja-build make python3 python3-pip git
           nlohmann-json3-dev libcli11-dev
-          clang libclang-rt-14-dev)  # make fuzz: libFuzzer (-fsanitize=fuzzer)
+          clang libclang-rt-14-dev   # make fuzz: libFuzzer (-fsanitize=fuzzer)
+          lcov gcovr)                # make coverage: genhtml (RTL), gcovr (C++)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi

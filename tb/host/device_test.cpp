@@ -360,6 +360,73 @@ TEST_F(DeviceTest, ProgramFetchFaultAndBadCommand) {
   check_gemm(5, 4, 3, 10);
 }
 
+// Every program error code reaches the host in its completion entry, with
+// the failing instruction's index, and the ring goes on (the cover points
+// Cpl* of rtl/host/cmd_proc.sv). The core's tests check each error in depth
+// (EveryErrorCodeStopsAndRecovers); MEM_FAULT is DmaFaultsDuringAProgram's.
+TEST_F(DeviceTest, EveryProgramErrorCodeReachesItsCompletion) {
+  RootComplexConfig cfg;
+  cfg.latency = 20;
+  start(cfg);
+  constexpr uint32_t n = uint32_t(N), ub = TopCfg::UbRows, acc = TopCfg::AccRows,
+                     imem = TopCfg::Imem, tiles = TopCfg::WgtFifoTiles;
+  const uint64_t src = 0x90000;
+  isa::Instr illegal{};
+  illegal.op = 0x7f;
+  isa::Instr bad_flags = isa::sync(0);
+  bad_flags.flags = 0x80;
+  struct Case {
+    const char* name;
+    std::vector<isa::Instr> prog;
+    ErrCode code;
+    uint32_t pc;
+  };
+  const Case cases[] = {
+      {"illegal opcode", {isa::sync(0), illegal, isa::halt()}, ErrCode::kIllegalOpcode, 1},
+      {"reserved flag", {bad_flags, isa::halt()}, ErrCode::kBadFlags, 0},
+      {"UB range", {isa::rhm(ub - 6, 8, src, n), isa::halt()}, ErrCode::kUbRange, 0},
+      {"ACC range", {isa::rw(src, 1, n), isa::mmc(0, acc - 1, 2, false, true), isa::halt()},
+       ErrCode::kAccRange, 1},
+      {"bad count", {isa::rhm(0, 0, src, n), isa::halt()}, ErrCode::kBadCount, 0},
+      {"nested loop", {isa::loop(2, 2), isa::loop(2, 1), isa::sync(0), isa::halt()}, ErrCode::kNestedLoop, 1},
+      {"bad CFG value", {isa::cfg(0x001, 40), isa::halt()}, ErrCode::kBadCfg, 0},
+      {"PC range", std::vector<isa::Instr>(imem, isa::sync(0)), ErrCode::kPcRange, imem},
+      {"no weights", {isa::rhm(0, 4, src, n), isa::mmc(0, 0, 4, false, false), isa::halt()},
+       ErrCode::kNoWeights, 1},
+      {"weight overflow", {isa::rw(src, tiles, n), isa::rw(src, 3, n), isa::halt()}, ErrCode::kWgtOverflow, 1},
+  };
+  uint16_t id = 1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const tb::CqEntry cpl = run(c.prog, id++);
+    EXPECT_EQ(cpl.status, uint16_t(c.code)) << isa::err_name(ErrCode(cpl.status));
+    EXPECT_EQ(cpl.err_pc, c.pc);
+  }
+  check_gemm(5, 4, 3, id);
+}
+
+// The submission entry itself cannot be read: the ring halts with no
+// completion (STATUS.sq_error, the DMA class in ERR_CAUSE), and a soft reset
+// starts it again.
+TEST_F(DeviceTest, UnreadableSubmissionEntryHaltsTheRing) {
+  RootComplexConfig cfg;
+  cfg.latency = 20;
+  start(cfg);
+  dev_->rc().add_fault(FaultRule{FaultKind::kUr, kSq, 32});  // entry 0
+  dev_->submit(1, {isa::halt()}, kProg);
+  EXPECT_FALSE(dev_->wait_completion(20000).has_value()) << "a completion for an unreadable entry";
+  EXPECT_TRUE(reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__SQ_ERROR_bm);
+  EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__DMA_UR_bm);
+  dev_->rc().clear_faults();
+  dev_->mmio_write(TPU_REG(CTRL), TPU_REGS__CTRL__SOFT_RESET_bm);
+  dev_->run(2);  // the request reaches STATUS
+  for (int waited = 0; reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__RESET_BUSY_bm; ++waited)
+    ASSERT_LT(waited, 5000) << "soft reset never finished";
+  EXPECT_FALSE(reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__SQ_ERROR_bm);
+  dev_->setup_rings(kSq, 3, kCq, 3);
+  check_gemm(4, 3, 5, 2);
+}
+
 TEST_F(DeviceTest, DoorbellBeyondRingIsIgnored) {
   RootComplexConfig cfg;
   cfg.latency = 20;

@@ -63,7 +63,36 @@ std::vector<ErrorCase> error_cases() {
   std::vector<Instr> pc_range(6, sync(0));
   // A loop whose third iteration leaves the UB: 50 + 2 * inc + 60 > ub.
   const int32_t inc = ub / 2 - 20;
+  // An instruction with one field set where its opcode allows none.
+  auto with = [](Instr i, uint8_t flags, uint16_t count = 0, uint16_t a = 0) {
+    i.flags = uint8_t(i.flags | flags);
+    i.count = uint16_t(i.count + count);
+    i.a = uint16_t(i.a | a);
+    return i;
+  };
+  const Instr act0 = act(0, 0, 1, Act::kNone, false);
+  const Instr vop0 = vop(VopOp::kAdd, 0, 1, 2, 1);
   return {
+      // The decode checks of each opcode that the cases below this group
+      // leave untried (tpu_ctrl.sv, decode; make coverage).
+      {"RW of no tiles", {rw(kInput, 0, nn), halt()}, ErrCode::kBadCount, 0},
+      {"MMC reserved flag", {with(mmc(0, 0, 1, false, false), 0x80), halt()}, ErrCode::kBadFlags, 0},
+      {"MMC UB range", {rw(kInput, 1, nn), mmc(uint32_t(ub - 1), 0, 2, false, true), halt()},
+       ErrCode::kUbRange, 1},
+      {"ACT reserved flag", {with(act0, 0x80), halt()}, ErrCode::kBadFlags, 0},
+      {"ACT of no rows", {act(0, 0, 0, Act::kNone, false), halt()}, ErrCode::kBadCount, 0},
+      {"ACT UB range", {act(0, uint32_t(ub - 1), 2, Act::kNone, false), halt()}, ErrCode::kUbRange, 0},
+      {"ACT ACC range", {act(uint32_t(acc - 1), 0, 2, Act::kNone, false), halt()}, ErrCode::kAccRange, 0},
+      {"VOP reserved flag", {with(vop0, 0x08), halt()}, ErrCode::kBadFlags, 0},
+      {"VOP of no rows", {vop(VopOp::kAdd, 0, 1, 2, 0), halt()}, ErrCode::kBadCount, 0},
+      {"VOP UB range", {vop(VopOp::kAdd, 0, 1, uint32_t(ub - 1), 2), halt()}, ErrCode::kUbRange, 0},
+      {"CFG reserved field", {with(cfg(0x001, 3), 0x01), halt()}, ErrCode::kBadFlags, 0},
+      {"CFG with a count", {with(cfg(0x001, 3), 0, 1), halt()}, ErrCode::kBadCount, 0},
+      {"SYNC with a count", {with(sync(0), 0, 1), halt()}, ErrCode::kBadCount, 0},
+      {"LOOP reserved flag", {with(loop(2, 1), 0x01), sync(0), halt()}, ErrCode::kBadFlags, 0},
+      {"IRQ reserved field", {with(irq(), 0, 0, 1), halt()}, ErrCode::kBadFlags, 0},
+      {"HALT with a count", {with(halt(), 0, 1)}, ErrCode::kBadCount, 0},
+
       {"illegal opcode", {rw(kInput, 1, nn), illegal, halt()}, ErrCode::kIllegalOpcode, 1},
       {"zeroed instruction", {zero}, ErrCode::kIllegalOpcode, 0},
       {"reserved flag", {sync(0), bad_flags, halt()}, ErrCode::kBadFlags, 1},

@@ -32,8 +32,8 @@ COLUMNS = ["config", "n", "configure_s", "build_s", "build_peak_mb", "m", "k", "
 
 def timed(cmd, log):
     """Runs cmd with its output in log; returns (seconds, peak RSS in MB of the
-    largest process it started). Raises RuntimeError with the log's tail."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    largest process this script has started so far: the kernel keeps only
+    that maximum). Raises RuntimeError with the log's tail."""
     start = time.monotonic()
     with open(log, "w") as f:
         proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
@@ -42,21 +42,19 @@ def timed(cmd, log):
     if proc.returncode != 0:
         tail = Path(log).read_text().splitlines()[-15:]
         raise RuntimeError(f"{' '.join(map(str, cmd[:3]))} ... failed:\n" + "\n".join(tail))
-    # ru_maxrss of the children is the largest so far: report it only if this
-    # step raised it, else the earlier, larger step's figure would repeat.
-    return seconds, (peak if peak > before else before) / 1024
+    return seconds, peak / 1024
 
 
 def build(config, build_dir, jobs):
     build_dir.mkdir(parents=True, exist_ok=True)
-    configure_s, configure_mb = timed(
+    configure_s, _ = timed(
         ["cmake", "-S", str(REPO), "-B", str(build_dir), "-G", "Ninja",
          "-DCMAKE_BUILD_TYPE=Release", f"-DTPU_CONFIGS={config}"],
         build_dir / "configure.log")
-    build_s, build_mb = timed(
+    build_s, peak_mb = timed(
         ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", "tpu"],
         build_dir / "build.log")
-    return configure_s, build_s, max(configure_mb, build_mb)
+    return configure_s, build_s, peak_mb
 
 
 def tpu(build_dir, config, *args):

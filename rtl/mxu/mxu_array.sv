@@ -7,6 +7,11 @@
 // combinational across PEs: every flow is registered once per PE. The row
 // format (act_bf16_i) flows along the rows only in the mixed datapath; in the
 // fixed ones it is a constant that every PE of the row takes directly.
+//
+// Two bodies build the same registers: gen_pes instantiates N x N mxu_pe
+// (bf16, mixed, and int8 on the ECP5 multiplier cells); gen_int8_grid
+// writes the int8 array as loop-updated arrays, so that a simulator's model
+// does not grow with N^2 instances (docs/decisions.md).
 module mxu_array #(
   parameter int unsigned        N        = tpu_pkg::ArrayN,
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
@@ -31,8 +36,6 @@ module mxu_array #(
   output logic [N-1:0][PsumW-1:0]     psum_o
 );
 
-  // Nets between PEs: act/bank flow along a row (index c = entering column c),
-  // psum/weights flow down a column (index r = entering row r).
 `ifdef TPU_ECP5_DSP
   localparam bit EcpDsp = 1'b1;  // the int8 MAC is an ECP5 multiplier cell per PE
 `else
@@ -115,6 +118,8 @@ module mxu_array #(
     logic unused_edges;  // the last row's weight beats; the row format (int8 only)
     assign unused_edges = ^wv_q[N-1] ^ ^act_bf16_i;
   end else begin : gen_pes
+    // Nets between PEs: act/bank flow along a row (index c = entering column c),
+    // psum/weights flow down a column (index r = entering row r).
     logic [DataW-1:0] act  [N][N+1];
     logic             bank [N][N+1];
     logic             bf16 [N][N+1];

@@ -46,7 +46,8 @@ function(tpu_add_model target)
                    -I${CMAKE_SOURCE_DIR}/rtl/common
                    +define+TPU_CONFIG_${cfg_upper}
                    ${CMAKE_SOURCE_DIR}/rtl/lint.vlt ${coverage_args}
-                   --trace-structs ${TPU_VERILATOR_SPLIT} ${M_ARGS})
+                   --trace-structs ${TPU_VERILATOR_SPLIT} ${TPU_VERILATOR_NO_RELOOP}
+                   ${M_ARGS})
   tpu_model_build_speed(${target} ${M_PREFIX} ${kind})
 endfunction()
 
@@ -69,6 +70,12 @@ endfunction()
 #    so that a coverage runtime is never mixed with a normal one.
 set(TPU_VERILATOR_SPLIT --output-split-cfuncs;2000;--output-split-ctrace;2000
     CACHE STRING "Verilator options that split the generated C++ (a ;-list)")
+# Verilator 5.006 rolls runs of 40+ word copies back into loops, and in the
+# copies of the values assertions sample (N=256: 64-word rows under $past)
+# it uses the loop index in _eval without declaring it, so the C++ does not
+# compile. No model relooped anything below N=256, so turning it off costs
+# nothing there.
+set(TPU_VERILATOR_NO_RELOOP --reloop-limit 1000000)
 set(TPU_VERILATOR_OPT_SLOW -O0 CACHE STRING "compiler options for the code Verilator marks slow")
 set(TPU_VERILATOR_OPT_TRACE -O1 CACHE STRING "compiler options for the trace-dump code")
 set(TPU_VERILATOR_UNITY_FILES 24 CACHE STRING "generated files per unity source (0: no unity sources)")

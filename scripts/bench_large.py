@@ -113,8 +113,8 @@ def main():
         row = dict(config=config, n=sizes[config], configure_s=round(configure_s, 1),
                    build_s=round(build_s, 1), build_peak_mb=round(peak_mb),
                    m=args.shape[0], k=args.shape[1], n_cols=args.shape[2],
-                   cycles=stats.get("cycles"), utilization=stats.get("utilization"),
-                   sim_cycles_per_second=stats.get("sim_cycles_per_second"),
+                   cycles=stats.get("cycles"), utilization=round(stats.get("utilization", 0), 4),
+                   sim_cycles_per_second=round(stats.get("sim_cycles_per_second", 0)),
                    exact=exact and stats.get("exact", False))
         failed |= not row["exact"]
         rows.append(row)

@@ -266,8 +266,8 @@ class Board final : public BoardSim {
     bridge_.settle();
     uint8_t byte;
     if (from_device_.step(b.tx_o, opt_.div, &byte)) to_host(byte);
-    bridge_.tick();
-    top_.tick();
+    bridge_.tick_settled();
+    top_.tick_settled();
     ++cycles_;
   }
 

@@ -57,7 +57,7 @@ class Device {
     sim_.settle();
     rc_.tick(sim_.cycle());
     if (dut_.cc_valid_o && dut_.cc_ready_i) cc_.push_back(dut_.cc_o);
-    sim_.tick();
+    sim_.tick_settled();
   }
 
   void run(uint64_t cycles) {
@@ -178,7 +178,7 @@ class Device {
       const bool taken = dut_.cq_ready_o;
       rc_.tick(sim_.cycle());
       if (dut_.cc_valid_o && dut_.cc_ready_i) cc_.push_back(dut_.cc_o);
-      sim_.tick();
+      sim_.tick_settled();
       if (taken) {
         dut_.cq_valid_i = 0;
         return;

@@ -167,7 +167,7 @@ class MxuDriver {
           ++out_row;
         }
       }
-      sim_.tick();
+      sim_.tick_settled();
     }
     rec.cycles = sim_.cycle() - start;
     dut_.wgt_valid_i = 0;
@@ -183,7 +183,7 @@ class MxuDriver {
     for (int i = 0; i < cycles; ++i) {
       sim_.settle();
       if (dut_.out_valid_o) ++extra;
-      sim_.tick();
+      sim_.tick_settled();
     }
     return extra;
   }

@@ -3,10 +3,14 @@
 """GEMM sweep on the simulated TPU (`make bench`).
 
 Runs `tpu bench` (a random int8 GEMM, checked bit for bit against the CPU) for cubes
-16..1024 and a few rectangular shapes, prints one table row per shape as it finishes,
-and writes gemm_sweep.csv and gemm_sweep.png (MXU utilization and simulator speed per
-shape) into --out. Exits 1 if any run fails or is not exact. --quick keeps only shapes
-whose sides are all <= 256 (a smoke test of a few seconds).
+16..1024, rectangular shapes (one long side, or a large K and N) and odd shapes (sides
+no multiple of the array), prints one table row per shape as it finishes, and writes
+gemm_sweep.csv and gemm_sweep.png into --out. Per shape: the cycles; the utilization
+(M*K*N MACs over cycles x n x n) and the array utilization (zero padding of partial tiles
+counted); the roofline bound (the largest of the MXU, link read and link write terms plus
+the commands' fixed cost), its limiting term and the fraction bound / cycles achieved
+(docs/cli.md, "bench"); the simulator's speed. Exits 1 if any run fails or is not exact.
+--quick keeps only shapes whose sides are all <= 256 (a smoke test of a few seconds).
 
     python3 scripts/bench_gemm.py [--tpu build/bin/tpu] [--config default]
                                   [--out build/bench] [--quick]
@@ -23,16 +27,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 CUBES = [16, 32, 64, 128, 256, 512, 1024]
-RECTANGLES = [(1024, 64, 64), (64, 1024, 64), (64, 64, 1024), (512, 256, 1024)]
+RECTANGLES = [(1024, 64, 64), (64, 1024, 64), (64, 64, 1024), (512, 256, 1024),
+              (4096, 64, 64), (64, 4096, 64), (64, 64, 4096)]
+ODD = [(1000, 300, 70), (100, 100, 100), (17, 33, 65)]  # partial tiles on every array size
 QUICK_MAX = 256
 HEADLINE = (512, 512, 512)
 
-COLUMNS = ["m", "k", "n", "macs", "cycles", "utilization", "useful_macs", "commands",
-           "sim_cycles_per_second", "wall_seconds", "exact"]
+COLUMNS = ["m", "k", "n", "macs", "cycles", "utilization", "array_utilization", "useful_macs",
+           "commands", "bound_cycles", "limit", "roofline_fraction", "sim_cycles_per_second",
+           "wall_seconds", "exact"]
+# The roofline's columns, from the JSON's "roofline" object (null on a device that
+# matches no named configuration: the columns stay empty).
+ROOFLINE = {"bound_cycles": "bound_cycles", "limit": "limit", "roofline_fraction": "fraction"}
 
 
 def shapes(quick):
-    all_shapes = [(s, s, s) for s in CUBES] + RECTANGLES
+    all_shapes = [(s, s, s) for s in CUBES] + RECTANGLES + ODD
     return [s for s in all_shapes if not quick or max(s) <= QUICK_MAX]
 
 
@@ -62,14 +72,24 @@ def plot(rows, path):
 
     labels = [f"{r['m']}x{r['k']}x{r['n']}" for r in rows]
     x = range(len(rows))
-    fig, (ax_u, ax_s) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
-    ax_u.bar(x, [100 * r["utilization"] for r in rows], color="tab:blue")
-    ax_u.set_ylabel("MXU utilization (%)")
-    ax_u.set_ylim(0, 108)
+    fig, (ax_u, ax_s) = plt.subplots(2, 1, figsize=(max(10, 0.6 * len(rows) + 2), 8), sharex=True)
+    # Top: the utilization (M*K*N) and the fraction of the roofline bound achieved, side by side.
+    width = 0.4
+    series = [("utilization (M*K*N MACs)", "utilization", -width / 2, "tab:blue"),
+              ("roofline fraction (bound / cycles)", "roofline_fraction", width / 2, "tab:green")]
+    for label, key, offset, color in series:
+        values = [100 * (r[key] or 0) for r in rows]
+        ax_u.bar([i + offset for i in x], values, width, label=label, color=color)
+        for i, v in enumerate(values):
+            ax_u.annotate(f"{v:.0f}", (i + offset, v), ha="center", va="bottom", fontsize=7)
+    # The array utilization (padding counted) as a mark over the utilization's bar.
+    ax_u.scatter([i - width / 2 for i in x], [100 * r["array_utilization"] for r in rows], marker="_",
+                 s=120, color="black", zorder=3, label="array utilization (padding counted)")
+    ax_u.axhline(90, color="tab:red", linestyle="--", linewidth=1, label="90 %")
+    ax_u.set_ylabel("percent")
+    ax_u.set_ylim(0, 115)
     ax_u.grid(axis="y", alpha=0.3)
-    for i, r in enumerate(rows):
-        ax_u.annotate(f"{100 * r['utilization']:.1f}", (i, 100 * r["utilization"]),
-                      ha="center", va="bottom", fontsize=8)
+    ax_u.legend(loc="upper left", fontsize=8, ncol=4)
     ax_s.bar(x, [r["sim_cycles_per_second"] / 1e3 for r in rows], color="tab:orange")
     ax_s.set_ylabel("simulator speed (k cycles/s)")
     ax_s.grid(axis="y", alpha=0.3)
@@ -91,7 +111,8 @@ def main():
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    header = f"{'M':>5} {'K':>5} {'N':>5} {'cycles':>10} {'util %':>7} {'sim cyc/s':>10} {'wall s':>7}  check"
+    header = (f"{'M':>5} {'K':>5} {'N':>5} {'cycles':>10} {'util %':>7} {'array %':>7} "
+              f"{'bound':>10} {'limit':<10} {'roof %':>6} {'sim cyc/s':>10} {'wall s':>7}  check")
     print(f"GEMM sweep, config {args.config}")
     print(header)
     print("-" * len(header))
@@ -109,9 +130,15 @@ def main():
                 if "cannot run" in str(e):
                     break
                 continue
-            row = {"m": m, "k": k, "n": n, "macs": m * k * n, **{c: r.get(c) for c in COLUMNS[4:]}}
+            row = {"m": m, "k": k, "n": n, "macs": m * k * n,
+                   **{c: r.get(c) for c in COLUMNS[4:] if c not in ROOFLINE}}
+            roof = r.get("roofline") or {}
+            row.update({c: roof.get(key) for c, key in ROOFLINE.items()})
             exact = r.get("exact") is True
+            bound = f"{row['bound_cycles']:>10,}" if roof else f"{'-':>10}"
+            fraction = f"{100 * row['roofline_fraction']:>6.1f}" if roof else f"{'-':>6}"
             print(f"{row['cycles']:>10,} {100 * row['utilization']:>7.1f} "
+                  f"{100 * row['array_utilization']:>7.1f} {bound} {row['limit'] or '-':<10} {fraction} "
                   f"{row['sim_cycles_per_second']:>10,.0f} {row['wall_seconds']:>7.1f}  "
                   f"{'exact' if exact else 'NOT EXACT'}", flush=True)
             if not exact:
@@ -127,7 +154,10 @@ def main():
         print(f"\nwrote {out / 'gemm_sweep.csv'} and {out / 'gemm_sweep.png'}")
         for r in rows:
             if (r["m"], r["k"], r["n"]) == HEADLINE:
-                print(f"512x512x512: {r['cycles']:,} cycles, MXU utilization {100 * r['utilization']:.1f}%")
+                roof = (f", {100 * r['roofline_fraction']:.1f}% of the roofline bound"
+                        if r["roofline_fraction"] is not None else "")
+                print(f"512x512x512: {r['cycles']:,} cycles, MXU utilization {100 * r['utilization']:.1f}%"
+                      f"{roof}")
         timed = [r for r in rows if r["sim_cycles_per_second"]]
         sim_seconds = sum(r["cycles"] / r["sim_cycles_per_second"] for r in timed)
         total_cycles = sum(r["cycles"] for r in timed)

@@ -138,6 +138,10 @@ nlohmann::json stats_json(const Global& /*g*/, const Device& dev, const OpStats&
           {"macs", s.macs},
           {"useful_macs", s.counters.useful_macs},
           {"utilization", s.utilization()},
+          {"array_utilization", s.array_utilization()},
+          {"array_cycles", s.array_cycles},
+          {"read_bytes", s.read_bytes},
+          {"write_bytes", s.write_bytes},
           {"counters", counters_json(s.counters)}};
 }
 

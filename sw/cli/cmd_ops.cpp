@@ -2,11 +2,13 @@
 // The operator subcommands: info, matmul, bench, perf and mlp (docs/cli.md).
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "cli_common.h"
 #include "model_file.h"
 #include "outputs.h"
+#include "tpu/roofline.h"
 #include "tpu/uart_transport.h"
 
 namespace tpu::cli {
@@ -65,6 +67,8 @@ MatrixI8 random_matrix(std::mt19937_64& rng, int rows, int cols) {
 // What bench and perf measure.
 struct GemmRun {
   OpStats stats;
+  uint64_t command_cycles = 0;     // command_latency(), measured before the GEMM
+  std::optional<Roofline> roof;    // none when the device matches no named configuration
   double wall_seconds = 0;
   bool exact = false;
   std::string mismatch;  // the first differing element, when not exact
@@ -76,9 +80,12 @@ GemmRun run_random_gemm(const Global& g, Device& dev, const GemmArgs& args) {
   const MatrixI8 b = random_matrix(rng, args.k, args.n);
 
   GemmRun r;
+  // The fixed cost of a command, once, outside the GEMM's statistics.
+  r.command_cycles = command_latency(dev);
   const auto t0 = std::chrono::steady_clock::now();
   const MatrixI32 c = checked_matmul(dev, a, b, &r.stats);
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.roof = roofline(r.stats, dev.info().config, r.command_cycles);
 
   const MatrixI32 ref = model::matmul_i8(a, b);
   r.exact = c == ref;
@@ -110,8 +117,60 @@ std::string gemm_shape(const GemmArgs& a) {
 
 json shape_json(int m, int k, int n) { return {{"m", m}, {"k", k}, {"n", n}}; }
 
+json roofline_json(const GemmRun& r) {
+  if (!r.roof) return nullptr;
+  const Roofline& rf = *r.roof;
+  return {{"mxu_cycles", rf.mxu_cycles},
+          {"read_cycles", rf.read_cycles},
+          {"write_cycles", rf.write_cycles},
+          {"fixed_cycles", rf.fixed_cycles},
+          {"command_cycles", r.command_cycles},
+          {"bound_cycles", rf.bound()},
+          {"limit", rf.limit()},
+          {"fraction", rf.fraction(r.stats.cycles)}};
+}
+
+// The lines bench and perf share: each is "  LABEL VALUE  note", the value
+// right-aligned in `width` characters (left-aligned in -width when negative).
+void line(int width, const char* label, const std::string& value, const std::string& note) {
+  if (note.empty() && width < 0) width = 0;  // no trailing blanks
+  std::printf("  %-18s %*s%s%s\n", label, width, value.c_str(), note.empty() ? "" : "  ", note.c_str());
+}
+
+// The two utilizations.
+void print_utilizations(const OpStats& s, int width) {
+  line(width, "utilization", percent(s.utilization()),
+       "M*K*N MACs over cycles x " + std::to_string(s.n) + " x " + std::to_string(s.n));
+  line(width, "array utilization", percent(s.array_utilization()),
+       "padding of partial tiles counted (useful_macs)");
+}
+
+// The roofline: the bound, its terms, the fraction achieved.
+void print_roofline(const Device& dev, const GemmRun& r, int width) {
+  if (!r.roof) {
+    line(width, "roofline bound", "-", "the device matches no named configuration: its link is unknown");
+    return;
+  }
+  const Roofline& rf = *r.roof;
+  const std::string bw = std::to_string(find_config(dev.info().config)->link_bytes_per_cycle);
+  const auto cycles = [](uint64_t v) { return std::to_string(v); };
+  line(width, "roofline bound", cycles(rf.bound()),
+       std::string("cycles, limit: ") + rf.limit() + " (the largest of the three terms below, plus fixed)");
+  line(width, "  MXU", cycles(rf.mxu_cycles),
+       std::to_string(r.stats.array_cycles) + " array rows at one a cycle");
+  line(width, "  link read", cycles(rf.read_cycles),
+       std::to_string(r.stats.read_bytes) + " bytes of packed A and B at " + bw + " bytes/cycle");
+  line(width, "  link write", cycles(rf.write_cycles),
+       std::to_string(r.stats.write_bytes) + " bytes of packed C at " + bw + " bytes/cycle");
+  line(width, "  fixed", cycles(rf.fixed_cycles),
+       count(r.stats.commands, "command") + " x " + count(r.command_cycles, "cycle") +
+           " (a HALT-only command, measured)");
+  line(width, "achieved", percent(rf.fraction(r.stats.cycles)), "of the roofline bound (bound / cycles)");
+}
+
 json gemm_json(const Global& g, const Device& dev, const GemmArgs& args, const GemmRun& r) {
   json j = stats_json(g, dev, r.stats);
+  j["roofline"] = roofline_json(r);
   j["shape"] = shape_json(args.m, args.k, args.n);
   j["seed"] = g.seed;
   j["wall_seconds"] = r.wall_seconds;
@@ -184,11 +243,11 @@ int cmd_matmul(const Global& g, const MatmulArgs& args) {
     out.stage_json(args.stats_json, j);
   }
   out.commit();
-  std::printf("matmul %s x %s -> %s int32: %llu cycles, %s, utilization %s; wrote %s\n",
+  std::printf("matmul %s x %s -> %s int32: %llu cycles, %s, utilization %s (array %s); wrote %s\n",
               dims(a.rows, a.cols).c_str(), dims(b.rows, b.cols).c_str(),
               dims(c.rows, c.cols).c_str(), static_cast<unsigned long long>(stats.cycles),
               count(stats.commands, "command").c_str(), percent(stats.utilization()).c_str(),
-              printable(args.out).c_str());
+              percent(stats.array_utilization()).c_str(), printable(args.out).c_str());
   return 0;
 }
 
@@ -202,12 +261,16 @@ int cmd_bench(const Global& g, const GemmArgs& args) {
   const double speed = r.wall_seconds > 0 ? double(r.stats.cycles) / r.wall_seconds : 0.0;
   std::printf("bench %s (MxKxN) on %s, seed %llu\n", gemm_shape(args).c_str(),
               dev.info().name.c_str(), static_cast<unsigned long long>(g.seed));
-  std::printf("  cycles        %llu\n", static_cast<unsigned long long>(r.stats.cycles));
-  std::printf("  utilization   %s\n", percent(r.stats.utilization()).c_str());
-  std::printf("  commands      %llu (%s)\n", static_cast<unsigned long long>(r.stats.commands),
-              count(r.stats.instructions, "instruction").c_str());
-  std::printf("  exact         %s\n", r.exact ? "yes (matches the CPU reference)" : "NO");
-  std::printf("  simulator     %.0f device cycles/s (%.3f s wall)\n", speed, r.wall_seconds);
+  char sim[96];
+  std::snprintf(sim, sizeof sim, "%.0f device cycles/s (%.3f s wall)", speed, r.wall_seconds);
+  constexpr int kWidth = -9;  // left-aligned, the notes in one column
+  line(kWidth, "cycles", std::to_string(r.stats.cycles), "");
+  print_utilizations(r.stats, kWidth);
+  print_roofline(dev, r, kWidth);
+  line(0, "commands", std::to_string(r.stats.commands) + " (" + count(r.stats.instructions, "instruction") + ")",
+       "");
+  line(0, "exact", r.exact ? "yes (matches the CPU reference)" : "NO", "");
+  line(0, "simulator", sim, "");
   // The JSON is written either way: "exact": false is part of its story.
   if (!args.json.empty()) {
     out.stage_json(args.json, gemm_json(g, dev, args, r));
@@ -227,19 +290,19 @@ int cmd_perf(const Global& g, const GemmArgs& args) {
               dev.info().name.c_str(), static_cast<unsigned long long>(r.stats.cycles),
               count(r.stats.commands, "command").c_str(),
               count(r.stats.instructions, "instruction").c_str());
-  std::printf("  %-12s %14s  %s\n", "counter", "value", "share of core cycles");
+  std::printf("  %-18s %14s  %s\n", "counter", "value", "share of core cycles");
   const std::pair<const char*, uint64_t> rows[] = {
       {"cycles", c.cycles},       {"mxu_busy", c.mxu_busy},   {"wgt_stall", c.wgt_stall},
       {"wgt_shift", c.wgt_shift}, {"dep_stall", c.dep_stall}, {"mem_stall", c.mem_stall}};
   for (const auto& [name, value] : rows) {
-    std::printf("  %-12s %14llu  %s\n", name, static_cast<unsigned long long>(value),
+    std::printf("  %-18s %14llu  %s\n", name, static_cast<unsigned long long>(value),
                 c.cycles ? percent(double(value) / double(c.cycles)).c_str() : "-");
   }
-  std::printf("  useful MACs  %14llu  (%llu needed by the math)\n",
+  std::printf("  %-18s %14llu  (%llu needed by the math)\n", "useful MACs",
               static_cast<unsigned long long>(c.useful_macs),
               static_cast<unsigned long long>(r.stats.macs));
-  std::printf("  utilization  %14s  of %d x %d MACs per device cycle\n",
-              percent(r.stats.utilization()).c_str(), r.stats.n, r.stats.n);
+  print_utilizations(r.stats, 14);
+  print_roofline(dev, r, 14);
   if (!args.json.empty()) {
     out.stage_json(args.json, gemm_json(g, dev, args, r));
     out.commit();

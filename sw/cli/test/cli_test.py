@@ -114,6 +114,65 @@ def check_no_temporaries(directory=None):
     check(not leftovers, f"temporary files left behind: {leftovers}")
 
 
+def ceil_div(a, b):
+    return -(-a // b)
+
+
+def gemm_figures(m, k, n, array, out_bytes=4):
+    """What an M x K x N GEMM on an array x array MXU must do, from the shape
+    alone: the MACs of the math and of the padded tiles, the array rows, and
+    the packed images' bytes (gemm_program.h: A by K blocks, W by tiles, C by
+    column tiles of out_bytes per element)."""
+    kb, ct = ceil_div(k, array), ceil_div(n, array)
+    return {"macs": m * k * n, "padded_macs": m * kb * array * ct * array,
+            "array_cycles": m * kb * ct,
+            "read_bytes": m * kb * array + kb * ct * array * array,
+            "write_bytes": ct * m * array * out_bytes}
+
+
+def check_utilizations(s, m, k, n, array):
+    """The two utilizations and the roofline's inputs in a statistics object."""
+    f = gemm_figures(m, k, n, array)
+    peak = s["cycles"] * array * array
+    check(s["macs"] == f["macs"], f"macs {s['macs']} != {f['macs']}")
+    check(s["useful_macs"] == f["padded_macs"], f"useful_macs {s['useful_macs']} != {f['padded_macs']}")
+    check(abs(s["utilization"] - f["macs"] / peak) < 1e-12,
+          f"utilization {s['utilization']} != M*K*N / (cycles*n*n) = {f['macs'] / peak}")
+    check(abs(s["array_utilization"] - f["padded_macs"] / peak) < 1e-12,
+          f"array_utilization {s['array_utilization']} != {f['padded_macs'] / peak}")
+    check(0 < s["utilization"] <= s["array_utilization"] <= 1,
+          f"utilization {s['utilization']}, array_utilization {s['array_utilization']}")
+    for key in ("array_cycles", "read_bytes", "write_bytes"):
+        check(s[key] == f[key], f"{key} {s[key]} != {f[key]}")
+
+
+# The default configuration's link, each way (scripts/config_table.py).
+LINK_BYTES_PER_CYCLE = 16
+
+
+def check_roofline(s, m, k, n, array=16):
+    """The roofline object of bench/perf JSON, recomputed from the shape."""
+    r = s["roofline"]
+    check(isinstance(r, dict), f"roofline is {r!r}")
+    for key in ("mxu_cycles", "read_cycles", "write_cycles", "fixed_cycles", "command_cycles",
+                "bound_cycles", "limit", "fraction"):
+        check(key in r, f"roofline lacks {key!r}: {r}")
+    f = gemm_figures(m, k, n, array)
+    terms = {"MXU": f["array_cycles"],
+             "link read": ceil_div(f["read_bytes"], LINK_BYTES_PER_CYCLE),
+             "link write": ceil_div(f["write_bytes"], LINK_BYTES_PER_CYCLE)}
+    check([r["mxu_cycles"], r["read_cycles"], r["write_cycles"]] == list(terms.values()),
+          f"roofline terms {r}, expected {terms}")
+    check(r["command_cycles"] > 0 and r["fixed_cycles"] == s["commands"] * r["command_cycles"], str(r))
+    check(r["bound_cycles"] == max(terms.values()) + r["fixed_cycles"], str(r))
+    check(r["limit"] == max(terms, key=terms.get), f"limit {r['limit']!r}, terms {terms}")
+    check(abs(r["fraction"] - r["bound_cycles"] / s["cycles"]) < 1e-12,
+          f"fraction {r['fraction']} != bound / cycles = {r['bound_cycles'] / s['cycles']}")
+    check(r["fraction"] > 0, str(r))
+    if TRANSPORT in ("sim", "sc"):  # the RTL, cycle-accurate: the bound is a lower bound
+        check(r["fraction"] <= 1, f"the bound {r['bound_cycles']} exceeds the {s['cycles']} cycles")
+
+
 def rand_i8(rng, shape):
     return rng.integers(-128, 128, size=shape, dtype=np.int64).astype(np.int8)
 
@@ -204,8 +263,9 @@ def matmul_case(m, k, n, seed, config="default", array=16):
         i, j = bad[0]
         raise Failure(f"{len(bad)} elements differ; C[{i},{j}] = {c[i, j]}, numpy {ref[i, j]}")
     s = json.load(open(ps))
-    for key in ("cycles", "useful_macs", "utilization", "macs", "commands", "instructions",
-                "n", "config", "shape", "counters"):
+    for key in ("cycles", "useful_macs", "utilization", "array_utilization", "macs", "commands",
+                "instructions", "n", "config", "shape", "counters", "array_cycles", "read_bytes",
+                "write_bytes"):
         check(key in s, f"stats lack {key!r}: {s}")
     for key in ("cycles", "mxu_busy", "useful_macs", "wgt_stall", "wgt_shift", "dep_stall",
                 "mem_stall"):
@@ -213,9 +273,8 @@ def matmul_case(m, k, n, seed, config="default", array=16):
     check(s["shape"] == {"m": m, "k": k, "n": n}, f"shape {s['shape']}")
     check(s["config"] == config and s["n"] == array, f"config {s['config']}, n {s['n']}")
     check(s["cycles"] > 0 and s["commands"] >= 1 and s["instructions"] >= 1, str(s))
-    check(s["macs"] == m * k * n, f"macs {s['macs']} != {m * k * n}")
-    check(0 < s["utilization"] <= 1, f"utilization {s['utilization']}")
-    check(s["useful_macs"] >= m * k * n, f"useful_macs {s['useful_macs']} < {m * k * n}")
+    check_utilizations(s, m, k, n, array)
+    check("roofline" not in s, "matmul's statistics have a roofline (bench and perf only)")
     check(s["counters"]["cycles"] > 0, "counters.cycles is 0")
 
 
@@ -485,14 +544,26 @@ def run_rejects_bad_regions():
 def bench_and_perf():
     js = path("bench.json")
     p = ok("--seed", "3", "bench", "--m", "20", "--k", "40", "--n", "30", "--json", js)
-    check("cycles" in p.stdout and "utilization" in p.stdout, p.stdout)
+    for word in ("cycles", "utilization", "array utilization", "roofline bound", "link read",
+                 "link write", "fixed", "achieved"):
+        check(word in p.stdout, f"bench lacks {word!r}:\n{p.stdout}")
     s = json.load(open(js))
     check(s["exact"] is True and s["sim_cycles_per_second"] > 0 and s["wall_seconds"] > 0, str(s))
-    check(s["shape"] == {"m": 20, "k": 40, "n": 30} and 0 < s["utilization"] <= 1, str(s))
-    p = ok("perf", "--m", "33", "--k", "17", "--n", "40")
-    for s in ("mxu_busy", "wgt_stall", "wgt_shift", "dep_stall", "mem_stall", "useful MACs",
-              "utilization"):
-        check(s in p.stdout, f"perf lacks {s!r}:\n{p.stdout}")
+    check(s["shape"] == {"m": 20, "k": 40, "n": 30}, str(s))
+    check_utilizations(s, 20, 40, 30, 16)
+    check_roofline(s, 20, 40, 30)
+    # perf: an MXU-bound and a write-bound shape (int32 C: 64 bytes per array row, 4 cycles).
+    for m, k, n in ((33, 100, 40), (40, 17, 200)):
+        p = ok("perf", "--m", m, "--k", k, "--n", n, "--json", js)
+        for word in ("mxu_busy", "wgt_stall", "wgt_shift", "dep_stall", "mem_stall", "useful MACs",
+                     "utilization", "array utilization", "roofline bound", "achieved"):
+            check(word in p.stdout, f"perf lacks {word!r}:\n{p.stdout}")
+        s = json.load(open(js))
+        check_utilizations(s, m, k, n, 16)
+        check_roofline(s, m, k, n)
+        expect = "MXU" if k > 48 else "link write"
+        check(s["roofline"]["limit"] == expect, f"{m}x{k}x{n}: limit {s['roofline']['limit']!r}")
+        check(f"limit: {expect}" in p.stdout, p.stdout)
 
 
 # ---- mlp -------------------------------------------------------------------------

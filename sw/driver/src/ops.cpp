@@ -65,6 +65,9 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, co
   OpStats s;
   s.n = dev.info().n;
   s.macs = uint64_t(a.rows) * uint64_t(a.cols) * uint64_t(b.cols);
+  s.read_bytes = plan.a_bytes() + plan.w_bytes();
+  s.write_bytes = plan.c_bytes();
+  s.array_cycles = uint64_t(plan.shape.m) * uint64_t(plan.k_blocks) * uint64_t(plan.col_tiles);
   // The programs read A and B and only write C (gemm_program.h): each may
   // touch these three buffers and nothing else.
   const Window windows[] = {abuf.read_only(), bbuf.read_only(), cbuf.write_only()};
@@ -85,6 +88,11 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, co
 
 double OpStats::utilization() const {
   if (cycles == 0 || n == 0) return 0.0;
+  return double(macs) / (double(cycles) * n * n);
+}
+
+double OpStats::array_utilization() const {
+  if (cycles == 0 || n == 0) return 0.0;
   return double(counters.useful_macs) / (double(cycles) * n * n);
 }
 
@@ -93,6 +101,9 @@ OpStats& OpStats::operator+=(const OpStats& o) {
   commands += o.commands;
   instructions += o.instructions;
   macs += o.macs;
+  read_bytes += o.read_bytes;
+  write_bytes += o.write_bytes;
+  array_cycles += o.array_cycles;
   if (n == 0) n = o.n;
   counters += o.counters;
   return *this;

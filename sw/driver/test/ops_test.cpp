@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <random>
 
+#include "tpu/config.h"
 #include "tpu/device.h"
 #include "tpu/ops.h"
+#include "tpu/roofline.h"
 #include "transport_under_test.h"
 
 namespace {
@@ -60,7 +62,8 @@ TEST_F(OpsTest, MatmulShapesOnBothConfigs) {
       EXPECT_GT(stats.cycles, 0u);
       EXPECT_EQ(stats.macs, uint64_t(m) * k * n);
       EXPECT_GT(stats.utilization(), 0.0);
-      EXPECT_LE(stats.utilization(), 1.0);
+      EXPECT_LE(stats.utilization(), stats.array_utilization());
+      EXPECT_LE(stats.array_utilization(), 1.0);
     }
 }
 
@@ -145,6 +148,21 @@ TEST_F(OpsTest, MlpMatchesItsReference) {
   tpu::OpStats stats;
   EXPECT_EQ(mlp.run(*default_, x, &stats), mlp.run_reference(x));
   EXPECT_EQ(stats.commands, 3u);
+  // The layers' figures add up: rows x K blocks x column tiles, int8 outputs.
+  const uint64_t n = uint64_t(default_->info().n);
+  uint64_t macs = 0, array_cycles = 0, read_bytes = 0, write_bytes = 0;
+  for (int l = 0; l < 3; ++l) {
+    const uint64_t k = uint64_t(sizes[l]), out = uint64_t(sizes[l + 1]), kb = (k + n - 1) / n,
+                   ct = (out + n - 1) / n;
+    macs += 50 * k * out;
+    array_cycles += 50 * kb * ct;
+    read_bytes += 50 * kb * n + ct * kb * n * n;
+    write_bytes += ct * 50 * n;
+  }
+  EXPECT_EQ(stats.macs, macs);
+  EXPECT_EQ(stats.array_cycles, array_cycles);
+  EXPECT_EQ(stats.read_bytes, read_bytes);
+  EXPECT_EQ(stats.write_bytes, write_bytes);
 }
 
 TEST_F(OpsTest, BadOperandsAreRejectedBeforeTheDevice) {
@@ -165,6 +183,174 @@ TEST_F(OpsTest, BadOperandsAreRejectedBeforeTheDevice) {
   // The device still works.
   const MatrixI8 c = random(3, 3);
   EXPECT_EQ(tpu::matmul(*default_, c, c), tpu::model::matmul_i8(c, c));
+}
+
+// ---- Utilization and the roofline -------------------------------------------------------
+
+// An odd shape on both configurations: the true utilization counts M*K*N, the
+// array's counts the padded tiles (M x ceil(K/n)*n x ceil(N/n)*n), and the
+// roofline's inputs are the padded images' sizes. Every expected value comes
+// from the shape and n alone.
+TEST_F(OpsTest, UtilizationCountsTheMathAndArrayUtilizationThePadding) {
+  struct Case {
+    tpu::Device* dev;
+    int m, k, n_out;
+  };
+  for (const Case& c : {Case{default_.get(), 1000, 300, 70}, Case{default_.get(), 17, 33, 65},
+                        Case{tiny_.get(), 17, 33, 65}}) {
+    const uint64_t n = uint64_t(c.dev->info().n), m = uint64_t(c.m), k = uint64_t(c.k),
+                   n_out = uint64_t(c.n_out);
+    SCOPED_TRACE(c.dev->info().name + " " + std::to_string(m) + "x" + std::to_string(k) + "x" +
+                 std::to_string(n_out));
+    const uint64_t kb = (k + n - 1) / n, ct = (n_out + n - 1) / n;
+    const uint64_t macs = m * k * n_out, padded_macs = m * (kb * n) * (ct * n);
+    ASSERT_LT(macs, padded_macs) << "the case must pad";
+    const MatrixI8 a = random(c.m, c.k), b = random(c.k, c.n_out);
+    tpu::OpStats s;
+    ASSERT_EQ(tpu::matmul(*c.dev, a, b, &s), tpu::model::matmul_i8(a, b));
+    ASSERT_GT(s.cycles, 0u);
+    const double peak = double(s.cycles) * double(n * n);
+    EXPECT_EQ(s.macs, macs);
+    EXPECT_DOUBLE_EQ(s.utilization(), double(macs) / peak);
+    EXPECT_EQ(s.counters.useful_macs, padded_macs);
+    EXPECT_DOUBLE_EQ(s.array_utilization(), double(padded_macs) / peak);
+    EXPECT_NEAR(s.array_utilization() / s.utilization(), double(padded_macs) / double(macs), 1e-12);
+    // One array row per (row of A, K block, column tile); the device counts the rows it took.
+    EXPECT_EQ(s.array_cycles, m * kb * ct);
+    EXPECT_EQ(s.counters.mxu_busy, s.array_cycles);
+    // Packed A (M rows of kb blocks of n bytes), W (kb x ct tiles of n*n), C (int32: ct tiles of M x 4n).
+    EXPECT_EQ(s.read_bytes, m * kb * n + kb * ct * n * n);
+    EXPECT_EQ(s.write_bytes, ct * m * 4 * n);
+  }
+  // The two figures read different fields: macs and the device's useful_macs.
+  tpu::OpStats s;
+  s.n = 16;
+  s.cycles = 1000;
+  s.macs = 21000;
+  s.counters.useful_macs = 24320;
+  EXPECT_DOUBLE_EQ(s.utilization(), 21000.0 / 256000.0);
+  EXPECT_DOUBLE_EQ(s.array_utilization(), 24320.0 / 256000.0);
+  EXPECT_EQ(tpu::OpStats{}.utilization(), 0.0);  // no cycles: no division by zero
+  EXPECT_EQ(tpu::OpStats{}.array_utilization(), 0.0);
+}
+
+TEST(Roofline, MxuBoundOnAHandComputedShape) {
+  // 1000x300x70 on 16x16, int32 out: K blocks 19, column tiles 5.
+  tpu::OpStats s;
+  s.array_cycles = 1000 * 19 * 5;                // 95000
+  s.read_bytes = 1000 * 19 * 16 + 5 * 19 * 256;  // 304000 + 24320 = 328320: 20520 cycles at 16
+  s.write_bytes = 5 * 1000 * 64;                 // 320000: 20000 cycles
+  s.commands = 1;
+  const tpu::Roofline r = tpu::roofline(s, 16.0, 16.0, 1234);
+  EXPECT_EQ(r.mxu_cycles, 95000u);
+  EXPECT_EQ(r.read_cycles, 20520u);
+  EXPECT_EQ(r.write_cycles, 20000u);
+  EXPECT_EQ(r.fixed_cycles, 1234u);
+  EXPECT_EQ(r.bound(), 95000u + 1234u);
+  EXPECT_STREQ(r.limit(), "MXU");
+  EXPECT_DOUBLE_EQ(r.fraction(2 * 96234), 0.5);
+  EXPECT_EQ(r.fraction(0), 0.0);
+}
+
+TEST(Roofline, WriteBoundAndRoundedUp) {
+  // 64x16x4096 on 16x16, int32 out: one K block, 256 column tiles. Each array
+  // row makes 16 int32 = 64 bytes: 4 cycles of link per cycle of MXU.
+  tpu::OpStats s;
+  s.array_cycles = 64 * 1 * 256;                // 16384
+  s.read_bytes = 64 * 1 * 16 + 256 * 1 * 256;   // 1024 + 65536 = 66560: 4160 cycles
+  s.write_bytes = 256 * 64 * 64 + 1;            // 1048577: 65536.06 -> 65537 cycles
+  s.commands = 2;
+  const tpu::Roofline r = tpu::roofline(s, 16.0, 16.0, 100);
+  EXPECT_EQ(r.read_cycles, 4160u);
+  EXPECT_EQ(r.write_cycles, 65537u);
+  EXPECT_STREQ(r.limit(), "link write");
+  EXPECT_EQ(r.bound(), 65537u + 200u);
+}
+
+TEST(Roofline, ReadBoundWithItsOwnBandwidth) {
+  tpu::OpStats s;
+  s.array_cycles = 256;  // 1x4096x16 on 16x16: 256 K blocks, one column tile
+  s.read_bytes = 1 * 256 * 16 + 1 * 256 * 256;  // 69632
+  s.write_bytes = 64;
+  s.commands = 1;
+  // 8 bytes a cycle in, 32 out: 8704 read cycles, 2 write cycles.
+  const tpu::Roofline r = tpu::roofline(s, 8.0, 32.0, 0);
+  EXPECT_EQ(r.read_cycles, 8704u);
+  EXPECT_EQ(r.write_cycles, 2u);
+  EXPECT_STREQ(r.limit(), "link read");
+  EXPECT_EQ(r.bound(), 8704u);
+  // Ties go to the first term in the order MXU, link read, link write.
+  s.array_cycles = 8704;
+  EXPECT_STREQ(tpu::roofline(s, 8.0, 32.0, 0).limit(), "MXU");
+  s.array_cycles = 0;
+  s.write_bytes = 8704 * 32;
+  EXPECT_STREQ(tpu::roofline(s, 8.0, 32.0, 0).limit(), "link read");
+}
+
+TEST(Roofline, FixedCostAddsToTheLargestTerm) {
+  tpu::OpStats s;
+  s.array_cycles = 1000;
+  s.read_bytes = 16 * 900;
+  s.write_bytes = 16 * 800;
+  s.commands = 3;
+  const tpu::Roofline r = tpu::roofline(s, 16.0, 16.0, 700);
+  EXPECT_EQ(r.fixed_cycles, 2100u);
+  EXPECT_EQ(r.bound(), 1000u + 2100u);  // not max(1000, 2100), not the sum of all terms
+  s.commands = 0;
+  EXPECT_EQ(tpu::roofline(s, 16.0, 16.0, 700).bound(), 1000u);
+}
+
+TEST(Roofline, NamedConfigurationsGiveTheLinkAndOthersNoRoofline) {
+  tpu::OpStats s;
+  s.array_cycles = 10;
+  s.read_bytes = 16 * 1000;  // 1000 cycles at 16 bytes a cycle
+  s.write_bytes = 16 * 20;
+  s.commands = 1;
+  for (const tpu::Config& c : tpu::kConfigs) {
+    SCOPED_TRACE(std::string(c.name));
+    const auto r = tpu::roofline(s, c.name, 50);
+    ASSERT_TRUE(r.has_value());
+    const tpu::Roofline expect = tpu::roofline(s, c.link_bytes_per_cycle, c.link_bytes_per_cycle, 50);
+    EXPECT_EQ(r->read_cycles, expect.read_cycles);
+    EXPECT_EQ(r->write_cycles, expect.write_cycles);
+    EXPECT_EQ(r->bound(), expect.bound());
+  }
+  EXPECT_EQ(tpu::roofline(s, "default", 50)->bound(), 1000u + 50u);  // default: 16 bytes a cycle
+  EXPECT_FALSE(tpu::roofline(s, "", 50).has_value());  // DeviceInfo::config of a custom device
+  EXPECT_FALSE(tpu::roofline(s, "custom", 50).has_value());
+  EXPECT_THROW(tpu::roofline(s, 0.0, 16.0, 50), tpu::Error);
+  EXPECT_THROW(tpu::roofline(s, 16.0, -1.0, 50), tpu::Error);
+}
+
+// On the device: the bound is a lower bound of the cycles (on the
+// cycle-accurate transports), and the limit is the one the shape predicts.
+TEST_F(OpsTest, RooflineBoundsRealRuns) {
+  const bool cycle_accurate = tpu_test::transport() == "sim" || tpu_test::transport() == "sc";
+  ASSERT_FALSE(default_->info().config.empty());
+  const uint64_t command_cycles = tpu::command_latency(*default_);
+  EXPECT_GT(command_cycles, 0u);
+  if (cycle_accurate) EXPECT_EQ(tpu::command_latency(*default_), command_cycles) << "not repeatable";
+  struct Case {
+    int m, k, n_out;
+    const char* limit;
+  };
+  // On 16x16 at 16 bytes a cycle each way (int32 C: 64 bytes per array row).
+  for (const Case& c : {Case{256, 256, 256, "MXU"}, Case{64, 16, 1024, "link write"},
+                        Case{2, 4096, 16, "link read"}, Case{100, 100, 100, "MXU"}}) {
+    SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n_out));
+    const MatrixI8 a = random(c.m, c.k), b = random(c.k, c.n_out);
+    tpu::OpStats s;
+    ASSERT_EQ(tpu::matmul(*default_, a, b, &s), tpu::model::matmul_i8(a, b));
+    const auto r = tpu::roofline(s, default_->info().config, command_cycles);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_STREQ(r->limit(), c.limit);
+    EXPECT_EQ(r->fixed_cycles, s.commands * command_cycles);
+    EXPECT_GT(r->fraction(s.cycles), 0.0);
+    if (cycle_accurate) EXPECT_LE(r->bound(), s.cycles) << "the bound is not a lower bound";
+    std::printf("  %dx%dx%d: %llu cycles, bound %llu (%s), fraction %.3f\n", c.m, c.k, c.n_out,
+                (unsigned long long)s.cycles, (unsigned long long)r->bound(), r->limit(),
+                r->fraction(s.cycles));
+  }
 }
 
 // For measurements: TPU_GEMM="M K N" ./driver_test --gtest_also_run_disabled_tests

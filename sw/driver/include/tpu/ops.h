@@ -23,16 +23,27 @@ using model::MatrixI8;
 using quant::QuantParams;
 using Activation = quant::Act;
 
-// What an operator cost on the device.
+// What an operator cost on the device. Every field sums over the GEMMs an
+// operator ran (operator+=); tpu/roofline.h turns them into a lower bound.
 struct OpStats {
   uint64_t cycles = 0;        // device cycles from the first submission to the last completion
   uint64_t commands = 0;      // programs run
   uint64_t instructions = 0;  // instructions in those programs
   uint64_t macs = 0;          // multiply-accumulates the math needs (M*K*N)
+  uint64_t read_bytes = 0;    // the packed A and W images (GemmPlan::a_bytes + w_bytes):
+                              // each crosses the link to the device at least once
+  uint64_t write_bytes = 0;   // the packed C image (GemmPlan::c_bytes), written once
+  uint64_t array_cycles = 0;  // rows the MXU must take, one a cycle at best:
+                              // M * ceil(K/n) * ceil(N/n)
   int n = 0;                  // array size
   PerfCounters counters;      // summed over the commands
-  // MXU utilization: counters.useful_macs / (cycles * n * n).
+  // The fraction of the array's peak (n*n MACs a cycle) spent on the math:
+  // macs / (cycles * n * n). Zero padding of partial tiles does not count.
   double utilization() const;
+  // The fraction of the peak the array was fed, padding counted:
+  // counters.useful_macs / (cycles * n * n) (the device's counter, n*n per
+  // row the MXU took). >= utilization(); equal when n divides K and N.
+  double array_utilization() const;
 
   OpStats& operator+=(const OpStats& o);
 };

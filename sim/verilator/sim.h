@@ -69,17 +69,28 @@ class Sim {
   // The test sets inputs while the clock is low; the rising edge samples them;
   // the falling edge ends the cycle.
   void tick() {
-    Verilated::threadContextp(ctx_.get());
-    dut_->eval();
-    rising_edge();
+    settle();
+    tick_settled();
   }
 
-  // For a harness that settles to read the outputs before the edge: tick()
-  // would evaluate the same inputs a second time, and the model's evaluation
-  // is most of a simulation's time.
+  // The rising edge on inputs settle() has already evaluated, then the fall
+  // (evaluated with the next cycle's inputs). For a harness that settles to
+  // read the outputs before the edge: tick() would evaluate the same inputs a
+  // second time, and the model's evaluation is most of a simulation's time.
   void tick_settled() {
     Verilated::threadContextp(ctx_.get());
-    rising_edge();
+    dump();
+    ctx_->timeInc(kHalfPeriodNs);
+    dut_->clk_i = 1;
+    dut_->eval();
+    dump();
+    ctx_->timeInc(kHalfPeriodNs);
+    dut_->clk_i = 0;
+    ++cycle_;
+    if (ctx_->gotError()) {
+      ctx_->gotError(false);
+      ++assertion_failures_;
+    }
   }
 
   void settle() {
@@ -120,23 +131,6 @@ class Sim {
   bool chance(double p) { return p > 0 && std::bernoulli_distribution(p)(rng_); }
 
  private:
-  // The model has settled on this cycle's inputs, clock low: the clock rises,
-  // then falls (the fall is evaluated with the next cycle's inputs).
-  void rising_edge() {
-    dump();
-    ctx_->timeInc(kHalfPeriodNs);
-    dut_->clk_i = 1;
-    dut_->eval();
-    dump();
-    ctx_->timeInc(kHalfPeriodNs);
-    dut_->clk_i = 0;
-    ++cycle_;
-    if (ctx_->gotError()) {
-      ctx_->gotError(false);
-      ++assertion_failures_;
-    }
-  }
-
   void dump() {
     if (trace_) trace_->dump(ctx_->time());
   }

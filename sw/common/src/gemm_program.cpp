@@ -12,6 +12,8 @@ using isa::Instr;
 
 namespace {
 
+constexpr uint64_t kReadLatency = 500;   // the sim: link's (cycles)
+
 int round_up(int v, int multiple) { return (v + multiple - 1) / multiple * multiple; }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -46,13 +48,20 @@ class Stream {
   std::vector<std::vector<Instr>> groups_;
 };
 
+// Tiles per RW: half the capacity, or more when fewer tiles cover the read
+// latency (a tile serves pass_rows MMC rows).
+int weight_batch(const GemmPlan& p) {
+  const int cover = int((kReadLatency + uint64_t(p.n)) / uint64_t(std::max(1, p.pass_rows))) + 2;
+  return std::max({1, p.wgt_capacity / 2, p.wgt_capacity - cover});
+}
+
 // Weight tiles in the order the MMCs retire them, RWs issued ahead within
 // the capacity.
 class WeightStream {
  public:
   WeightStream(Stream& out, const GemmPlan& plan, uint64_t w)
       : out_(out), w_(w), tile_bytes_(uint64_t(plan.n) * plan.n), per_pass_(int64_t(plan.col_tiles) * plan.k_blocks),
-        total_(per_pass_ * plan.passes), cap_(plan.wgt_capacity), batch_(std::max(1, plan.wgt_capacity / 2)),
+        total_(per_pass_ * plan.passes), cap_(plan.wgt_capacity), batch_(weight_batch(plan)),
         n_(uint32_t(plan.n)) {}
 
   // Before an MMC: its tile must have been requested.
@@ -111,7 +120,6 @@ uint64_t GemmPlan::c_bytes() const { return uint64_t(col_tiles) * dm * out_row_b
 
 namespace {
 
-constexpr uint64_t kReadLatency = 500;   // the sim: link's (cycles)
 constexpr uint64_t kLinkBytes = 16;      // per cycle, each way
 constexpr uint64_t kCommandCycles = 1042;  // a command's fixed cost (docs/driver.md, "Roofline")
 constexpr uint64_t kWriteCycles = 40;    // a WHM's cost beyond its rows (DMA packet fill, acknowledge)
@@ -122,9 +130,11 @@ uint64_t estimate_instructions(const GemmPlan& p) {
   const uint64_t tiles = uint64_t(p.passes) * p.col_tiles;
   const uint64_t runs = p.group_tiles == 1 ? tiles * 2 : groups * p.k_blocks;
   const uint64_t loads = p.chunks == 1 ? p.passes : groups * p.chunks;
-  const uint64_t rws = tiles * p.k_blocks / std::max(1, p.wgt_capacity / 2) + 1;
+  const uint64_t rws = tiles * p.k_blocks / uint64_t(weight_batch(p)) + 1;
   const uint64_t whms = uint64_t(p.passes) * uint64_t(ceil_div(p.col_tiles, p.write_tiles));
-  return runs * 2 + tiles + whms + loads + rws + 8;
+  const uint64_t acts = whms + groups;  // one per WHM batch within a group (no bias)
+  // Every RW and every place a group's epilogue or a load goes ends a run of MMCs.
+  return (runs + rws + whms + loads) * 2 + acts + whms + loads + rws + 8;
 }
 
 }  // namespace
@@ -139,6 +149,16 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core) {
   uint64_t mxu = 0;
   for (int pass = 0; pass < p.passes; ++pass)
     mxu += std::max<uint64_t>(uint64_t(p.rows_of_pass(pass)), tile_min) * kb * ct;
+  // The DMA reads one transfer at a time: while an RHM's rows cross the link
+  // the weight FIFO only drains, and the MXU waits once it is empty.
+  if (p.chunks > 1) {
+    const uint64_t rhm_rows = uint64_t(p.chunk_blocks) * uint64_t(p.pass_rows) * row_cycles;
+    const uint64_t fifo_work = uint64_t(core.wgt_fifo_tiles) * uint64_t(p.pass_rows);
+    const uint64_t margin = kReadLatency + 4 * n;  // the latency, and the tiles in flight
+    const uint64_t covered = fifo_work > margin ? fifo_work - margin : 0;
+    if (rhm_rows > covered)
+      mxu += (rhm_rows - covered) * uint64_t(p.passes) * uint64_t(p.groups) * uint64_t(p.chunks);
+  }
   // L loads: once per pass, or per group when a pass is loaded in chunks.
   const uint64_t l_loads = p.chunks == 1 ? 1 : uint64_t(p.groups);
   const uint64_t l_rows = dm * kb * l_loads;
@@ -366,40 +386,63 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       for (int ch = 0; ch < p.chunks; ++ch)
         loads.push_back({pass, ch * p.chunk_blocks, std::min(kb, (ch + 1) * p.chunk_blocks)});
   const auto region_row = [&](size_t i) { return uint32_t((i % size_t(p.a_regions)) * p.chunk_blocks * P); };
-  const auto emit_load = [&](size_t i) {
+  // Blocks [b0, b1) of load i.
+  const auto emit_load = [&](size_t i, int b0, int b1) {
     const Load& l = loads[i];
     const int rows = p.rows_of_pass(l.pass);
-    out.add(isa::rhm(region_row(i), uint32_t((l.b1 - l.b0) * rows),
-                     l_addr + (uint64_t(p.pass_begin(l.pass)) * kb + uint64_t(l.b0) * rows) * n, uint32_t(n)));
+    out.add(isa::rhm(region_row(i) + uint32_t((b0 - l.b0) * rows), uint32_t((b1 - b0) * rows),
+                     l_addr + (uint64_t(p.pass_begin(l.pass)) * kb + uint64_t(b0) * rows) * n, uint32_t(n)));
   };
 
-  // ACT of output tile j of group index b (over all passes) into the next
-  // slot of the current result region; a WHM writes the region's tiles when
-  // it holds write_tiles of them or the pass's last (a pass's tiles are
-  // contiguous in D, and tiles leave in column order within a pass).
+  // ACTs of output tiles [j0, j1) of group index b (over all passes), each
+  // into the next slot of the current result region; a WHM writes the
+  // region's tiles when it holds write_tiles of them or the pass's last (a
+  // pass's tiles are contiguous in D, and tiles leave in column order within
+  // a pass). Tiles next to each other in the ACC and in the UB share one ACT
+  // (not with a bias: the BIAS registers are per tile).
   std::vector<int32_t> lane_bias(size_t(n), 0);  // the BIAS registers' values
   int regions_used = 0, batch_j0 = 0, batch_tiles = 0;
-  const auto epilogue = [&](int b, int j) {
+  const auto epilogue = [&](int b, int j0, int j1) {
     const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass);
-    if (batch_tiles == 0) batch_j0 = j;
-    const uint32_t ub0 = result_base + uint32_t((regions_used % p.result_regions) * wb * out_rows * P);
-    const uint32_t acc = uint32_t((b % 2) * P * G + (j - p.group_begin(g)) * P);
-    const uint32_t ub = ub0 + uint32_t(batch_tiles * out_rows * rows);
-    if (!epi.bias.empty())
-      for (int l = 0; l < n; ++l) {
-        const int col = j * n + l;
-        const int32_t bias = col < p.shape.n_out ? epi.bias[size_t(col)] : 0;
-        if (bias != lane_bias[size_t(l)]) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(bias)));
-        lane_bias[size_t(l)] = bias;
+    uint32_t act_acc = 0, act_ub = 0, act_rows = 0;  // the ACT being merged
+    const auto flush = [&] {
+      if (act_rows == 0) return;
+      if (int8) out.add(isa::act(act_acc, act_ub, act_rows, epi.act, !epi.bias.empty()));
+      else out.add(isa::act(act_acc, act_ub, act_rows, isa::Act::kNone, false, true));
+      act_rows = 0;
+    };
+    for (int j = j0; j < j1; ++j) {
+      if (batch_tiles == 0) batch_j0 = j;
+      const uint32_t ub0 = result_base + uint32_t((regions_used % p.result_regions) * wb * out_rows * P);
+      const uint32_t acc = uint32_t((b % 2) * P * G + (j - p.group_begin(g)) * rows);
+      const uint32_t ub = ub0 + uint32_t(batch_tiles * out_rows * rows);
+      if (!epi.bias.empty()) {
+        flush();
+        for (int l = 0; l < n; ++l) {
+          const int col = j * n + l;
+          const int32_t bias = col < p.shape.n_out ? epi.bias[size_t(col)] : 0;
+          if (bias != lane_bias[size_t(l)]) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(bias)));
+          lane_bias[size_t(l)] = bias;
+        }
       }
-    if (int8) out.add(isa::act(acc, ub, uint32_t(rows), epi.act, !epi.bias.empty()));
-    else out.add(isa::act(acc, ub, uint32_t(rows), isa::Act::kNone, false, true));
-    if (++batch_tiles == wb || j == p.col_tiles - 1) {
-      const uint64_t d_row = uint64_t(p.pass_begin(pass)) * p.col_tiles + uint64_t(batch_j0) * rows;
-      out.add(isa::whm(ub0, uint32_t(batch_tiles * out_rows * rows), c + d_row * row_bytes, uint32_t(n)));
-      ++regions_used;
-      batch_tiles = 0;
+      if (act_rows > 0 && act_acc + act_rows == acc && act_ub + act_rows * uint32_t(out_rows) == ub) {
+        act_rows += uint32_t(rows);
+      } else {
+        flush();
+        act_acc = acc;
+        act_ub = ub;
+        act_rows = uint32_t(rows);
+      }
+      if (!epi.bias.empty()) flush();
+      if (++batch_tiles == wb || j == p.col_tiles - 1) {
+        flush();
+        const uint64_t d_row = uint64_t(p.pass_begin(pass)) * p.col_tiles + uint64_t(batch_j0) * rows;
+        out.add(isa::whm(ub0, uint32_t(batch_tiles * out_rows * rows), c + d_row * row_bytes, uint32_t(n)));
+        ++regions_used;
+        batch_tiles = 0;
+      }
     }
+    flush();
   };
 
   // One MMC of a group: its UB row, ACC row and whether it accumulates.
@@ -411,11 +454,12 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   // tile, or a load of L.
   struct Side {
     bool load;
-    int b, j;  // epilogue of group b's tile j
+    int b, j0, j1;  // epilogue of group b's tiles [j0, j1); a load's blocks [j0, j1)
     size_t load_index;
   };
 
   size_t next_load = 0;  // loads emitted so far
+  int batch_ahead = 0;   // tiles in the current result region before the next group's
   const int total_groups = p.passes * p.groups;
   for (int b = 0; b < total_groups; ++b) {
     const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass), gt = p.tiles_of_group(g);
@@ -433,40 +477,58 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       load_at.push_back(mmcs.size());
       for (int k = ch * p.chunk_blocks; k < std::min(kb, (ch + 1) * p.chunk_blocks); ++k)
         for (int j = 0; j < gt; ++j)
-          mmcs.push_back({region_row(li) + uint32_t((k - ch * p.chunk_blocks) * rows), acc0 + uint32_t(j * P), k > 0});
+          mmcs.push_back({region_row(li) + uint32_t((k - ch * p.chunk_blocks) * rows), acc0 + uint32_t(j * rows), k > 0});
     }
     after.resize(mmcs.size());
     std::vector<std::vector<Side>> before(mmcs.size());
     // Loads: with one region each just before its MMCs; with two, load i+1
-    // after the first MMC of load i (the first load of all up front).
+    // after the first MMC of load i (the first load of all up front). A
+    // whole pass's next load goes in pieces, one after the first MMC of each
+    // of the pass's first groups: a long RHM would hold the memory unit, and
+    // so the write-backs, for its latency and all its rows.
+    const bool pass_pieces = p.chunks == 1 && p.a_regions == 2;
     if (loads_here)
       for (size_t li = l0; li < l1; ++li) {
         const size_t at = load_at[li - l0];
         if (li == 0 || p.a_regions == 1) {
-          if (next_load <= li) before[at].push_back({true, 0, 0, li});
+          if (next_load <= li) before[at].push_back({true, 0, loads[li].b0, loads[li].b1, li});
           next_load = std::max(next_load, li + 1);
         }
-        if (p.a_regions == 2 && li + 1 < loads.size() && next_load <= li + 1) {
+        if (!pass_pieces && p.a_regions == 2 && li + 1 < loads.size() && next_load <= li + 1) {
           // after this load's first MMC, or its last when it is alone
           const size_t pos = std::min(at, mmcs.size() - 1);
-          after[pos].push_back({true, 0, 0, li + 1});
+          after[pos].push_back({true, 0, loads[li + 1].b0, loads[li + 1].b1, li + 1});
           next_load = li + 2;
         }
       }
-    // The previous group's epilogues, spread evenly over this group's MMCs.
+    // The previous group's epilogues, spread evenly over this group's MMCs,
+    // the tiles of one WHM together (batch_ahead: tiles already in the
+    // current result region before them).
     if (b > 0) {
-      const int pg = (b - 1) % p.groups, pt = p.tiles_of_group(pg);
-      for (int s = 0; s < pt; ++s) {
-        const size_t pos = size_t(s) * mmcs.size() / size_t(pt);
-        after[pos].push_back({false, b - 1, p.group_begin(pg) + s, 0});
+      const int pg = (b - 1) % p.groups, pt = p.tiles_of_group(pg), j0 = p.group_begin(pg);
+      const int nb = (batch_ahead + pt - 1) / wb + 1;  // WHM batches the tiles touch
+      for (int s = 0; s < pt;) {
+        const int bi = (batch_ahead + s) / wb, e = std::min(pt, (bi + 1) * wb - batch_ahead);
+        const size_t pos = size_t(bi) * mmcs.size() / size_t(nb);
+        after[pos].push_back({false, b - 1, j0 + s, j0 + e, 0});
+        s = e;
       }
+      batch_ahead = j0 + pt == p.col_tiles ? 0 : (batch_ahead + pt) % wb;
+    }
+    if (pass_pieces && pass + 1 < p.passes) {
+      // As few pieces as fit, with their read latency, in the memory unit's
+      // time left over by a group's write-back.
+      const int64_t mmc = int64_t(kb) * rows * gt, writes = int64_t(gt) * rows * out_rows + 40;
+      const int64_t slack = mmc - writes - int64_t(kReadLatency), load = int64_t(kb) * p.rows_of_pass(pass + 1);
+      const int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
+      if (g < pieces) after[0].push_back({true, 0, g * kb / pieces, (g + 1) * kb / pieces, size_t(pass + 1)});
     }
     // Emit: runs of MMCs with a constant step become LOOPs; a run ends where
     // side work goes, where the accumulate flag or the step changes, or where
     // the weight stream must issue an RW.
     size_t i = 0;
     while (i < mmcs.size()) {
-      for (const Side& s : before[i]) emit_load(s.load_index);
+      for (const Side& s : before[i]) emit_load(s.load_index, s.j0, s.j1);
       weights.need_one();
       size_t run = 1;
       const int64_t limit = std::min<int64_t>(weights.available(), weights.retires_until_rw());
@@ -489,14 +551,14 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       for (size_t r = 0; r < run; ++r) weights.retire_one();
       i += run;
       for (const Side& s : after[i - 1]) {
-        if (s.load) emit_load(s.load_index);
-        else epilogue(s.b, s.j);
+        if (s.load) emit_load(s.load_index, s.j0, s.j1);
+        else epilogue(s.b, s.j0, s.j1);
       }
     }
   }
   {
     const int b = total_groups - 1, g = b % p.groups;
-    for (int j = p.group_begin(g); j < p.group_begin(g) + p.tiles_of_group(g); ++j) epilogue(b, j);
+    epilogue(b, p.group_begin(g), p.group_begin(g) + p.tiles_of_group(g));
   }
   return out.programs(core.imem_depth);
 }

@@ -122,24 +122,26 @@ namespace {
 
 constexpr uint64_t kLinkBytes = 16;      // per cycle, each way
 constexpr uint64_t kCommandCycles = 1042;  // a command's fixed cost (docs/driver.md, "Roofline")
-constexpr uint64_t kWriteCycles = 40;    // a WHM's cost beyond its rows (DMA packet fill, acknowledge)
+constexpr size_t kExactCandidates = 8;   // plans whose programs plan_gemm builds to count instructions
+constexpr uint64_t kPassCycles = 300;    // a pass boundary's cost beyond the streaming terms, measured
+constexpr uint64_t kWriteCycles = 15;    // a WHM's cost beyond its rows (DMA packet fill, acknowledge), measured
 
 // Instructions of the stream (approximate: runs, epilogues, loads, RWs).
 uint64_t estimate_instructions(const GemmPlan& p) {
   const uint64_t groups = uint64_t(p.passes) * p.groups;
   const uint64_t tiles = uint64_t(p.passes) * p.col_tiles;
-  const uint64_t runs = p.group_tiles == 1 ? tiles * 2 : groups * p.k_blocks;
+  const uint64_t runs = p.group_tiles == 1 || p.tile_major ? tiles * 2 : groups * p.k_blocks;
   const uint64_t loads = p.chunks == 1 ? p.passes : groups * p.chunks;
   const uint64_t rws = tiles * p.k_blocks / uint64_t(weight_batch(p)) + 1;
   const uint64_t whms = uint64_t(p.passes) * uint64_t(ceil_div(p.col_tiles, p.write_tiles));
-  const uint64_t acts = whms + groups;  // one per WHM batch within a group (no bias)
+  const uint64_t acts = p.tile_major ? tiles : whms + groups;  // k-major: one per WHM batch within a group (no bias)
   // Every RW and every place a group's epilogue or a load goes ends a run of MMCs.
   return (runs + rws + whms + loads) * 2 + acts + whms + loads + rws + 8;
 }
 
 }  // namespace
 
-uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core) {
+uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t instructions) {
   const uint64_t n = uint64_t(p.n), kb = uint64_t(p.k_blocks), ct = uint64_t(p.col_tiles);
   const uint64_t dm = uint64_t(p.dm), out_rows = uint64_t(p.out_row_rows());
   const uint64_t row_cycles = std::max<uint64_t>(1, n / kLinkBytes);  // a UB row on the link
@@ -169,26 +171,43 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core) {
   const uint64_t w_bytes = uint64_t(p.passes) * ct * kb * n * n;
   const uint64_t link_read = (l_rows * n + w_bytes) / kLinkBytes;
   const uint64_t vpu = c_rows;
-  const uint64_t busiest = std::max({mxu, mem_unit, link_read, vpu});
   // Exposed: the first load (latency, rows) before the first MMC; with one
-  // A region every later load too; the last group's write-back after the
-  // last MMC.
+  // A region every later load too. The MXU's last row is followed by the
+  // last tile's ACT and its WHM (write_tiles tiles), plus what the last
+  // group's tiles, finishing one after the other, leave behind. The first
+  // write waits for the first tile: a whole group when K block after K
+  // block.
   const uint64_t P = uint64_t(p.pass_rows);
   const uint64_t first = kReadLatency + uint64_t(p.chunk_blocks) * P * row_cycles;
   const uint64_t reloads = p.a_regions == 1 ? (rhms - 1) * first : 0;
-  // The group before the last writes back during the last group's MMCs;
-  // what they do not hide adds to the last group's own write-back.
   const uint64_t last_tiles = uint64_t(p.tiles_of_group(p.groups - 1));
-  const uint64_t before_last = uint64_t(p.passes) * p.groups > 1 ? uint64_t(p.group_tiles) : 0;
-  const uint64_t hidden = kb * P * last_tiles, backlog = before_last * P * out_rows * row_cycles;
-  const uint64_t last = (backlog > hidden ? backlog - hidden : 0) +
-                        std::max(last_tiles, uint64_t(p.write_tiles)) * P * out_rows * row_cycles +
-                        uint64_t(p.write_tiles) * P * out_rows;
+  const uint64_t kc_last = kb - uint64_t(p.chunks - 1) * uint64_t(p.chunk_blocks);
+  const uint64_t tile_write = P * out_rows * row_cycles;
+  const uint64_t last = P * out_rows + uint64_t(p.write_tiles) * tile_write +
+                        last_tiles * (tile_write > kc_last * P ? tile_write - kc_last * P : 0);
+  // From the end of the first load: the MXU's rows and the tail; the memory
+  // unit's other loads and the writes, which cannot start before the first
+  // tile is done (a whole group when K block after K block, but for the
+  // last group's last chunk).
+  const uint64_t G = uint64_t(p.group_tiles);
+  // The first WHM waits for write_tiles tiles.
+  const uint64_t wb = uint64_t(p.write_tiles);
+  const uint64_t first_tile = P * out_rows + (p.tile_major ? wb * kb * P
+                                              : uint64_t(p.passes) * p.groups == 1 ? (kb - kc_last) * G * P + wb * kc_last * P
+                                                                                    : G * kb * P);
+  const uint64_t write_work = c_rows * row_cycles + whms * kWriteCycles;
+  const uint64_t other_loads = mem_unit - write_work - std::min(mem_unit - write_work, first);
+  const uint64_t busiest = std::max({mxu + last, other_loads + write_work, first_tile + write_work, link_read,
+                                     vpu + first_tile});
   const uint64_t depth = uint64_t(std::max(2, core.imem_depth));
-  const uint64_t programs = (estimate_instructions(p) + depth - 2) / (depth - 1);
+  if (instructions == 0) instructions = estimate_instructions(p);
+  const uint64_t programs = (instructions + depth - 2) / (depth - 1);
   // Each instruction crosses the link once, before its program runs.
-  const uint64_t fetch = estimate_instructions(p) * 16 / kLinkBytes;
-  return first + busiest + reloads + last + fetch + (programs - 1) * (kCommandCycles + kReadLatency);
+  const uint64_t fetch = instructions * 16 / kLinkBytes;
+  // Each pass boundary costs some cycles beyond the terms above (measured:
+  // 64x64x64 in two passes of 32 rows takes 338 cycles more than in one).
+  const uint64_t pass_switches = uint64_t(p.passes - 1) * kPassCycles;
+  return first + busiest + reloads + fetch + pass_switches + (programs - 1) * (kCommandCycles + kReadLatency);
 }
 
 GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
@@ -203,8 +222,7 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
   if (options.transpose == T::kAlways || (options.transpose == T::kAuto && !options.bias))
     orientations.push_back(true);
 
-  GemmPlan best;
-  bool found = false;
+  std::vector<GemmPlan> candidates;
   const int out_rows = output == GemmOutput::kInt32 ? 4 : 1;  // UB rows per result row
   const int kb = ceil_div(shape.k, core.n);
   for (const bool tr : orientations) {
@@ -251,25 +269,62 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
             p.a_regions = regions;
             p.result_regions = results;
             p.write_tiles = wb;
-            p.estimate = estimate_cycles(p, core);
-            if (!found || p.estimate < best.estimate) best = p;
-            found = true;
+            for (const bool tm : {false, true}) {
+              if (tm && p.chunks > 1) continue;  // a chunk of L serves the group's tiles
+              if (options.order != GemmOptions::Order::kAuto && tm != (options.order == GemmOptions::Order::kTileMajor))
+                continue;
+              p.tile_major = tm;
+              p.estimate = estimate_cycles(p, core);
+              candidates.push_back(p);
+            }
             }
           }
         }
       }
     }
   }
-  if (!found)
+  if (candidates.empty())
     throw std::invalid_argument("gemm " + dims(shape) + ": no plan fits the core (" +
                                 std::to_string(core.ub_rows) + " unified-buffer rows, " +
                                 std::to_string(core.acc_rows) + " accumulator rows)");
-  return best;
+  // The instruction count decides the programs and their fetch: for the
+  // best few, count the real one.
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const GemmPlan& x, const GemmPlan& y) { return x.estimate < y.estimate; });
+  candidates.resize(std::min<size_t>(candidates.size(), kExactCandidates));
+  GemmEpilogue epi;
+  epi.output = output;
+  for (GemmPlan& c : candidates) {
+    uint64_t instructions = 0;
+    for (const auto& program : gemm_programs(c, epi, 0, 0, 0, core)) instructions += program.size();
+    c.estimate = estimate_cycles(c, core, instructions);
+  }
+  return *std::min_element(candidates.begin(), candidates.end(),
+                           [](const GemmPlan& x, const GemmPlan& y) { return x.estimate < y.estimate; });
 }
 
 // ---- host images ----------------------------------------------------------------------
 
 namespace {
+
+// The (tile within the group, K block) of each MMC of group g, in the order
+// of one pass: K block after K block, each over the group's tiles (a chunk
+// of L serves all of them; their ACTs can share one instruction), but the
+// last chunk of the pass's last group tile after tile, so that those tiles
+// finish one after the other and the last write-back is one tile's; with
+// tile_major (a whole pass of L in the UB) every group tile after tile, so
+// that tiles finish, and leave, evenly spaced.
+std::vector<std::pair<int, int>> group_order(const GemmPlan& p, int g) {
+  std::vector<std::pair<int, int>> order;
+  const int gt = p.tiles_of_group(g), last_chunk = (p.chunks - 1) * p.chunk_blocks;
+  const bool tile_major = g == p.groups - 1 || p.tile_major;
+  for (int k = 0; k < (tile_major ? last_chunk : p.k_blocks); ++k)
+    for (int j = 0; j < gt; ++j) order.push_back({j, k});
+  if (tile_major)
+    for (int j = 0; j < gt; ++j)
+      for (int k = last_chunk; k < p.k_blocks; ++k) order.push_back({j, k});
+  return order;
+}
 
 // L packed by pass (gemm_program.h) from l(r, c), dm x K.
 template <typename At>
@@ -295,9 +350,9 @@ std::vector<int8_t> pack_r(const GemmPlan& p, At r) {
   std::vector<int8_t> out(size_t(p.col_tiles) * p.k_blocks * n * n, 0);
   size_t t = 0;
   for (int g = 0; g < p.groups; ++g)
-    for (int kb = 0; kb < p.k_blocks; ++kb)
-      for (int j = p.group_begin(g); j < p.group_begin(g) + p.tiles_of_group(g); ++j, ++t) {
-        int8_t* tile = out.data() + t * n * n;
+    for (const auto& [jg, kb] : group_order(p, g)) {
+        const int j = p.group_begin(g) + jg;
+        int8_t* tile = out.data() + t++ * n * n;
         for (int row = 0; row < n && kb * n + row < k; ++row)
           for (int c = 0; c < n && j * n + c < p.dn; ++c) tile[row * n + c] = r(kb * n + row, j * n + c);
       }
@@ -471,13 +526,14 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     const size_t l1 = loads_here ? l0 + size_t(p.chunks) : l0;
     std::vector<Mmc> mmcs;
     std::vector<std::vector<Side>> after;  // side work after each MMC
-    std::vector<size_t> load_at;           // the MMC index before which each load of this group must be
-    for (int ch = 0; ch < p.chunks; ++ch) {
+    std::vector<size_t> load_at(static_cast<size_t>(p.chunks));  // the MMC index before which each load of this group must be
+    std::vector<size_t> tile_last(static_cast<size_t>(gt));      // the MMC index that completes each tile
+    for (const auto& [j, k] : group_order(p, g)) {
+      const int ch = k / p.chunk_blocks;
       const size_t li = p.chunks == 1 ? l0 : l0 + size_t(ch);
-      load_at.push_back(mmcs.size());
-      for (int k = ch * p.chunk_blocks; k < std::min(kb, (ch + 1) * p.chunk_blocks); ++k)
-        for (int j = 0; j < gt; ++j)
-          mmcs.push_back({region_row(li) + uint32_t((k - ch * p.chunk_blocks) * rows), acc0 + uint32_t(j * rows), k > 0});
+      if (ch > 0 && load_at[size_t(ch)] == 0) load_at[size_t(ch)] = mmcs.size();  // its first MMC
+      tile_last[size_t(j)] = mmcs.size();
+      mmcs.push_back({region_row(li) + uint32_t((k - ch * p.chunk_blocks) * rows), acc0 + uint32_t(j * rows), k > 0});
     }
     after.resize(mmcs.size());
     std::vector<std::vector<Side>> before(mmcs.size());
@@ -504,17 +560,25 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     // The previous group's epilogues, spread evenly over this group's MMCs,
     // the tiles of one WHM together (batch_ahead: tiles already in the
     // current result region before them).
-    if (b > 0) {
+    // With a whole pass of L in the UB, and in the last group, each tile
+    // leaves as it finishes instead.
+    const bool at_finish = p.tile_major || b == total_groups - 1;
+    if (b > 0 && !p.tile_major) {
       const int pg = (b - 1) % p.groups, pt = p.tiles_of_group(pg), j0 = p.group_begin(pg);
       const int nb = (batch_ahead + pt - 1) / wb + 1;  // WHM batches the tiles touch
+      // (in the last group, before its first tile leaves: tiles leave in order)
+      const size_t span = b == total_groups - 1 ? tile_last[0] + 1 : mmcs.size();
       for (int s = 0; s < pt;) {
         const int bi = (batch_ahead + s) / wb, e = std::min(pt, (bi + 1) * wb - batch_ahead);
-        const size_t pos = size_t(bi) * mmcs.size() / size_t(nb);
+        const size_t pos = size_t(bi) * span / size_t(nb);
         after[pos].push_back({false, b - 1, j0 + s, j0 + e, 0});
         s = e;
       }
       batch_ahead = j0 + pt == p.col_tiles ? 0 : (batch_ahead + pt) % wb;
     }
+    if (at_finish)  // each tile leaves as it finishes
+      for (int j = 0; j < gt; ++j)
+        after[tile_last[size_t(j)]].push_back({false, b, p.group_begin(g) + j, p.group_begin(g) + j + 1, 0});
     if (pass_pieces && pass + 1 < p.passes) {
       // As few pieces as fit, with their read latency, in the memory unit's
       // time left over by a group's write-back.
@@ -555,10 +619,6 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
         else epilogue(s.b, s.j0, s.j1);
       }
     }
-  }
-  {
-    const int b = total_groups - 1, g = b % p.groups;
-    epilogue(b, p.group_begin(g), p.group_begin(g) + p.tiles_of_group(g));
   }
   return out.programs(core.imem_depth);
 }

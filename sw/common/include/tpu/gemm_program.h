@@ -25,8 +25,10 @@
 // Loop nest: passes of pass_rows rows of L; within a pass, groups of
 // group_tiles output column tiles, all accumulating at once in the
 // accumulators (ACC); within a group, K block after K block, each block's
-// MMCs over the group's column tiles (so each weight tile serves pass_rows
-// rows). Schedule, in program order, so that DMA overlaps compute:
+// MMCs over the group's column tiles, or (tile_major, with a whole pass of L
+// in the UB) tile after tile; each weight tile serves pass_rows rows. The
+// last chunk of a pass's last group always goes tile after tile, and the
+// tiles of tile-major groups and of the last group leave as each finishes. Schedule, in program order, so that DMA overlaps compute:
 //   - L reaches the UB in loads of chunk_blocks K blocks of one pass (a
 //     whole pass when chunk_blocks = k_blocks: then loaded once per pass and
 //     kept for all its groups, else once per group). With two A regions a
@@ -43,8 +45,10 @@
 //     acknowledge each (about 40 cycles).
 //   - Runs of MMCs that differ by a constant UB or ACC step become LOOPs.
 // plan_gemm picks the transposition, pass_rows, group_tiles, chunk_blocks,
-// A and result regions with the lowest estimate of cycles (estimate_cycles)
-// among those that fit the UB, ACC and 16-bit counts.
+// A and result regions, write_tiles and the order with the lowest estimate of
+// cycles (estimate_cycles) among those that fit the UB, ACC and 16-bit
+// counts; for the best few it builds the programs to count their
+// instructions exactly.
 // The instruction stream is cut into programs of at most imem_depth
 // instructions (each ending in HALT); run them in order. UB, ACC,
 // configuration and pending weight tiles carry over from one to the next.
@@ -90,6 +94,8 @@ struct GemmOptions {
   int a_regions = 0;      // 1 or 2
   int result_regions = 0; // 2 or more
   int write_tiles = 0;    // output tiles per WHM
+  enum class Order { kAuto, kKMajor, kTileMajor };
+  Order order = Order::kAuto;  // kTileMajor needs chunk_blocks >= k_blocks
 };
 
 struct GemmPlan {
@@ -109,6 +115,7 @@ struct GemmPlan {
   int chunks = 0;       // loads of L per group (1: a whole pass, kept for all its groups)
   int a_regions = 0;    // 2: L double-buffered in the UB
   int write_tiles = 0;  // output tiles per WHM (one ACT each)
+  bool tile_major = false;  // a group's MMCs tile after tile (only with chunks = 1)
   int result_regions = 0;  // UB regions of write_tiles * out_row_rows() * pass_rows rows for ACT results
   int wgt_capacity = 0; // weight tiles an RW may leave unretired
   uint64_t estimate = 0;  // estimate_cycles() of this plan
@@ -134,8 +141,9 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
 // FIFO to cover the latency), the memory unit (L loads, each with the read
 // latency, and C writes), the VPU, the link's read direction; plus the
 // exposed start (first load) and end (last group's write-back) and the fixed
-// cost of each extra program. Only used to compare plans.
-uint64_t estimate_cycles(const GemmPlan& plan, const CoreConfig& core);
+// cost of each extra program (from `instructions`, or when 0 a count
+// estimated from the plan). Only used to compare plans.
+uint64_t estimate_cycles(const GemmPlan& plan, const CoreConfig& core, uint64_t instructions = 0);
 
 // Host images.
 std::vector<int8_t> pack_a(const GemmPlan& plan, const MatrixI8& a);

@@ -122,7 +122,7 @@ namespace {
 
 constexpr uint64_t kLinkBytes = 16;      // per cycle, each way
 constexpr uint64_t kCommandCycles = 1042;  // a command's fixed cost (docs/driver.md, "Roofline")
-constexpr size_t kExactCandidates = 8;   // plans whose programs plan_gemm builds to count instructions
+constexpr size_t kExactCandidates = 32;  // plans whose programs plan_gemm builds to count instructions
 constexpr uint64_t kPassCycles = 300;    // a pass boundary's cost beyond the streaming terms, measured
 constexpr uint64_t kWriteCycles = 15;    // a WHM's cost beyond its rows (DMA packet fill, acknowledge), measured
 
@@ -197,8 +197,11 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
                                                                                     : G * kb * P);
   const uint64_t write_work = c_rows * row_cycles + whms * kWriteCycles;
   const uint64_t other_loads = mem_unit - write_work - std::min(mem_unit - write_work, first);
-  const uint64_t busiest = std::max({mxu + last, other_loads + write_work, first_tile + write_work, link_read,
-                                     vpu + first_tile});
+  // The memory unit alternates loads (each waiting for its data) and
+  // writes in program order, so loads overlap the rest imperfectly: they
+  // count an eighth more.
+  const uint64_t busiest = std::max({mxu + last, other_loads * 9 / 8 + write_work, first_tile + write_work,
+                                     link_read, vpu + first_tile});
   const uint64_t depth = uint64_t(std::max(2, core.imem_depth));
   if (instructions == 0) instructions = estimate_instructions(p);
   const uint64_t programs = (instructions + depth - 2) / (depth - 1);

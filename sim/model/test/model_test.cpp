@@ -244,13 +244,14 @@ TEST_F(GemmTest, EveryPlanKindIsExactOnOddShapes) {
 }
 
 // The planner's own choice on the shapes of `make bench` and on odd ones, at
-// every array size with the tiny configuration's memories too: exact.
+// the array sizes and memories of tiny, small, default, wide and v2: exact.
 TEST_F(GemmTest, ChosenPlansAreExact) {
   const GemmShape shapes[] = {{64, 64, 64}, {100, 100, 100}, {200, 64, 40}, {64, 2000, 64},
                               {40, 64, 700}, {17, 33, 65}, {1, 4099, 2}, {3, 2, 4099}};
   for (const CoreConfig& config : {CoreConfig{.n = 4, .ub_rows = 256, .acc_rows = 128, .imem_depth = 256,
                                               .wgt_fifo_tiles = 4},
-                                   CoreConfig{.n = 8}, CoreConfig{}}) {
+                                   CoreConfig{.n = 8, .wgt_fifo_tiles = 8}, CoreConfig{}, CoreConfig{.n = 32},
+                                   CoreConfig{.n = 128, .acc_rows = 2048, .wgt_fifo_tiles = 8}}) {
     use_config(config);
     for (const GemmShape& s : shapes) {
       SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n_out) +

@@ -68,6 +68,41 @@ TEST_F(OpsTest, MatmulShapesOnBothConfigs) {
     }
 }
 
+// The planner's newer paths on the device, on both configurations: the
+// transposed product (tall A), A streamed through the UB in chunks (long K,
+// beyond what the UB holds of a pass), dense with a bias (never transposed)
+// and without. The shapes must take each path at least once per device.
+TEST_F(OpsTest, TransposedAndStreamedKPlansAreExact) {
+  namespace m = tpu::model;
+  for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
+    const tpu::DeviceInfo& info = dev->info();
+    const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
+    const bool tiny = dev == tiny_.get();
+    int transposed = 0, chunked = 0;
+    for (const auto& [mm, k, n] : {std::array<int, 3>{tiny ? 307 : 1021, 9, 3}, {3, tiny ? 1999 : 8191, 5},
+                                   {tiny ? 23 : 41, tiny ? 1031 : 4099, 7}, {1, 1, 1}}) {
+      SCOPED_TRACE(info.name + " " + std::to_string(mm) + "x" + std::to_string(k) + "x" + std::to_string(n));
+      const m::GemmPlan plan = m::plan_gemm({mm, k, n}, m::GemmOutput::kInt32, core);
+      transposed += plan.transposed;
+      chunked += plan.chunks > 1;
+      const MatrixI8 a = random(mm, k), b = random(k, n);
+      EXPECT_EQ(tpu::matmul(*dev, a, b), m::matmul_i8(a, b));
+      // int8 results through dense: with a bias the plan is never transposed.
+      const tpu::QuantParams q{.multiplier = 1 << 30, .shift = 12};
+      std::vector<int32_t> bias;
+      for (int j = 0; j < n; ++j) bias.push_back(rand_int(-5000, 5000));
+      EXPECT_FALSE(m::plan_gemm({mm, k, n}, m::GemmOutput::kInt8, core, {.bias = true}).transposed);
+      for (const auto& bs : {std::vector<int32_t>{}, bias}) {
+        const tpu::DenseLayer layer{b, bs, q, tpu::Activation::kRelu};
+        EXPECT_EQ(tpu::dense(*dev, a, b, bs, q, tpu::Activation::kRelu), tpu::Mlp({layer}).run_reference(a))
+            << (bs.empty() ? "without" : "with") << " a bias";
+      }
+    }
+    EXPECT_GE(transposed, 1) << info.name << ": no shape took the transposed plan";
+    EXPECT_GE(chunked, 1) << info.name << ": no shape streamed A in chunks";
+  }
+}
+
 TEST_F(OpsTest, MatmulManyPassesAndProgramsOnTiny) {
   // 4x4 array, 256 UB rows, 256-instruction IMEM: many passes and programs.
   const MatrixI8 a = random(70, 96), b = random(96, 37);

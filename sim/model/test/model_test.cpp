@@ -129,7 +129,7 @@ class GemmTest : public ModelTest {
 };
 
 TEST_F(GemmTest, Tiled40x48x20NotAMultipleOfN) {
-  const GemmProgram g = check_random_gemm({40, 48, 20});
+  const GemmProgram g = check_random_gemm({40, 48, 20}, {.transpose = GemmOptions::Transpose::kNever});
   EXPECT_EQ(g.plan.k_blocks, 3);
   EXPECT_EQ(g.plan.col_tiles, 2);
   EXPECT_EQ(g.plan.passes, 1);
@@ -155,23 +155,19 @@ TEST_F(GemmTest, ExtremeOperandsDoNotLoseBits) {
 }
 
 TEST_F(GemmTest, SplitsLargeMIntoPasses) {
-  // K = 64: 4 blocks of A plus 8 result rows per row of A. Two A regions
-  // (16 UB rows per row of A) allow 16 rows per pass: 7 balanced passes of 15.
-  // A deep weight FIFO covers the read latency even at 15 rows per tile.
-  use_config({.n = 16, .ub_rows = 256, .acc_rows = 64, .wgt_fifo_tiles = 64});
-  GemmProgram g = check_random_gemm({100, 64, 40});
-  EXPECT_EQ(g.plan.a_regions, 2);
-  EXPECT_EQ(g.plan.pass_rows, 15);
-  EXPECT_EQ(g.plan.passes, 7);
-  // With 16 tiles, 16 rows per tile would starve the weights: one A region
-  // (12 UB rows per row of A, 21 rows per pass): 5 passes of 20.
+  // 256 UB rows and 64 ACC rows cannot hold 100 rows of A and their results:
+  // several passes, each within the memories.
   use_config({.n = 16, .ub_rows = 256, .acc_rows = 64, .wgt_fifo_tiles = 16});
-  g = check_random_gemm({100, 64, 40});
-  EXPECT_EQ(g.plan.a_regions, 1);
-  EXPECT_EQ(g.plan.pass_rows, 20);
-  EXPECT_EQ(g.plan.passes, 5);
+  GemmProgram g = check_random_gemm({100, 64, 40}, {.transpose = GemmOptions::Transpose::kNever});
+  EXPECT_GT(g.plan.passes, 1);
+  EXPECT_LE(2 * g.plan.pass_rows * g.plan.group_tiles, 64);
+  EXPECT_LE(g.plan.pass_rows * (g.plan.a_regions * g.plan.chunk_blocks +
+                                g.plan.result_regions * g.plan.write_tiles * g.plan.out_row_rows()),
+            256);
   use_config({});
-  EXPECT_EQ(check_random_gemm({40, 32, 16}, {.max_pass_rows = 16}).plan.passes, 3);
+  EXPECT_EQ(check_random_gemm({40, 32, 16}, {.max_pass_rows = 16, .transpose = GemmOptions::Transpose::kNever})
+                .plan.passes,
+            3);
 }
 
 TEST_F(GemmTest, StaysWithinASmallWeightCapacity) {
@@ -182,7 +178,11 @@ TEST_F(GemmTest, StaysWithinASmallWeightCapacity) {
 }
 
 TEST_F(GemmTest, AlternatesAccumulatorAndResultRegions) {
-  const GemmProgram g = check_random_gemm({24, 32, 64});  // 4 column tiles
+  // One column tile per group, one per WHM: ACC regions 0 and 24 in turn,
+  // result regions after the two blocks of A (UB rows 0..47) in turn.
+  const GemmProgram g = check_random_gemm({24, 32, 64}, {.transpose = GemmOptions::Transpose::kNever,
+                                                         .group_tiles = 1, .chunk_blocks = 2, .a_regions = 1,
+                                                         .result_regions = 2, .write_tiles = 1});
   std::vector<uint16_t> act_acc, act_ub, whm_ub;
   ASSERT_EQ(g.programs.size(), 1u);
   for (const Instr& in : g.programs[0]) {
@@ -192,10 +192,116 @@ TEST_F(GemmTest, AlternatesAccumulatorAndResultRegions) {
     }
     if (in.op == uint8_t(Op::kWhm)) whm_ub.push_back(in.a);
   }
-  // Two A blocks occupy UB rows 0..47; results at 48 and 48 + 4*24.
   EXPECT_EQ(act_acc, (std::vector<uint16_t>{0, 24, 0, 24}));
   EXPECT_EQ(act_ub, (std::vector<uint16_t>{48, 144, 48, 144}));
   EXPECT_EQ(whm_ub, act_ub);
+}
+
+// Every kind of plan the planner can choose, forced one at a time, on odd
+// shapes (sides 1, primes, not multiples of N, K up to thousands) at N = 4
+// with the tiny configuration's memories and at N = 16: the result is exact,
+// every program fits the instruction memory, no error (the model checks every
+// UB and ACC range and the weight count) and no tile is left over.
+TEST_F(GemmTest, EveryPlanKindIsExactOnOddShapes) {
+  using T = GemmOptions::Transpose;
+  const GemmShape shapes[] = {{1, 1, 1}, {7, 13, 5}, {37, 29, 21}, {5, 1999, 3}, {13, 3001, 17}, {61, 7, 97}};
+  const CoreConfig configs[] = {{.n = 4, .ub_rows = 256, .acc_rows = 128, .imem_depth = 256, .wgt_fifo_tiles = 4},
+                                {.n = 16, .ub_rows = 512, .acc_rows = 128, .imem_depth = 128, .wgt_fifo_tiles = 16}};
+  int plans = 0;
+  for (const CoreConfig& config : configs) {
+    use_config(config);
+    for (const GemmShape& s : shapes)
+      for (const T t : {T::kNever, T::kAlways})
+        for (const int group : {1, 2, 3})
+          for (const int chunk : {1, 2, 1 << 20})
+            for (const int regions : {1, 2})
+              for (const int write : {1, 2, 4}) {
+                const GemmOptions o{.transpose = t, .group_tiles = group, .chunk_blocks = chunk,
+                                    .a_regions = regions, .write_tiles = write};
+                // A forced plan that cannot hold one row of L, its results
+                // or two ACC regions is refused.
+                const int kb = (s.k + config.n - 1) / config.n;
+                const int ct = ((t == T::kAlways ? s.m : s.n_out) + config.n - 1) / config.n;
+                if (config.ub_rows < regions * std::min(chunk, kb) + 2 * std::min(write, ct) * 4 ||
+                    config.acc_rows < 2 * std::min(group, ct)) {
+                  EXPECT_THROW(tpu::model::plan_gemm(s, tpu::model::GemmOutput::kInt32, config, o),
+                               std::invalid_argument);
+                  ++plans;
+                  continue;
+                }
+                SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n_out) +
+                             " N=" + std::to_string(config.n) + " transposed=" + std::to_string(t == T::kAlways) +
+                             " group=" + std::to_string(group) + " chunk=" + std::to_string(chunk) +
+                             " regions=" + std::to_string(regions) + " write=" + std::to_string(write));
+                const GemmProgram g = check_random_gemm(s, o);
+                for (const auto& program : g.programs) EXPECT_LE(program.size(), size_t(config.imem_depth));
+                EXPECT_EQ(g.plan.transposed, t == T::kAlways);
+                EXPECT_EQ(g.plan.a_regions, regions);
+                ++plans;
+              }
+  }
+  EXPECT_EQ(plans, 2 * 6 * 2 * 3 * 3 * 2 * 3);
+}
+
+// The planner's own choice on the shapes of `make bench` and on odd ones, at
+// the array sizes and memories of tiny, small, default, wide and v2: exact.
+TEST_F(GemmTest, ChosenPlansAreExact) {
+  const GemmShape shapes[] = {{64, 64, 64}, {100, 100, 100}, {200, 64, 40}, {64, 2000, 64},
+                              {40, 64, 700}, {17, 33, 65}, {1, 4099, 2}, {3, 2, 4099}};
+  for (const CoreConfig& config : {CoreConfig{.n = 4, .ub_rows = 256, .acc_rows = 128, .imem_depth = 256,
+                                              .wgt_fifo_tiles = 4},
+                                   CoreConfig{.n = 8, .wgt_fifo_tiles = 8}, CoreConfig{}, CoreConfig{.n = 32},
+                                   CoreConfig{.n = 128, .acc_rows = 2048, .wgt_fifo_tiles = 8}}) {
+    use_config(config);
+    for (const GemmShape& s : shapes) {
+      SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n_out) +
+                   " N=" + std::to_string(config.n));
+      check_random_gemm(s);
+    }
+  }
+}
+
+// Long K streams A through the UB in chunks and keeps every output tile of
+// the pass in the accumulators: W crosses the link once.
+TEST_F(GemmTest, LongKStreamsAInChunks) {
+  const GemmProgram g = check_random_gemm({64, 4096, 64});
+  EXPECT_FALSE(g.plan.transposed);
+  EXPECT_EQ(g.plan.passes, 1);
+  EXPECT_EQ(g.plan.group_tiles, 4);
+  EXPECT_GT(g.plan.chunks, 1);
+  uint64_t instructions = 0;
+  for (const auto& program : g.programs) instructions += program.size();
+  EXPECT_EQ(g.plan.estimate, tpu::model::estimate_cycles(g.plan, core_, instructions))
+      << "the chosen plan's estimate counts its real instructions";
+}
+
+// Many rows and few columns: the planner computes C^T = W^T x A^T, unless
+// the epilogue has a bias per output column; int8 results too.
+TEST_F(GemmTest, TallShapesAreTransposed) {
+  namespace m = tpu::model;
+  EXPECT_TRUE(check_random_gemm({1024, 64, 64}).plan.transposed);
+  EXPECT_FALSE(m::plan_gemm({1024, 64, 64}, m::GemmOutput::kInt32, core_, {.bias = true}).transposed);
+  const GemmShape s{301, 45, 19};
+  const MatrixI8 a = random_matrix(s.m, s.k), w = random_matrix(s.k, s.n_out);
+  m::GemmEpilogue epi;
+  epi.output = m::GemmOutput::kInt8;
+  epi.q = {.multiplier = 1518500250, .shift = 9, .zero_point = -3, .qmin = -100, .qmax = 90};
+  epi.act = tpu::isa::Act::kRelu;
+  const m::GemmPlan plan = m::plan_gemm(s, m::GemmOutput::kInt8, core_, {.transpose = GemmOptions::Transpose::kAlways});
+  ASSERT_TRUE(plan.transposed);
+  constexpr uint64_t kA = 0x100000, kW = 0x200000, kC = 0x300000;
+  mem_.write(kA, std::span<const int8_t>(m::pack_a(plan, a)));
+  mem_.write(kW, std::span<const int8_t>(m::pack_w(plan, w)));
+  for (const auto& prog : m::gemm_programs(plan, epi, kA, kW, kC, core_)) run_ok(prog);
+  const MatrixI32 acc = matmul_i8(a, w);
+  MatrixI8 want(s.m, s.n_out);
+  const std::array<int8_t, 256> lut{};
+  for (int i = 0; i < s.m; ++i)
+    for (int j = 0; j < s.n_out; ++j) want.at(i, j) = quant::act_lane(acc.at(i, j), 0, epi.q, epi.act, lut.data());
+  EXPECT_EQ(m::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
+  epi.bias.assign(size_t(s.n_out), 1);
+  EXPECT_THROW(m::gemm_programs(plan, epi, kA, kW, kC, core_), std::invalid_argument)
+      << "a transposed plan has no bias per output column";
 }
 
 // The planner's multi-program form with an int8 epilogue (bias, requantization,
@@ -211,7 +317,7 @@ TEST_F(GemmTest, Int8EpilogueAcrossSeveralPrograms) {
   epi.q = {.multiplier = 1518500250, .shift = 9, .zero_point = -3, .qmin = -100, .qmax = 90};
   epi.act = tpu::isa::Act::kRelu;
   for (int j = 0; j < s.n_out; ++j) epi.bias.push_back(rand_int(-50000, 50000));
-  const m::GemmPlan plan = m::plan_gemm(s, m::GemmOutput::kInt8, core_);
+  const m::GemmPlan plan = m::plan_gemm(s, m::GemmOutput::kInt8, core_, {.bias = true});
   EXPECT_GT(plan.passes, 1);
   constexpr uint64_t kA = 0x100000, kW = 0x200000, kC = 0x300000;
   mem_.write(kA, std::span<const int8_t>(m::pack_a(plan, a)));
@@ -233,10 +339,12 @@ TEST_F(GemmTest, Int8EpilogueAcrossSeveralPrograms) {
 }
 
 TEST_F(GemmTest, RejectsShapesThatDoNotFit) {
-  use_config({.n = 16, .ub_rows = 64});
+  use_config({.n = 16, .ub_rows = 8});  // one row of A and its int32 result need 9
   EXPECT_THROW(build_gemm(mem_, {4, 16 * 60, 16}, kAddrs, core_), std::invalid_argument);
+  use_config({.n = 16, .ub_rows = 64});  // K = 960 streams through 64 UB rows in chunks
+  check_random_gemm({4, 16 * 60, 16});
   use_config({.n = 16, .imem_depth = 16});
-  EXPECT_GT(build_gemm(mem_, {4, 64, 64}, kAddrs, core_).programs.size(), 1u)
+  EXPECT_GT(build_gemm(mem_, {100, 300, 200}, kAddrs, core_).programs.size(), 1u)
       << "a GEMM longer than the instruction memory is cut into programs";
   EXPECT_THROW(build_gemm(mem_, {0, 4, 4}, kAddrs, core_), std::invalid_argument);
 }

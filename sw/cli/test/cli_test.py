@@ -122,7 +122,8 @@ def gemm_figures(m, k, n, array, out_bytes=4):
     """What an M x K x N GEMM on an array x array MXU must do, from the shape
     alone: the MACs of the math and of the padded tiles, the array rows, and
     the packed images' bytes (gemm_program.h: A by K blocks, W by tiles, C by
-    column tiles of out_bytes per element)."""
+    column tiles of out_bytes per element). For the transposed product
+    C^T = W^T x A^T the planner may choose instead, gemm_figures(n, k, m)."""
     kb, ct = ceil_div(k, array), ceil_div(n, array)
     return {"macs": m * k * n, "padded_macs": m * kb * array * ct * array,
             "array_cycles": m * kb * ct,
@@ -130,9 +131,16 @@ def gemm_figures(m, k, n, array, out_bytes=4):
             "write_bytes": ct * m * array * out_bytes}
 
 
+def planned_figures(s, m, k, n, array):
+    """gemm_figures of the orientation the statistics show (the device's array
+    rows tell them apart when the padding differs)."""
+    f, t = gemm_figures(m, k, n, array), gemm_figures(n, k, m, array)
+    return t if s["array_cycles"] == t["array_cycles"] and s["array_cycles"] != f["array_cycles"] else f
+
+
 def check_utilizations(s, m, k, n, array):
     """The two utilizations and the roofline's inputs in a statistics object."""
-    f = gemm_figures(m, k, n, array)
+    f = planned_figures(s, m, k, n, array)
     peak = s["cycles"] * array * array
     check(s["macs"] == f["macs"], f"macs {s['macs']} != {f['macs']}")
     check(s["useful_macs"] == f["padded_macs"], f"useful_macs {s['useful_macs']} != {f['padded_macs']}")
@@ -157,7 +165,7 @@ def check_roofline(s, m, k, n, array=16):
     for key in ("mxu_cycles", "read_cycles", "write_cycles", "fixed_cycles", "command_cycles",
                 "bound_cycles", "limit", "fraction"):
         check(key in r, f"roofline lacks {key!r}: {r}")
-    f = gemm_figures(m, k, n, array)
+    f = planned_figures(s, m, k, n, array)
     terms = {"MXU": f["array_cycles"],
              "link read": ceil_div(f["read_bytes"], LINK_BYTES_PER_CYCLE),
              "link write": ceil_div(f["write_bytes"], LINK_BYTES_PER_CYCLE)}

@@ -12,9 +12,7 @@ using isa::Instr;
 
 namespace {
 
-// Cycles of host read latency (plus margin) the weight FIFO should cover:
-// the default link's is 500.
-constexpr int kWeightCoverCycles = 768;
+constexpr uint64_t kReadLatency = 500;   // the sim: link's (cycles)
 
 int round_up(int v, int multiple) { return (v + multiple - 1) / multiple * multiple; }
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
@@ -28,14 +26,6 @@ class Stream {
  public:
   void add(const Instr& in) { groups_.push_back({in}); }
   void add_group(std::vector<Instr> g) { groups_.push_back(std::move(g)); }
-
-  // MMCs over `count` consecutive A blocks (UB rows ub, ub+step, ...) into
-  // the same ACC rows: one MMC, or a LOOP around one.
-  void mmc_run(int count, uint32_t ub, uint32_t step, uint32_t acc, uint32_t rows, bool accumulate) {
-    const Instr mmc = isa::mmc(ub, acc, rows, accumulate, true);
-    if (count == 1) add(mmc);
-    else add_group({isa::loop(uint32_t(count), 1, int32_t(step)), mmc});
-  }
 
   // Cuts the stream into programs of at most `depth` instructions with HALT.
   std::vector<std::vector<Instr>> programs(int depth) const {
@@ -58,13 +48,20 @@ class Stream {
   std::vector<std::vector<Instr>> groups_;
 };
 
+// Tiles per RW: half the capacity, or more when fewer tiles cover the read
+// latency (a tile serves pass_rows MMC rows).
+int weight_batch(const GemmPlan& p) {
+  const int cover = int((kReadLatency + uint64_t(p.n)) / uint64_t(std::max(1, p.pass_rows))) + 2;
+  return std::max({1, p.wgt_capacity / 2, p.wgt_capacity - cover});
+}
+
 // Weight tiles in the order the MMCs retire them, RWs issued ahead within
 // the capacity.
 class WeightStream {
  public:
   WeightStream(Stream& out, const GemmPlan& plan, uint64_t w)
       : out_(out), w_(w), tile_bytes_(uint64_t(plan.n) * plan.n), per_pass_(int64_t(plan.col_tiles) * plan.k_blocks),
-        total_(per_pass_ * plan.passes), cap_(plan.wgt_capacity), batch_(std::max(1, plan.wgt_capacity / 2)),
+        total_(per_pass_ * plan.passes), cap_(plan.wgt_capacity), batch_(weight_batch(plan)),
         n_(uint32_t(plan.n)) {}
 
   // Before an MMC: its tile must have been requested.
@@ -111,96 +108,287 @@ class WeightStream {
 
 // ---- plan ---------------------------------------------------------------------------
 
-int GemmPlan::rows_of_pass(int p) const { return std::min(pass_rows, shape.m - p * pass_rows); }
-uint64_t GemmPlan::a_bytes() const { return uint64_t(shape.m) * k_blocks * n; }
-uint64_t GemmPlan::w_bytes() const { return uint64_t(col_tiles) * k_blocks * n * n; }
-uint64_t GemmPlan::c_bytes() const { return uint64_t(col_tiles) * shape.m * out_row_bytes(); }
+int GemmPlan::rows_of_pass(int p) const { return std::min(pass_rows, dm - p * pass_rows); }
+int GemmPlan::tiles_of_group(int g) const { return std::min(group_tiles, col_tiles - g * group_tiles); }
+uint64_t GemmPlan::a_bytes() const {
+  return transposed ? uint64_t(col_tiles) * k_blocks * n * n : uint64_t(dm) * k_blocks * n;
+}
+uint64_t GemmPlan::w_bytes() const {
+  return transposed ? uint64_t(dm) * k_blocks * n : uint64_t(col_tiles) * k_blocks * n * n;
+}
+uint64_t GemmPlan::c_bytes() const { return uint64_t(col_tiles) * dm * out_row_bytes(); }
+
+namespace {
+
+constexpr uint64_t kLinkBytes = 16;      // per cycle, each way
+constexpr uint64_t kCommandCycles = 1042;  // a command's fixed cost (docs/driver.md, "Roofline")
+constexpr size_t kExactCandidates = 32;  // plans whose programs plan_gemm builds to count instructions
+constexpr uint64_t kPassCycles = 300;    // a pass boundary's cost beyond the streaming terms, measured
+constexpr uint64_t kWriteCycles = 15;    // a WHM's cost beyond its rows (DMA packet fill, acknowledge), measured
+
+// Instructions of the stream (approximate: runs, epilogues, loads, RWs).
+uint64_t estimate_instructions(const GemmPlan& p) {
+  const uint64_t groups = uint64_t(p.passes) * p.groups;
+  const uint64_t tiles = uint64_t(p.passes) * p.col_tiles;
+  const uint64_t runs = p.group_tiles == 1 || p.tile_major ? tiles * 2 : groups * p.k_blocks;
+  const uint64_t loads = p.chunks == 1 ? p.passes : groups * p.chunks;
+  const uint64_t rws = tiles * p.k_blocks / uint64_t(weight_batch(p)) + 1;
+  const uint64_t whms = uint64_t(p.passes) * uint64_t(ceil_div(p.col_tiles, p.write_tiles));
+  const uint64_t acts = p.tile_major ? tiles : whms + groups;  // k-major: one per WHM batch within a group (no bias)
+  // Every RW and every place a group's epilogue or a load goes ends a run of MMCs.
+  return (runs + rws + whms + loads) * 2 + acts + whms + loads + rws + 8;
+}
+
+}  // namespace
+
+uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t instructions) {
+  const uint64_t n = uint64_t(p.n), kb = uint64_t(p.k_blocks), ct = uint64_t(p.col_tiles);
+  const uint64_t dm = uint64_t(p.dm), out_rows = uint64_t(p.out_row_rows());
+  const uint64_t row_cycles = std::max<uint64_t>(1, n / kLinkBytes);  // a UB row on the link
+  // MXU: one row a cycle, but a weight tile needs at least the cycles the
+  // weight FIFO takes to cover the read latency per tile.
+  const uint64_t tile_min = (kReadLatency + n) / uint64_t(std::max(1, core.wgt_fifo_tiles)) + 1;
+  uint64_t mxu = 0;
+  for (int pass = 0; pass < p.passes; ++pass)
+    mxu += std::max<uint64_t>(uint64_t(p.rows_of_pass(pass)), tile_min) * kb * ct;
+  // The DMA reads one transfer at a time: while an RHM's rows cross the link
+  // the weight FIFO only drains, and the MXU waits once it is empty.
+  if (p.chunks > 1) {
+    const uint64_t rhm_rows = uint64_t(p.chunk_blocks) * uint64_t(p.pass_rows) * row_cycles;
+    const uint64_t fifo_work = uint64_t(core.wgt_fifo_tiles) * uint64_t(p.pass_rows);
+    const uint64_t margin = kReadLatency + 4 * n;  // the latency, and the tiles in flight
+    const uint64_t covered = fifo_work > margin ? fifo_work - margin : 0;
+    if (rhm_rows > covered)
+      mxu += (rhm_rows - covered) * uint64_t(p.passes) * uint64_t(p.groups) * uint64_t(p.chunks);
+  }
+  // L loads: once per pass, or per group when a pass is loaded in chunks.
+  const uint64_t l_loads = p.chunks == 1 ? 1 : uint64_t(p.groups);
+  const uint64_t l_rows = dm * kb * l_loads;
+  const uint64_t rhms = uint64_t(p.passes) * (p.chunks == 1 ? 1 : uint64_t(p.groups) * p.chunks);
+  const uint64_t c_rows = dm * ct * out_rows;
+  const uint64_t whms = uint64_t(p.passes) * uint64_t(ceil_div(p.col_tiles, p.write_tiles));
+  const uint64_t mem_unit = (l_rows + c_rows) * row_cycles + rhms * kReadLatency + whms * kWriteCycles;
+  const uint64_t w_bytes = uint64_t(p.passes) * ct * kb * n * n;
+  const uint64_t link_read = (l_rows * n + w_bytes) / kLinkBytes;
+  const uint64_t vpu = c_rows;
+  // Exposed: the first load (latency, rows) before the first MMC; with one
+  // A region every later load too. The MXU's last row is followed by the
+  // last tile's ACT and its WHM (write_tiles tiles), plus what the last
+  // group's tiles, finishing one after the other, leave behind. The first
+  // write waits for the first tile: a whole group when K block after K
+  // block.
+  const uint64_t P = uint64_t(p.pass_rows);
+  const uint64_t first = kReadLatency + uint64_t(p.chunk_blocks) * P * row_cycles;
+  const uint64_t reloads = p.a_regions == 1 ? (rhms - 1) * first : 0;
+  const uint64_t last_tiles = uint64_t(p.tiles_of_group(p.groups - 1));
+  const uint64_t kc_last = kb - uint64_t(p.chunks - 1) * uint64_t(p.chunk_blocks);
+  const uint64_t tile_write = P * out_rows * row_cycles;
+  const uint64_t last = P * out_rows + uint64_t(p.write_tiles) * tile_write +
+                        last_tiles * (tile_write > kc_last * P ? tile_write - kc_last * P : 0);
+  // From the end of the first load: the MXU's rows and the tail; the memory
+  // unit's other loads and the writes, which cannot start before the first
+  // tile is done (a whole group when K block after K block, but for the
+  // last group's last chunk).
+  const uint64_t G = uint64_t(p.group_tiles);
+  // The first WHM waits for write_tiles tiles.
+  const uint64_t wb = uint64_t(p.write_tiles);
+  const uint64_t first_tile = P * out_rows + (p.tile_major ? wb * kb * P
+                                              : uint64_t(p.passes) * p.groups == 1 ? (kb - kc_last) * G * P + wb * kc_last * P
+                                                                                    : G * kb * P);
+  const uint64_t write_work = c_rows * row_cycles + whms * kWriteCycles;
+  const uint64_t other_loads = mem_unit - write_work - std::min(mem_unit - write_work, first);
+  // The memory unit alternates loads (each waiting for its data) and
+  // writes in program order, so loads overlap the rest imperfectly: they
+  // count an eighth more.
+  const uint64_t busiest = std::max({mxu + last, other_loads * 9 / 8 + write_work, first_tile + write_work,
+                                     link_read, vpu + first_tile});
+  const uint64_t depth = uint64_t(std::max(2, core.imem_depth));
+  if (instructions == 0) instructions = estimate_instructions(p);
+  const uint64_t programs = (instructions + depth - 2) / (depth - 1);
+  // Each instruction crosses the link once, before its program runs.
+  const uint64_t fetch = instructions * 16 / kLinkBytes;
+  // Each pass boundary costs some cycles beyond the terms above (measured:
+  // 64x64x64 in two passes of 32 rows takes 338 cycles more than in one).
+  const uint64_t pass_switches = uint64_t(p.passes - 1) * kPassCycles;
+  return first + busiest + reloads + fetch + pass_switches + (programs - 1) * (kCommandCycles + kReadLatency);
+}
 
 GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
                    const GemmOptions& options) {
   if (shape.m < 1 || shape.k < 1 || shape.n_out < 1)
     throw std::invalid_argument("gemm " + dims(shape) + ": every dimension must be at least 1");
-  GemmPlan p;
-  p.shape = shape;
-  p.output = output;
-  p.n = core.n;
-  p.k_blocks = ceil_div(shape.k, core.n);
-  p.col_tiles = ceil_div(shape.n_out, core.n);
-  p.wgt_capacity = core.wgt_fifo_tiles + isa::kWgtBanks;
-  const int out_rows = output == GemmOutput::kInt32 ? 4 : 1;  // UB rows per result row
-  const int kb = p.k_blocks;
-
-  // Rows per pass with `regions` A regions and two result regions in the UB,
-  // two ACC regions, and 16-bit counts.
-  const auto max_rows = [&](int regions) {
-    int rows = std::min({core.ub_rows / (regions * kb + 2 * out_rows), core.acc_rows / 2,
-                         0xFFFF / out_rows, 0xFFFF / kb});
-    if (options.max_pass_rows > 0) rows = std::min(rows, options.max_pass_rows);
-    return rows;
-  };
-  if (max_rows(1) >= shape.m) {
-    p.a_regions = 1;  // one pass
-    p.pass_rows = shape.m;
-  } else {
-    // Two A regions hide the next pass's load, but halve the rows per pass;
-    // each weight tile then serves fewer rows, and the weight FIFO must still
-    // cover the host's read latency (kWeightCoverCycles). Prefer one region
-    // (an exposed load per pass) when two would starve the weights.
-    const bool weights_covered = max_rows(2) * core.wgt_fifo_tiles >= kWeightCoverCycles;
-    p.a_regions = max_rows(2) >= 1 && (weights_covered || max_rows(1) <= max_rows(2)) ? 2 : 1;
-    const int rows = max_rows(p.a_regions);
-    if (rows < 1)
-      throw std::invalid_argument(
-          "gemm " + dims(shape) + ": K = " + std::to_string(shape.k) + " needs " +
-          std::to_string(kb + 2 * out_rows) + " unified-buffer rows per row of A; the core has " +
-          std::to_string(core.ub_rows) + " (K can be at most " +
-          std::to_string((core.ub_rows - 2 * out_rows) * core.n) + ")");
-    p.pass_rows = ceil_div(shape.m, ceil_div(shape.m, rows));  // balanced passes
-  }
-  p.passes = ceil_div(shape.m, p.pass_rows);
   if (round_up(shape.k, core.n) > 0xFFFF)
     throw std::invalid_argument("gemm " + dims(shape) + ": K is too large for the core");
-  return p;
+  using T = GemmOptions::Transpose;
+  std::vector<bool> orientations;
+  if (options.transpose != T::kAlways) orientations.push_back(false);
+  if (options.transpose == T::kAlways || (options.transpose == T::kAuto && !options.bias))
+    orientations.push_back(true);
+
+  std::vector<GemmPlan> candidates;
+  const int out_rows = output == GemmOutput::kInt32 ? 4 : 1;  // UB rows per result row
+  const int kb = ceil_div(shape.k, core.n);
+  for (const bool tr : orientations) {
+    GemmPlan p;
+    p.shape = shape;
+    p.output = output;
+    p.n = core.n;
+    p.transposed = tr;
+    p.dm = tr ? shape.n_out : shape.m;
+    p.dn = tr ? shape.m : shape.n_out;
+    p.k_blocks = kb;
+    p.col_tiles = ceil_div(p.dn, core.n);
+    p.wgt_capacity = core.wgt_fifo_tiles + isa::kWgtBanks;
+    const int ct = p.col_tiles;
+    // Candidate group sizes: one per count of groups (ceil(ct / groups)).
+    // (a forced choice is the only candidate).
+    std::vector<int> group_sizes, chunk_sizes{kb}, write_sizes;
+    for (int g = 1; g <= ct; ++g) {
+      const int size = ceil_div(ct, g);
+      if (group_sizes.empty() || group_sizes.back() != size) group_sizes.push_back(size);
+    }
+    for (int c = 1; c < kb; c *= 2) chunk_sizes.push_back(c);
+    for (int w = 1; w <= std::min(ct, 8); w *= 2) write_sizes.push_back(w);
+    if (options.group_tiles > 0) group_sizes = {std::min(options.group_tiles, ct)};
+    if (options.chunk_blocks > 0) chunk_sizes = {std::min(options.chunk_blocks, kb)};
+    if (options.write_tiles > 0) write_sizes = {std::min(options.write_tiles, ct)};
+    for (const int G : group_sizes) {
+      for (const int kc : chunk_sizes) {
+        for (int regions = 1; regions <= 2; ++regions) {
+          if (options.a_regions > 0 && regions != options.a_regions) continue;
+          for (int results = 2; results <= 4; ++results) {
+            if (options.result_regions > 0 && results != options.result_regions) continue;
+            for (const int wb : write_sizes) {
+            int rows = std::min({core.ub_rows / (regions * kc + results * wb * out_rows), core.acc_rows / (2 * G),
+                                 0xFFFF / (wb * out_rows), 0xFFFF / kc});
+            if (options.max_pass_rows > 0) rows = std::min(rows, options.max_pass_rows);
+            if (rows < 1) continue;
+            p.passes = ceil_div(p.dm, rows);
+            p.pass_rows = ceil_div(p.dm, p.passes);  // balanced passes
+            p.group_tiles = G;
+            p.groups = ceil_div(ct, G);
+            p.chunk_blocks = kc;
+            p.chunks = ceil_div(kb, kc);
+            p.a_regions = regions;
+            p.result_regions = results;
+            p.write_tiles = wb;
+            for (const bool tm : {false, true}) {
+              if (tm && p.chunks > 1) continue;  // a chunk of L serves the group's tiles
+              if (options.order != GemmOptions::Order::kAuto && tm != (options.order == GemmOptions::Order::kTileMajor))
+                continue;
+              p.tile_major = tm;
+              p.estimate = estimate_cycles(p, core);
+              candidates.push_back(p);
+            }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (candidates.empty())
+    throw std::invalid_argument("gemm " + dims(shape) + ": no plan fits the core (" +
+                                std::to_string(core.ub_rows) + " unified-buffer rows, " +
+                                std::to_string(core.acc_rows) + " accumulator rows)");
+  // The instruction count decides the programs and their fetch: for the
+  // best few, count the real one.
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const GemmPlan& x, const GemmPlan& y) { return x.estimate < y.estimate; });
+  candidates.resize(std::min<size_t>(candidates.size(), kExactCandidates));
+  GemmEpilogue epi;
+  epi.output = output;
+  for (GemmPlan& c : candidates) {
+    uint64_t instructions = 0;
+    for (const auto& program : gemm_programs(c, epi, 0, 0, 0, core)) instructions += program.size();
+    c.estimate = estimate_cycles(c, core, instructions);
+  }
+  return *std::min_element(candidates.begin(), candidates.end(),
+                           [](const GemmPlan& x, const GemmPlan& y) { return x.estimate < y.estimate; });
 }
 
 // ---- host images ----------------------------------------------------------------------
 
-std::vector<int8_t> pack_a(const GemmPlan& p, const MatrixI8& a) {
-  if (a.rows != p.shape.m || a.cols != p.shape.k) throw std::invalid_argument("pack_a: A's shape differs from the plan");
-  const int n = p.n, kp = p.k_blocks * n;
-  std::vector<int8_t> out(p.a_bytes(), 0);
+namespace {
+
+// The (tile within the group, K block) of each MMC of group g, in the order
+// of one pass: K block after K block, each over the group's tiles (a chunk
+// of L serves all of them; their ACTs can share one instruction), but the
+// last chunk of the pass's last group tile after tile, so that those tiles
+// finish one after the other and the last write-back is one tile's; with
+// tile_major (a whole pass of L in the UB) every group tile after tile, so
+// that tiles finish, and leave, evenly spaced.
+std::vector<std::pair<int, int>> group_order(const GemmPlan& p, int g) {
+  std::vector<std::pair<int, int>> order;
+  const int gt = p.tiles_of_group(g), last_chunk = (p.chunks - 1) * p.chunk_blocks;
+  const bool tile_major = g == p.groups - 1 || p.tile_major;
+  for (int k = 0; k < (tile_major ? last_chunk : p.k_blocks); ++k)
+    for (int j = 0; j < gt; ++j) order.push_back({j, k});
+  if (tile_major)
+    for (int j = 0; j < gt; ++j)
+      for (int k = last_chunk; k < p.k_blocks; ++k) order.push_back({j, k});
+  return order;
+}
+
+// L packed by pass (gemm_program.h) from l(r, c), dm x K.
+template <typename At>
+std::vector<int8_t> pack_l(const GemmPlan& p, At l) {
+  const int n = p.n, kp = p.k_blocks * n, k = p.shape.k;
+  std::vector<int8_t> out(size_t(p.dm) * kp, 0);
   for (int pass = 0; pass < p.passes; ++pass) {
     const int m0 = p.pass_begin(pass), r = p.rows_of_pass(pass);
     for (int kb = 0; kb < p.k_blocks; ++kb)
       for (int i = 0; i < r; ++i) {
         int8_t* dst = out.data() + size_t(m0) * kp + (size_t(kb) * r + i) * n;
-        const int c0 = kb * n, c1 = std::min(c0 + n, a.cols);
-        for (int c = c0; c < c1; ++c) dst[c - c0] = a.at(m0 + i, c);
+        const int c0 = kb * n, c1 = std::min(c0 + n, k);
+        for (int c = c0; c < c1; ++c) dst[c - c0] = l(m0 + i, c);
       }
   }
   return out;
 }
 
+// R tiles in one pass's order (gemm_program.h) from r(k, c), K x dn.
+template <typename At>
+std::vector<int8_t> pack_r(const GemmPlan& p, At r) {
+  const int n = p.n, k = p.shape.k;
+  std::vector<int8_t> out(size_t(p.col_tiles) * p.k_blocks * n * n, 0);
+  size_t t = 0;
+  for (int g = 0; g < p.groups; ++g)
+    for (const auto& [jg, kb] : group_order(p, g)) {
+        const int j = p.group_begin(g) + jg;
+        int8_t* tile = out.data() + t++ * n * n;
+        for (int row = 0; row < n && kb * n + row < k; ++row)
+          for (int c = 0; c < n && j * n + c < p.dn; ++c) tile[row * n + c] = r(kb * n + row, j * n + c);
+      }
+  return out;
+}
+
+// Byte offset of D(r, c) in the packed result (gemm_program.h).
+size_t d_offset(const GemmPlan& p, int r, int c, size_t lane_bytes) {
+  const int pass = r / p.pass_rows, m0 = p.pass_begin(pass);
+  const size_t row = size_t(m0) * p.col_tiles + size_t(c / p.n) * p.rows_of_pass(pass) + size_t(r - m0);
+  return row * size_t(p.out_row_bytes()) + size_t(c % p.n) * lane_bytes;
+}
+
+}  // namespace
+
+std::vector<int8_t> pack_a(const GemmPlan& p, const MatrixI8& a) {
+  if (a.rows != p.shape.m || a.cols != p.shape.k) throw std::invalid_argument("pack_a: A's shape differs from the plan");
+  if (p.transposed) return pack_r(p, [&](int k, int c) { return a.at(c, k); });
+  return pack_l(p, [&](int r, int c) { return a.at(r, c); });
+}
+
 std::vector<int8_t> pack_w(const GemmPlan& p, const MatrixI8& w) {
   if (w.rows != p.shape.k || w.cols != p.shape.n_out) throw std::invalid_argument("pack_w: W's shape differs from the plan");
-  const int n = p.n;
-  std::vector<int8_t> out(p.w_bytes(), 0);
-  for (int j = 0; j < p.col_tiles; ++j)
-    for (int kb = 0; kb < p.k_blocks; ++kb) {
-      int8_t* tile = out.data() + (size_t(j) * p.k_blocks + kb) * n * n;
-      for (int r = 0; r < n && kb * n + r < w.rows; ++r)
-        for (int c = 0; c < n && j * n + c < w.cols; ++c) tile[r * n + c] = w.at(kb * n + r, j * n + c);
-    }
-  return out;
+  if (p.transposed) return pack_l(p, [&](int r, int c) { return w.at(c, r); });
+  return pack_r(p, [&](int k, int c) { return w.at(k, c); });
 }
 
 MatrixI32 unpack_c_i32(const GemmPlan& p, std::span<const uint8_t> c) {
   if (p.output != GemmOutput::kInt32 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_i32: not an int32 result of this plan");
   MatrixI32 out(p.shape.m, p.shape.n_out);
-  const size_t row = size_t(p.out_row_bytes());
   for (int i = 0; i < p.shape.m; ++i)
     for (int j = 0; j < p.shape.n_out; ++j) {
-      const uint8_t* b = c.data() + (size_t(j / p.n) * p.shape.m + i) * row + size_t(j % p.n) * 4;
+      const uint8_t* b = c.data() + (p.transposed ? d_offset(p, j, i, 4) : d_offset(p, i, j, 4));
       out.at(i, j) = int32_t(uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24);
     }
   return out;
@@ -211,7 +399,7 @@ MatrixI8 unpack_c_i8(const GemmPlan& p, std::span<const uint8_t> c) {
   MatrixI8 out(p.shape.m, p.shape.n_out);
   for (int i = 0; i < p.shape.m; ++i)
     for (int j = 0; j < p.shape.n_out; ++j)
-      out.at(i, j) = int8_t(c[(size_t(j / p.n) * p.shape.m + i) * p.n + size_t(j % p.n)]);
+      out.at(i, j) = int8_t(c[p.transposed ? d_offset(p, j, i, 1) : d_offset(p, i, j, 1)]);
   return out;
 }
 
@@ -224,12 +412,16 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   if (!epi.bias.empty() && (!int8 || int(epi.bias.size()) != p.shape.n_out))
     throw std::invalid_argument("gemm: the bias needs one int32 per output column (" +
                                 std::to_string(p.shape.n_out) + "), and an int8 output");
-  const int n = p.n, kb = p.k_blocks, P = p.pass_rows, out_rows = int8 ? 1 : 4;
-  const uint32_t result_base = uint32_t(p.a_regions * kb * P);
+  if (!epi.bias.empty() && p.transposed)
+    throw std::invalid_argument("gemm: a transposed plan has no bias per output column (plan with options.bias)");
+  const uint64_t l_addr = p.transposed ? w : a, r_addr = p.transposed ? a : w;
+  const int n = p.n, kb = p.k_blocks, P = p.pass_rows, G = p.group_tiles, out_rows = p.out_row_rows();
+  const int wb = p.write_tiles;
+  const uint32_t result_base = uint32_t(p.a_regions * p.chunk_blocks * P);
   const uint64_t row_bytes = uint64_t(p.out_row_bytes());
 
   Stream out;
-  WeightStream weights(out, p, w);
+  WeightStream weights(out, p, r_addr);
 
   if (int8) {
     out.add(isa::cfg(isa::kCfgQmult, uint32_t(epi.q.multiplier)));
@@ -241,60 +433,196 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   }
   weights.top_up();
 
-  const auto a_region = [&](int pass) { return uint32_t((pass % p.a_regions) * kb * P); };
-  // Blocks [b0, b1) of a pass's A: contiguous in the packed image and the UB.
-  const auto load_a = [&](int pass, int b0, int b1) {
-    if (b1 <= b0) return;
-    const int rows = p.rows_of_pass(pass);
-    out.add(isa::rhm(a_region(pass) + uint32_t(b0 * rows), uint32_t((b1 - b0) * rows),
-                     a + (uint64_t(p.pass_begin(pass)) * kb + uint64_t(b0) * rows) * n, uint32_t(n)));
+  // Loads of L, in order: (pass, chunk) when a pass is loaded whole
+  // (chunks = 1), else (pass, group, chunk). Load i goes to region i % a_regions.
+  struct Load {
+    int pass, b0, b1;
+  };
+  std::vector<Load> loads;
+  for (int pass = 0; pass < p.passes; ++pass)
+    for (int g = 0; g < (p.chunks == 1 ? 1 : p.groups); ++g)
+      for (int ch = 0; ch < p.chunks; ++ch)
+        loads.push_back({pass, ch * p.chunk_blocks, std::min(kb, (ch + 1) * p.chunk_blocks)});
+  const auto region_row = [&](size_t i) { return uint32_t((i % size_t(p.a_regions)) * p.chunk_blocks * P); };
+  // Blocks [b0, b1) of load i.
+  const auto emit_load = [&](size_t i, int b0, int b1) {
+    const Load& l = loads[i];
+    const int rows = p.rows_of_pass(l.pass);
+    out.add(isa::rhm(region_row(i) + uint32_t((b0 - l.b0) * rows), uint32_t((b1 - b0) * rows),
+                     l_addr + (uint64_t(p.pass_begin(l.pass)) * kb + uint64_t(b0) * rows) * n, uint32_t(n)));
   };
 
-  // ACT and WHM of output tile t (pass, column tile j).
+  // ACTs of output tiles [j0, j1) of group index b (over all passes), each
+  // into the next slot of the current result region; a WHM writes the
+  // region's tiles when it holds write_tiles of them or the pass's last (a
+  // pass's tiles are contiguous in D, and tiles leave in column order within
+  // a pass). Tiles next to each other in the ACC and in the UB share one ACT
+  // (not with a bias: the BIAS registers are per tile).
   std::vector<int32_t> lane_bias(size_t(n), 0);  // the BIAS registers' values
-  const auto epilogue = [&](int t) {
-    const int pass = t / p.col_tiles, j = t % p.col_tiles, rows = p.rows_of_pass(pass);
-    const uint32_t acc = uint32_t((t % 2) * P), ub = result_base + uint32_t((t % 2) * out_rows * P);
-    if (!epi.bias.empty())
-      for (int l = 0; l < n; ++l) {
-        const int col = j * n + l;
-        const int32_t b = col < p.shape.n_out ? epi.bias[size_t(col)] : 0;
-        if (b != lane_bias[size_t(l)]) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(b)));
-        lane_bias[size_t(l)] = b;
+  int regions_used = 0, batch_j0 = 0, batch_tiles = 0;
+  const auto epilogue = [&](int b, int j0, int j1) {
+    const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass);
+    uint32_t act_acc = 0, act_ub = 0, act_rows = 0;  // the ACT being merged
+    const auto flush = [&] {
+      if (act_rows == 0) return;
+      if (int8) out.add(isa::act(act_acc, act_ub, act_rows, epi.act, !epi.bias.empty()));
+      else out.add(isa::act(act_acc, act_ub, act_rows, isa::Act::kNone, false, true));
+      act_rows = 0;
+    };
+    for (int j = j0; j < j1; ++j) {
+      if (batch_tiles == 0) batch_j0 = j;
+      const uint32_t ub0 = result_base + uint32_t((regions_used % p.result_regions) * wb * out_rows * P);
+      const uint32_t acc = uint32_t((b % 2) * P * G + (j - p.group_begin(g)) * rows);
+      const uint32_t ub = ub0 + uint32_t(batch_tiles * out_rows * rows);
+      if (!epi.bias.empty()) {
+        flush();
+        for (int l = 0; l < n; ++l) {
+          const int col = j * n + l;
+          const int32_t bias = col < p.shape.n_out ? epi.bias[size_t(col)] : 0;
+          if (bias != lane_bias[size_t(l)]) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(bias)));
+          lane_bias[size_t(l)] = bias;
+        }
       }
-    if (int8) out.add(isa::act(acc, ub, uint32_t(rows), epi.act, !epi.bias.empty()));
-    else out.add(isa::act(acc, ub, uint32_t(rows), isa::Act::kNone, false, true));
-    out.add(isa::whm(ub, uint32_t(out_rows * rows),
-                     c + (uint64_t(j) * p.shape.m + uint64_t(p.pass_begin(pass))) * row_bytes, uint32_t(n)));
+      if (act_rows > 0 && act_acc + act_rows == acc && act_ub + act_rows * uint32_t(out_rows) == ub) {
+        act_rows += uint32_t(rows);
+      } else {
+        flush();
+        act_acc = acc;
+        act_ub = ub;
+        act_rows = uint32_t(rows);
+      }
+      if (!epi.bias.empty()) flush();
+      if (++batch_tiles == wb || j == p.col_tiles - 1) {
+        flush();
+        const uint64_t d_row = uint64_t(p.pass_begin(pass)) * p.col_tiles + uint64_t(batch_j0) * rows;
+        out.add(isa::whm(ub0, uint32_t(batch_tiles * out_rows * rows), c + d_row * row_bytes, uint32_t(n)));
+        ++regions_used;
+        batch_tiles = 0;
+      }
+    }
+    flush();
   };
 
-  int t = 0;  // output tile index over all passes
-  for (int pass = 0; pass < p.passes; ++pass) {
-    if (pass == 0 || p.a_regions == 1) load_a(pass, 0, kb);  // one region: waits for the last pass's MMCs
-    const bool prefetch = pass + 1 < p.passes && p.a_regions == 2;
-    const int rows = p.rows_of_pass(pass);
-    const uint32_t a0 = a_region(pass);
-    for (int j = 0; j < p.col_tiles; ++j, ++t) {
-      const uint32_t acc = uint32_t((t % 2) * P);
-      // k = 0 alone (it starts the accumulation), then runs of accumulating
-      // MMCs, each ending where the weight stream has room for its next RW.
-      int k = 0;
-      while (k < kb) {
-        weights.need_one();
-        const int run = k == 0 ? 1 : int(std::min<int64_t>({kb - k, weights.available(), weights.retires_until_rw()}));
-        out.mmc_run(run, a0 + uint32_t(k * rows), uint32_t(rows), acc, uint32_t(rows), k > 0);
-        for (int r = 0; r < run; ++r) weights.retire_one();
-        k += run;
-        if (k == 1) {
-          if (t > 0) epilogue(t - 1);  // the previous tile's ACT/WHM after this tile's first MMC
-          // The next pass's A, spread over this pass's column tiles so that
-          // weight reads and write-backs interleave with it.
-          if (prefetch) load_a(pass + 1, j * kb / p.col_tiles, (j + 1) * kb / p.col_tiles);
+  // One MMC of a group: its UB row, ACC row and whether it accumulates.
+  struct Mmc {
+    uint32_t ub, acc;
+    bool accumulate;
+  };
+  // Work placed between a group's MMCs: an epilogue of the previous group's
+  // tile, or a load of L.
+  struct Side {
+    bool load;
+    int b, j0, j1;  // epilogue of group b's tiles [j0, j1); a load's blocks [j0, j1)
+    size_t load_index;
+  };
+
+  size_t next_load = 0;  // loads emitted so far
+  int batch_ahead = 0;   // tiles in the current result region before the next group's
+  const int total_groups = p.passes * p.groups;
+  for (int b = 0; b < total_groups; ++b) {
+    const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass), gt = p.tiles_of_group(g);
+    const uint32_t acc0 = uint32_t((b % 2) * P * G);
+    // This group's loads: indices [l0, l1) (none when a whole pass is kept
+    // for all its groups and this is not its first).
+    const size_t l0 = p.chunks == 1 ? size_t(pass) : size_t(b) * size_t(p.chunks);
+    const bool loads_here = p.chunks > 1 || g == 0;
+    const size_t l1 = loads_here ? l0 + size_t(p.chunks) : l0;
+    std::vector<Mmc> mmcs;
+    std::vector<std::vector<Side>> after;  // side work after each MMC
+    std::vector<size_t> load_at(static_cast<size_t>(p.chunks));  // the MMC index before which each load of this group must be
+    std::vector<size_t> tile_last(static_cast<size_t>(gt));      // the MMC index that completes each tile
+    for (const auto& [j, k] : group_order(p, g)) {
+      const int ch = k / p.chunk_blocks;
+      const size_t li = p.chunks == 1 ? l0 : l0 + size_t(ch);
+      if (ch > 0 && load_at[size_t(ch)] == 0) load_at[size_t(ch)] = mmcs.size();  // its first MMC
+      tile_last[size_t(j)] = mmcs.size();
+      mmcs.push_back({region_row(li) + uint32_t((k - ch * p.chunk_blocks) * rows), acc0 + uint32_t(j * rows), k > 0});
+    }
+    after.resize(mmcs.size());
+    std::vector<std::vector<Side>> before(mmcs.size());
+    // Loads: with one region each just before its MMCs; with two, load i+1
+    // after the first MMC of load i (the first load of all up front). A
+    // whole pass's next load goes in pieces, one after the first MMC of each
+    // of the pass's first groups: a long RHM would hold the memory unit, and
+    // so the write-backs, for its latency and all its rows.
+    const bool pass_pieces = p.chunks == 1 && p.a_regions == 2;
+    if (loads_here)
+      for (size_t li = l0; li < l1; ++li) {
+        const size_t at = load_at[li - l0];
+        if (li == 0 || p.a_regions == 1) {
+          if (next_load <= li) before[at].push_back({true, 0, loads[li].b0, loads[li].b1, li});
+          next_load = std::max(next_load, li + 1);
         }
+        if (!pass_pieces && p.a_regions == 2 && li + 1 < loads.size() && next_load <= li + 1) {
+          // after this load's first MMC, or its last when it is alone
+          const size_t pos = std::min(at, mmcs.size() - 1);
+          after[pos].push_back({true, 0, loads[li + 1].b0, loads[li + 1].b1, li + 1});
+          next_load = li + 2;
+        }
+      }
+    // The previous group's epilogues, spread evenly over this group's MMCs,
+    // the tiles of one WHM together (batch_ahead: tiles already in the
+    // current result region before them).
+    // With a whole pass of L in the UB, and in the last group, each tile
+    // leaves as it finishes instead.
+    const bool at_finish = p.tile_major || b == total_groups - 1;
+    if (b > 0 && !p.tile_major) {
+      const int pg = (b - 1) % p.groups, pt = p.tiles_of_group(pg), j0 = p.group_begin(pg);
+      const int nb = (batch_ahead + pt - 1) / wb + 1;  // WHM batches the tiles touch
+      // (in the last group, before its first tile leaves: tiles leave in order)
+      const size_t span = b == total_groups - 1 ? tile_last[0] + 1 : mmcs.size();
+      for (int s = 0; s < pt;) {
+        const int bi = (batch_ahead + s) / wb, e = std::min(pt, (bi + 1) * wb - batch_ahead);
+        const size_t pos = size_t(bi) * span / size_t(nb);
+        after[pos].push_back({false, b - 1, j0 + s, j0 + e, 0});
+        s = e;
+      }
+      batch_ahead = j0 + pt == p.col_tiles ? 0 : (batch_ahead + pt) % wb;
+    }
+    if (at_finish)  // each tile leaves as it finishes
+      for (int j = 0; j < gt; ++j)
+        after[tile_last[size_t(j)]].push_back({false, b, p.group_begin(g) + j, p.group_begin(g) + j + 1, 0});
+    if (pass_pieces && pass + 1 < p.passes) {
+      // As few pieces as fit, with their read latency, in the memory unit's
+      // time left over by a group's write-back.
+      const int64_t mmc = int64_t(kb) * rows * gt, writes = int64_t(gt) * rows * out_rows + 40;
+      const int64_t slack = mmc - writes - int64_t(kReadLatency), load = int64_t(kb) * p.rows_of_pass(pass + 1);
+      const int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
+      if (g < pieces) after[0].push_back({true, 0, g * kb / pieces, (g + 1) * kb / pieces, size_t(pass + 1)});
+    }
+    // Emit: runs of MMCs with a constant step become LOOPs; a run ends where
+    // side work goes, where the accumulate flag or the step changes, or where
+    // the weight stream must issue an RW.
+    size_t i = 0;
+    while (i < mmcs.size()) {
+      for (const Side& s : before[i]) emit_load(s.load_index, s.j0, s.j1);
+      weights.need_one();
+      size_t run = 1;
+      const int64_t limit = std::min<int64_t>(weights.available(), weights.retires_until_rw());
+      if (after[i].empty() && i + 1 < mmcs.size()) {
+        const int64_t dub = int64_t(mmcs[i + 1].ub) - mmcs[i].ub, dacc = int64_t(mmcs[i + 1].acc) - mmcs[i].acc;
+        while (i + run < mmcs.size() && int64_t(run) < limit && before[i + run].empty() &&
+               mmcs[i + run].accumulate == mmcs[i].accumulate &&
+               int64_t(mmcs[i + run].ub) - mmcs[i + run - 1].ub == dub &&
+               int64_t(mmcs[i + run].acc) - mmcs[i + run - 1].acc == dacc && run < 0xFFFF &&
+               dub >= -32768 && dub <= 32767 && dacc >= -32768 && dacc <= 32767) {
+          ++run;
+          if (!after[i + run - 1].empty()) break;
+        }
+        if (run > 1) {
+          const Instr mmc = isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true);
+          out.add_group({isa::loop(uint32_t(run), 1, int32_t(dub), int32_t(dacc)), mmc});
+        }
+      }
+      if (run == 1) out.add(isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true));
+      for (size_t r = 0; r < run; ++r) weights.retire_one();
+      i += run;
+      for (const Side& s : after[i - 1]) {
+        if (s.load) emit_load(s.load_index, s.j0, s.j1);
+        else epilogue(s.b, s.j0, s.j1);
       }
     }
   }
-  epilogue(t - 1);
   return out.programs(core.imem_depth);
 }
 

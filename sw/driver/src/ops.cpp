@@ -48,7 +48,9 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, co
   std::vector<std::vector<isa::Instr>> programs;
   Buffer abuf, bbuf, cbuf;
   try {
-    plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core);
+    // A bias per output column rules out the transposed form (C^T = W^T x A^T).
+    const model::GemmOptions opt{.bias = !epi.bias.empty()};
+    plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
     abuf = dev.alloc(plan.a_bytes());
     bbuf = dev.alloc(plan.w_bytes());
     cbuf = dev.alloc(plan.c_bytes());
@@ -67,7 +69,7 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, co
   s.macs = uint64_t(a.rows) * uint64_t(a.cols) * uint64_t(b.cols);
   s.read_bytes = plan.a_bytes() + plan.w_bytes();
   s.write_bytes = plan.c_bytes();
-  s.array_cycles = uint64_t(plan.shape.m) * uint64_t(plan.k_blocks) * uint64_t(plan.col_tiles);
+  s.array_cycles = uint64_t(plan.dm) * uint64_t(plan.k_blocks) * uint64_t(plan.col_tiles);
   // The programs read A and B and only write C (gemm_program.h): each may
   // touch these three buffers and nothing else.
   const Window windows[] = {abuf.read_only(), bbuf.read_only(), cbuf.write_only()};

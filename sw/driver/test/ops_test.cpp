@@ -9,6 +9,7 @@
 
 #include "tpu/config.h"
 #include "tpu/device.h"
+#include "tpu/gemm_program.h"
 #include "tpu/ops.h"
 #include "tpu/roofline.h"
 #include "transport_under_test.h"
@@ -65,6 +66,41 @@ TEST_F(OpsTest, MatmulShapesOnBothConfigs) {
       EXPECT_LE(stats.utilization(), stats.array_utilization());
       EXPECT_LE(stats.array_utilization(), 1.0);
     }
+}
+
+// The planner's newer paths on the device, on both configurations: the
+// transposed product (tall A), A streamed through the UB in chunks (long K,
+// beyond what the UB holds of a pass), dense with a bias (never transposed)
+// and without. The shapes must take each path at least once per device.
+TEST_F(OpsTest, TransposedAndStreamedKPlansAreExact) {
+  namespace m = tpu::model;
+  for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
+    const tpu::DeviceInfo& info = dev->info();
+    const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
+    const bool tiny = dev == tiny_.get();
+    int transposed = 0, chunked = 0;
+    for (const auto& [mm, k, n] : {std::array<int, 3>{tiny ? 307 : 1021, 9, 3}, {3, tiny ? 1999 : 8191, 5},
+                                   {tiny ? 23 : 41, tiny ? 1031 : 4099, 7}, {1, 1, 1}}) {
+      SCOPED_TRACE(info.name + " " + std::to_string(mm) + "x" + std::to_string(k) + "x" + std::to_string(n));
+      const m::GemmPlan plan = m::plan_gemm({mm, k, n}, m::GemmOutput::kInt32, core);
+      transposed += plan.transposed;
+      chunked += plan.chunks > 1;
+      const MatrixI8 a = random(mm, k), b = random(k, n);
+      EXPECT_EQ(tpu::matmul(*dev, a, b), m::matmul_i8(a, b));
+      // int8 results through dense: with a bias the plan is never transposed.
+      const tpu::QuantParams q{.multiplier = 1 << 30, .shift = 12};
+      std::vector<int32_t> bias;
+      for (int j = 0; j < n; ++j) bias.push_back(rand_int(-5000, 5000));
+      EXPECT_FALSE(m::plan_gemm({mm, k, n}, m::GemmOutput::kInt8, core, {.bias = true}).transposed);
+      for (const auto& bs : {std::vector<int32_t>{}, bias}) {
+        const tpu::DenseLayer layer{b, bs, q, tpu::Activation::kRelu};
+        EXPECT_EQ(tpu::dense(*dev, a, b, bs, q, tpu::Activation::kRelu), tpu::Mlp({layer}).run_reference(a))
+            << (bs.empty() ? "without" : "with") << " a bias";
+      }
+    }
+    EXPECT_GE(transposed, 1) << info.name << ": no shape took the transposed plan";
+    EXPECT_GE(chunked, 1) << info.name << ": no shape streamed A in chunks";
+  }
 }
 
 TEST_F(OpsTest, MatmulManyPassesAndProgramsOnTiny) {
@@ -178,8 +214,8 @@ TEST_F(OpsTest, BadOperandsAreRejectedBeforeTheDevice) {
   EXPECT_THROW(tpu::dense(*default_, a, random(5, 3), {}, {.shift = 32}), tpu::Error);
   EXPECT_THROW(tpu::Mlp({tpu::DenseLayer{random(4, 5), {}, {}}, tpu::DenseLayer{random(6, 2), {}, {}}}),
                tpu::Error);
-  // K beyond the tiny configuration's unified buffer.
-  EXPECT_THROW(tpu::matmul(*tiny_, random(2, 2000), random(2000, 2)), tpu::Error);
+  // K beyond the instructions' 16-bit counts.
+  EXPECT_THROW(tpu::matmul(*tiny_, random(1, 70000), random(70000, 1)), tpu::Error);
   // The device still works.
   const MatrixI8 c = random(3, 3);
   EXPECT_EQ(tpu::matmul(*default_, c, c), tpu::model::matmul_i8(c, c));
@@ -190,7 +226,8 @@ TEST_F(OpsTest, BadOperandsAreRejectedBeforeTheDevice) {
 // An odd shape on both configurations: the true utilization counts M*K*N, the
 // array's counts the padded tiles (M x ceil(K/n)*n x ceil(N/n)*n), and the
 // roofline's inputs are the padded images' sizes. Every expected value comes
-// from the shape and n alone.
+// from the shape and n alone, given whether the planner transposed the
+// product (C^T = W^T x A^T pads M to tiles instead of N).
 TEST_F(OpsTest, UtilizationCountsTheMathAndArrayUtilizationThePadding) {
   struct Case {
     tpu::Device* dev;
@@ -198,10 +235,14 @@ TEST_F(OpsTest, UtilizationCountsTheMathAndArrayUtilizationThePadding) {
   };
   for (const Case& c : {Case{default_.get(), 1000, 300, 70}, Case{default_.get(), 17, 33, 65},
                         Case{tiny_.get(), 17, 33, 65}}) {
-    const uint64_t n = uint64_t(c.dev->info().n), m = uint64_t(c.m), k = uint64_t(c.k),
-                   n_out = uint64_t(c.n_out);
+    const uint64_t n = uint64_t(c.dev->info().n), k = uint64_t(c.k);
+    uint64_t m = uint64_t(c.m), n_out = uint64_t(c.n_out);
     SCOPED_TRACE(c.dev->info().name + " " + std::to_string(m) + "x" + std::to_string(k) + "x" +
                  std::to_string(n_out));
+    const tpu::DeviceInfo& info = c.dev->info();
+    const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
+    if (tpu::model::plan_gemm({c.m, c.k, c.n_out}, tpu::model::GemmOutput::kInt32, core).transposed)
+      std::swap(m, n_out);  // the device's rows are C's columns
     const uint64_t kb = (k + n - 1) / n, ct = (n_out + n - 1) / n;
     const uint64_t macs = m * k * n_out, padded_macs = m * (kb * n) * (ct * n);
     ASSERT_LT(macs, padded_macs) << "the case must pad";

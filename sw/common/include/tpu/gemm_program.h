@@ -2,28 +2,53 @@
 // Plans and builds the programs of an int8 GEMM C = A x W on the core, for
 // the driver's operators, the reference model and the RTL testbenches alike.
 //
-// Host images (the driver writes A and W packed, reads C packed):
-//   A  packed by pass: the rows [m0, m0 + r) of pass p are stored block after
-//      block: block k (columns k*n .. k*n+n-1, zero-padded) as r rows of n
-//      bytes at A + m0*Kp + k*r*n. One RHM of Kb*r rows loads a whole pass.
-//   W  n x n tiles, tile (j, k) = W[k*n .. +n][j*n .. +n] zero-padded and
-//      row-major, at W + (j*Kb + k)*n*n: the order the MMCs use them.
-//   C  column tiles: tile j (columns j*n .. j*n+n-1) is M rows at
-//      C + j*M*row_bytes, row i at + i*row_bytes, row_bytes = 4n (int32,
-//      little-endian: what WHM of ACT RAW rows writes) or n (int8).
+// The device computes D = L x R with L dm x K streamed through the unified
+// buffer (UB) and R K x dn streamed as weight tiles. Normally L = A, R = W,
+// D = C. A transposed plan computes C^T = W^T x A^T (L = W^T, R = A^T): when
+// M is much larger than Nout this moves the big operand from the memory unit
+// (which also writes C) to the weight unit. pack_a/pack_w/unpack hide which.
 //
-// Schedule, in program order, so that DMA overlaps compute:
-//   - A is double-buffered in the UB: pass p+1's A is loaded during pass p,
-//     into the region pass p-1 used, one chunk of blocks per column tile (so
-//     weight reads and write-backs interleave with it). When two regions
-//     leave too few rows per pass for the weight FIFO to cover the host's
-//     read latency, one region with twice the rows is used instead.
+// Host images (the driver writes A and W packed, reads C packed):
+//   L  packed by pass: the rows [m0, m0 + r) of pass p are stored block after
+//      block: block k (columns k*n .. k*n+n-1, zero-padded) as r rows of n
+//      bytes at L + m0*Kp + k*r*n. One RHM loads any run of a pass's blocks.
+//   R  n x n tiles, tile (j, k) = R[k*n .. +n][j*n .. +n] zero-padded and
+//      row-major, in the order one pass of the MMCs uses them: column group
+//      after column group, within a group K block after K block, within a
+//      block the group's column tiles.
+//   D  by pass, then column tiles: tile j (columns j*n .. j*n+n-1) of pass p
+//      (rows m0 .. m0+r-1) is r rows at D + (m0*col_tiles + j*r)*row_bytes,
+//      row_bytes = 4n (int32, little-endian: what WHM of ACT RAW rows
+//      writes) or n (int8). A pass's tiles are contiguous, so one WHM
+//      writes several. With one pass: tile j is dm rows at D + j*dm*row_bytes.
+//
+// Loop nest: passes of pass_rows rows of L; within a pass, groups of
+// group_tiles output column tiles, all accumulating at once in the
+// accumulators (ACC); within a group, K block after K block, each block's
+// MMCs over the group's column tiles, or (tile_major, with a whole pass of L
+// in the UB) tile after tile; each weight tile serves pass_rows rows. The
+// last chunk of a pass's last group always goes tile after tile, and the
+// tiles of tile-major groups and of the last group leave as each finishes. Schedule, in program order, so that DMA overlaps compute:
+//   - L reaches the UB in loads of chunk_blocks K blocks of one pass (a
+//     whole pass when chunk_blocks = k_blocks: then loaded once per pass and
+//     kept for all its groups, else once per group). With two A regions a
+//     load goes into the region the load before the last used, issued during
+//     the previous load's MMCs; with one, before its own MMCs.
 //   - Weight tiles stream through RWs issued as far ahead as the weight
 //     capacity (WgtFifoTiles + 2) allows, in batches of half of it.
-//   - Output tile t (all passes, in order) accumulates in ACC region t % 2,
-//     goes through ACT into UB result region t % 2 and leaves by WHM; tile t's
-//     ACT/WHM follow the first MMCs of tile t+1, so the MXU never waits for them.
-//   - Runs of MMCs over consecutive A blocks become LOOPs.
+//   - Group b (all passes, in order) accumulates in ACC region b % 2; its
+//     output tiles go through ACT, spread over group b+1's MMCs so that the
+//     MXU never waits for them, into UB result regions of write_tiles tiles
+//     (result_regions of them, in turn), and leave by one WHM per region
+//     (when it is full or holds its pass's last tile).
+//     Fewer, longer WHMs save the memory unit a DMA packet fill and an
+//     acknowledge each (about 40 cycles).
+//   - Runs of MMCs that differ by a constant UB or ACC step become LOOPs.
+// plan_gemm picks the transposition, pass_rows, group_tiles, chunk_blocks,
+// A and result regions, write_tiles and the order with the lowest estimate of
+// cycles (estimate_cycles) among those that fit the UB, ACC and 16-bit
+// counts; for the best few it builds the programs to count their
+// instructions exactly.
 // The instruction stream is cut into programs of at most imem_depth
 // instructions (each ending in HALT); run them in order. UB, ACC,
 // configuration and pending weight tiles carry over from one to the next.
@@ -58,22 +83,47 @@ struct GemmEpilogue {
   std::vector<int32_t> bias;   // kInt8 only: empty, or n_out entries
 };
 
+// Plan choices forced (for tests and experiments); 0 / kAuto: the planner's.
 struct GemmOptions {
-  int max_pass_rows = 0;  // cap on rows of A per pass (0: as many as fit)
+  enum class Transpose { kAuto, kNever, kAlways };
+  int max_pass_rows = 0;  // cap on rows of L per pass (0: as many as fit)
+  Transpose transpose = Transpose::kAuto;  // kAuto transposes only a bias-free epilogue's plan
+  bool bias = false;      // the epilogue adds a bias per output column: never transposed
+  int group_tiles = 0;    // output column tiles per group
+  int chunk_blocks = 0;   // K blocks per load of L
+  int a_regions = 0;      // 1 or 2
+  int result_regions = 0; // 2 or more
+  int write_tiles = 0;    // output tiles per WHM
+  enum class Order { kAuto, kKMajor, kTileMajor };
+  Order order = Order::kAuto;  // kTileMajor needs chunk_blocks >= k_blocks
 };
 
 struct GemmPlan {
-  GemmShape shape;
+  GemmShape shape;      // of C = A x W
   GemmOutput output = GemmOutput::kInt32;
   int n = 0;            // array size
+  bool transposed = false;  // the device computes C^T = W^T x A^T
+  int dm = 0;           // rows of L and D (M, or Nout when transposed)
+  int dn = 0;           // columns of R and D (Nout, or M when transposed)
   int k_blocks = 0;     // Kp / n
-  int col_tiles = 0;    // Np / n
-  int pass_rows = 0;    // rows of A per pass (the last pass may have fewer)
+  int col_tiles = 0;    // ceil(dn / n)
+  int pass_rows = 0;    // rows of L per pass (the last pass may have fewer)
   int passes = 0;
-  int a_regions = 0;    // 2: A double-buffered in the UB
+  int group_tiles = 0;  // output column tiles accumulating at once (the last group may have fewer)
+  int groups = 0;       // per pass
+  int chunk_blocks = 0; // K blocks per load of L
+  int chunks = 0;       // loads of L per group (1: a whole pass, kept for all its groups)
+  int a_regions = 0;    // 2: L double-buffered in the UB
+  int write_tiles = 0;  // output tiles per WHM (one ACT each)
+  bool tile_major = false;  // a group's MMCs tile after tile (only with chunks = 1)
+  int result_regions = 0;  // UB regions of write_tiles * out_row_rows() * pass_rows rows for ACT results
   int wgt_capacity = 0; // weight tiles an RW may leave unretired
+  uint64_t estimate = 0;  // estimate_cycles() of this plan
 
   int pass_begin(int p) const { return p * pass_rows; }
+  int group_begin(int g) const { return g * group_tiles; }
+  int tiles_of_group(int g) const;
+  int out_row_rows() const { return output == GemmOutput::kInt32 ? 4 : 1; }
   int rows_of_pass(int p) const;
   int out_row_bytes() const { return output == GemmOutput::kInt32 ? 4 * n : n; }
   uint64_t a_bytes() const;  // sizes of the host images
@@ -81,9 +131,19 @@ struct GemmPlan {
   uint64_t c_bytes() const;
 };
 
-// Throws std::invalid_argument when a dimension is < 1 or K does not fit the UB.
+// Throws std::invalid_argument when a dimension is < 1 or no plan fits the core.
 GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
                    const GemmOptions& options = {});
+
+// A rough model of a plan's cycles on a link of 16 bytes a cycle each way with
+// a 500-cycle read latency (the named configurations' sim: link): the busiest
+// of the MXU (slowed when a weight tile serves too few rows for the weight
+// FIFO to cover the latency), the memory unit (L loads, each with the read
+// latency, and C writes), the VPU, the link's read direction; plus the
+// exposed start (first load) and end (last group's write-back) and the fixed
+// cost of each extra program (from `instructions`, or when 0 a count
+// estimated from the plan). Only used to compare plans.
+uint64_t estimate_cycles(const GemmPlan& plan, const CoreConfig& core, uint64_t instructions = 0);
 
 // Host images.
 std::vector<int8_t> pack_a(const GemmPlan& plan, const MatrixI8& a);

@@ -224,6 +224,14 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   if (!epi.bias.empty() && (!int8 || int(epi.bias.size()) != p.shape.n_out))
     throw std::invalid_argument("gemm: the bias needs one int32 per output column (" +
                                 std::to_string(p.shape.n_out) + "), and an int8 output");
+  if (!epi.scales.empty() && (!int8 || int(epi.scales.size()) != p.shape.n_out))
+    throw std::invalid_argument("gemm: per-channel scales need one per output column (" +
+                                std::to_string(p.shape.n_out) + "), and an int8 output");
+  for (const quant::LaneScale& s : epi.scales)
+    if (s.exponent < quant::kMinExponent || s.exponent > quant::kMaxExponent)
+      throw std::invalid_argument("gemm: a per-channel shift of " + std::to_string(s.exponent) +
+                                  " is outside " + std::to_string(quant::kMinExponent) + ".." +
+                                  std::to_string(quant::kMaxExponent));
   const int n = p.n, kb = p.k_blocks, P = p.pass_rows, out_rows = int8 ? 1 : 4;
   const uint32_t result_base = uint32_t(p.a_regions * kb * P);
   const uint64_t row_bytes = uint64_t(p.out_row_bytes());
@@ -252,9 +260,23 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
 
   // ACT and WHM of output tile t (pass, column tile j).
   std::vector<int32_t> lane_bias(size_t(n), 0);  // the BIAS registers' values
+  // The CH_MULT / CH_SHIFT registers' values: QMULT and QSHIFT above set every lane.
+  std::vector<quant::LaneScale> lane_scale(size_t(n), quant::tensor_scale(epi.q));
   const auto epilogue = [&](int t) {
     const int pass = t / p.col_tiles, j = t % p.col_tiles, rows = p.rows_of_pass(pass);
     const uint32_t acc = uint32_t((t % 2) * P), ub = result_base + uint32_t((t % 2) * out_rows * P);
+    // Per-channel scales of this tile's columns; padding lanes keep theirs
+    // (their results are not read back).
+    if (!epi.scales.empty())
+      for (int l = 0; l < n && j * n + l < p.shape.n_out; ++l) {
+        const quant::LaneScale& want = epi.scales[size_t(j * n + l)];
+        quant::LaneScale& have = lane_scale[size_t(l)];
+        if (want.multiplier != have.multiplier)
+          out.add(isa::cfg(isa::kCfgChMultBase + uint32_t(l), uint32_t(want.multiplier)));
+        if (want.exponent != have.exponent)
+          out.add(isa::cfg(isa::kCfgChShiftBase + uint32_t(l), uint32_t(want.exponent)));
+        have = want;
+      }
     if (!epi.bias.empty())
       for (int l = 0; l < n; ++l) {
         const int col = j * n + l;

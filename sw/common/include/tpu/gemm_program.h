@@ -56,6 +56,11 @@ struct GemmEpilogue {
   quant::QuantParams q;        // kInt8 only
   isa::Act act = isa::Act::kNone;  // kInt8 only
   std::vector<int32_t> bias;   // kInt8 only: empty, or n_out entries
+  // kInt8 only: empty (every column scaled by q.multiplier and q.shift), or
+  // n_out per-column scales (TFLite's per-channel requantization), which
+  // replace q.multiplier and q.shift. Each output tile writes the CH_MULT /
+  // CH_SHIFT registers of the lanes whose scale changes.
+  std::vector<quant::LaneScale> scales;
 };
 
 struct GemmOptions {

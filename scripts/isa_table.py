@@ -276,8 +276,9 @@ class CfgReg:
 
 
 CFG_REGS = (
-    CfgReg("QMULT", 0x000, 1, INT32_MIN, INT32_MAX, 0x40000000, "M0, Q31 multiplier"),
-    CfgReg("QSHIFT", 0x001, 1, 0, 31, 0, "s, right shift"),
+    # QMULT and QSHIFT write every lane's CH_MULT / CH_SHIFT (QSHIFT s as -s).
+    CfgReg("QMULT", 0x000, 1, INT32_MIN, INT32_MAX, 0x40000000, "M0 of every lane, Q31 multiplier"),
+    CfgReg("QSHIFT", 0x001, 1, 0, 31, 0, "s, right shift of every lane"),
     CfgReg("QZP", 0x002, 1, INT32_MIN, INT32_MAX, 0, "output zero point"),
     CfgReg("QMIN", 0x003, 1, -128, 127, -128, "lower clamp"),
     CfgReg("QMAX", 0x004, 1, -128, 127, 127, "upper clamp"),
@@ -285,4 +286,8 @@ CFG_REGS = (
     CfgReg("BIAS", 0x100, PER_LANE, INT32_MIN, INT32_MAX, 0, "bias of lane j"),
     # The value is the entry's 8 bits: c[31:8] must be 0 (read as int8 when used).
     CfgReg("LUT", 0x200, 256, 0, 255, 0, "lookup table entry i (low 8 bits)"),
+    # Per output channel (lane) requantization, TFLite's convention: the
+    # exponent e > 0 shifts x left by e before SRDHM, e <= 0 divides by 2^-e after.
+    CfgReg("CH_MULT", 0x300, PER_LANE, INT32_MIN, INT32_MAX, 0x40000000, "M0 of lane j, Q31 multiplier"),
+    CfgReg("CH_SHIFT", 0x400, PER_LANE, -31, 31, 0, "exponent of lane j: > 0 left shift, <= 0 right shift by -e"),
 )

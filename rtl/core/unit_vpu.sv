@@ -7,6 +7,9 @@
 //   ACT RAW  ACC row i -> UB rows b+4i .. b+4i+3, unconverted (4N bytes)
 //   VOP      UB rows -> vpu_vop_row (element-wise, pooling) -> UB
 //   CFG      writes a quantization parameter, a bias or a LUT entry
+// The requantization scale is per lane (per output channel): every lane has
+// its own multiplier and exponent (CH_MULT+j, CH_SHIFT+j); QMULT and QSHIFT
+// write all lanes at once (QSHIFT s as the exponent -s).
 // done_o pulses in the cycle the command's last UB row is written (for CFG,
 // the cycle the register is written). Streams one row per cycle.
 // Sources are read through mem_rd_stream blocks (ACC; UB A and B), whose
@@ -63,10 +66,11 @@ module unit_vpu #(
   // ---------------------------------------------------------------------------
   // Configuration registers (docs/isa.md, CFG)
   // ---------------------------------------------------------------------------
-  logic [31:0]          qmult_q, qzp_q;
-  logic [4:0]           qshift_q;
+  logic [31:0]          qzp_q;
   logic [7:0]           qmin_q, qmax_q, relu6_q;
-  logic [N-1:0][31:0]   bias_q;
+  logic [N-1:0][31:0]   bias_q, ch_mult_q;
+  logic [N-1:0][5:0]    ch_exp_q;     // TFLite's exponent: > 0 left shift, <= 0 right
+  logic [5:0]           qshift_exp;   // QSHIFT s as an exponent, -s
   logic                 cfg_wr, lut_wr, lut_ready;
   logic [15:0]          cfg_idx;
   logic [31:0]          cfg_val;
@@ -74,8 +78,6 @@ module unit_vpu #(
   assign cfg_idx = ins.a;
   assign cfg_val = ins.c[31:0];
 
-  `FFL(qmult_q, cfg_val, cfg_wr && cfg_idx == CfgQmult, 32'h4000_0000)
-  `FFL(qshift_q, cfg_val[4:0], cfg_wr && cfg_idx == CfgQshift, '0)
   `FFL(qzp_q, cfg_val, cfg_wr && cfg_idx == CfgQzp, '0)
   `FFL(qmin_q, cfg_val[7:0], cfg_wr && cfg_idx == CfgQmin, 8'h80)
   `FFL(qmax_q, cfg_val[7:0], cfg_wr && cfg_idx == CfgQmax, 8'h7f)
@@ -83,6 +85,18 @@ module unit_vpu #(
 
   for (genvar j = 0; j < N; j++) begin : gen_bias
     `FFL(bias_q[j], cfg_val, cfg_wr && cfg_idx == CfgBiasBase + 16'(j), '0)
+  end
+
+  // Per-lane scales: QMULT / QSHIFT write every lane, CH_MULT+j / CH_SHIFT+j
+  // lane j. The controller has checked the ranges (QSHIFT 0..31, CH_SHIFT
+  // -31..31), so the low 6 bits hold the value.
+  assign qshift_exp = 6'd0 - {1'b0, cfg_val[4:0]};
+
+  for (genvar j = 0; j < N; j++) begin : gen_scale
+    `FFL(ch_mult_q[j], cfg_val,
+         cfg_wr && (cfg_idx == CfgQmult || cfg_idx == CfgChMultBase + 16'(j)), 32'h4000_0000)
+    `FFL(ch_exp_q[j], cfg_idx == CfgQshift ? qshift_exp : cfg_val[5:0],
+         cfg_wr && (cfg_idx == CfgQshift || cfg_idx == CfgChShiftBase + 16'(j)), '0)
   end
   // LUT entries live in vpu_act_row's block RAM (cleared after reset, during
   // which no command is taken); CFG writes them while no ACT is in flight.
@@ -351,8 +365,8 @@ module unit_vpu #(
     .in_acc_i       (acc_row),
     .in_bias_i      (bias_q),
     .in_bias_en_i   (bias_en_q),
-    .in_multiplier_i(qmult_q),
-    .in_shift_i     (qshift_q),
+    .in_multiplier_i(ch_mult_q),
+    .in_exponent_i  (ch_exp_q),
     .in_zero_point_i(qzp_q),
     .in_qmin_i      (qmin_q),
     .in_qmax_i      (qmax_q),

@@ -367,6 +367,9 @@ module tpu_ctrl #(
     if (index == CfgQmin || index == CfgQmax || index == CfgRelu6Max)
       return (v >= -128) && (v <= 127);
     if (index >= CfgBiasBase && index < CfgBiasBase + 16'(N)) return 1'b1;
+    if (index >= CfgChMultBase && index < CfgChMultBase + 16'(N)) return 1'b1;
+    if (index >= CfgChShiftBase && index < CfgChShiftBase + 16'(N))
+      return (v >= -31) && (v <= 31);
     if (index >= CfgLutBase && index < CfgLutBase + 16'd256) return value[31:8] == 0;
     return 1'b0;
   endfunction

@@ -69,14 +69,16 @@ package tpu_isa_pkg;
   } vop_e;
 
   // CFG register indices.
-  localparam logic [15:0] CfgQmult    = 16'h000;
-  localparam logic [15:0] CfgQshift   = 16'h001;
-  localparam logic [15:0] CfgQzp      = 16'h002;
-  localparam logic [15:0] CfgQmin     = 16'h003;
-  localparam logic [15:0] CfgQmax     = 16'h004;
-  localparam logic [15:0] CfgRelu6Max = 16'h005;
-  localparam logic [15:0] CfgBiasBase = 16'h100;
-  localparam logic [15:0] CfgLutBase  = 16'h200;
+  localparam logic [15:0] CfgQmult       = 16'h000;
+  localparam logic [15:0] CfgQshift      = 16'h001;
+  localparam logic [15:0] CfgQzp         = 16'h002;
+  localparam logic [15:0] CfgQmin        = 16'h003;
+  localparam logic [15:0] CfgQmax        = 16'h004;
+  localparam logic [15:0] CfgRelu6Max    = 16'h005;
+  localparam logic [15:0] CfgBiasBase    = 16'h100;
+  localparam logic [15:0] CfgLutBase     = 16'h200;
+  localparam logic [15:0] CfgChMultBase  = 16'h300;
+  localparam logic [15:0] CfgChShiftBase = 16'h400;
 
   // Units, as numbered in SYNC's mask.
   localparam int unsigned UnitMem = 0;

@@ -3,7 +3,10 @@
 // values (the non-RAW ACT instruction, see docs/isa.md and docs/vpu.md).
 //
 // Per lane j, exactly tpu::quant::act_lane of sw/common/include/tpu/quant.h:
-//   q[j] = clamp(zp + RDBP(SRDHM(sat32(acc[j] + bias[j]), M0), s), lo, hi)
+//   q[j] = clamp(zp + MBQM(sat32(acc[j] + bias[j]), M0[j], e[j]), lo, hi)
+//   MBQM(x, M0, e) = RDBP(SRDHM(x << max(e, 0), M0), max(-e, 0))
+// (TFLite's MultiplyByQuantizedMultiplier; each lane has its own multiplier
+// and exponent, for per-channel requantization)
 //   lo = QMIN, hi = QMAX                       func = none or LUT
 //   lo = max(QMIN, zp)                         func = ReLU, ReLU6
 //   hi = min(QMAX, RELU6_MAX)                  func = ReLU6
@@ -13,21 +16,21 @@
 // other back to back. The LUT is held here (vpu_lut, block RAM) and written
 // through the lut_wr_* port.
 //
-// Pipeline (Stages = 7 registers before the output register, all moving
+// Pipeline (Stages = 8 registers before the output register, all moving
 // together on the global enable `en`):
 //   S1      input register; the activation bounds lo/hi are computed from it
-//   S2..S6  vpu_requant (5 stages), its result q is S6
-//   S7      the LUT lookup (vpu_lut; its read register is the stage) and q
+//   S2..S7  vpu_requant (6 stages), its result q is S7
+//   S8      the LUT lookup (vpu_lut; its read register is the stage) and q
 // then the output register (a stream_spill, whose first slot drives out_*).
-// Latency: 8 cycles from an input handshake to out_valid_o.
+// Latency: 9 cycles from an input handshake to out_valid_o.
 // Throughput: one row per cycle.
 // Handshake: valid/ready; out_valid_o and out_row_o come from flops and are
 // held while out_ready_i is low. in_ready_o depends on flops and clear_i only
-// (the global enable `en`): a full output slot with a row in S7 stops the
+// (the global enable `en`): a full output slot with a row in S8 stops the
 // whole pipeline, the LUT read register included, so a stalled row keeps its
 // looked-up values.
 // LUT writes: lut_wr_en_i writes one entry. The caller must not write while
-// a LUT row is in flight (from its handshake until it leaves S7), nor before
+// a LUT row is in flight (from its handshake until it leaves S8), nor before
 // lut_ready_o rises (the 256-cycle clear of the table after reset; rows are
 // not accepted then either); both asserted below.
 // clear_i drops every row in flight (the core's flush after a fault); the
@@ -52,8 +55,8 @@ module vpu_act_row #(
   input  logic [N-1:0][tpu_pkg::AccW-1:0]     in_acc_i,         // accumulators, int32
   input  logic [N-1:0][tpu_pkg::AccW-1:0]     in_bias_i,        // biases, int32
   input  logic                                in_bias_en_i,     // 0: bias is 0
-  input  logic [31:0]                         in_multiplier_i,  // M0, Q31
-  input  logic [4:0]                          in_shift_i,       // s, 0..31
+  input  logic [N-1:0][31:0]                  in_multiplier_i,  // M0 per lane, Q31
+  input  logic [N-1:0][5:0]                   in_exponent_i,    // e per lane, -31..31 (> 0 left)
   input  logic [31:0]                         in_zero_point_i,  // zp, int32
   input  logic [7:0]                          in_qmin_i,        // int8
   input  logic [7:0]                          in_qmax_i,        // int8
@@ -74,7 +77,7 @@ module vpu_act_row #(
     $error("vpu_act_row: requantization is defined for int32 in, int8 out");
   end
 
-  localparam int unsigned Stages = 7;  // S1, vpu_requant's 5, the LUT stage
+  localparam int unsigned Stages = 8;  // S1, vpu_requant's 6, the LUT stage
 
   // ---------------------------------------------------------------------------
   // Stage 1: input register. The pipeline advances when en is high.
@@ -83,8 +86,9 @@ module vpu_act_row #(
   logic                        s1_valid_q;
   logic [N-1:0][31:0]          s1_acc_q, s1_bias_q;
   logic                        s1_bias_en_q;
-  logic [31:0]                 s1_mult_q, s1_zp_q;
-  logic [4:0]                  s1_shift_q;
+  logic [N-1:0][31:0]          s1_mult_q;
+  logic [N-1:0][5:0]           s1_exp_q;
+  logic [31:0]                 s1_zp_q;
   logic [7:0]                  s1_qmin_q, s1_qmax_q, s1_relu6_max_q;
   tpu_isa_pkg::act_func_e      s1_func_q;
   logic [UserW-1:0]            s1_user_q;
@@ -97,7 +101,7 @@ module vpu_act_row #(
   `FFLNR(s1_bias_q, in_bias_i, in_fire)
   `FFLNR(s1_bias_en_q, in_bias_en_i, in_fire)
   `FFLNR(s1_mult_q, in_multiplier_i, in_fire)
-  `FFLNR(s1_shift_q, in_shift_i, in_fire)
+  `FFLNR(s1_exp_q, in_exponent_i, in_fire)
   `FFLNR(s1_zp_q, in_zero_point_i, in_fire)
   `FFLNR(s1_qmin_q, in_qmin_i, in_fire)
   `FFLNR(s1_qmax_q, in_qmax_i, in_fire)
@@ -135,15 +139,15 @@ module vpu_act_row #(
   end
 
   // ---------------------------------------------------------------------------
-  // Stages 2..6: requantization lanes. Row sideband (valid, LUT, user) moves
+  // Stages 2..7: requantization lanes. Row sideband (valid, LUT, user) moves
   // beside them; index k of the *_q vectors below is stage k + 2.
   // ---------------------------------------------------------------------------
-  localparam int unsigned Side = Stages - 1;  // stages 2..7
+  localparam int unsigned Side = Stages - 1;  // stages 2..8
 
   logic [Side-1:0]              side_valid_q;
   logic [Side-1:0]              side_lut_q;
   logic [Side-1:0][UserW-1:0]   side_user_q;
-  logic [N-1:0][7:0]            q6;  // stage 6: requantized lanes
+  logic [N-1:0][7:0]            q7;  // stage 7: requantized lanes
 
   `FFL(side_valid_q, clear_i ? '0 : {side_valid_q[Side-2:0], s1_valid_q}, en || clear_i, '0)
   `FFLNR(side_lut_q, {side_lut_q[Side-2:0], s1_func_q == tpu_isa_pkg::ActLut}, en)
@@ -155,25 +159,25 @@ module vpu_act_row #(
       .en_i        (en),
       .acc_i       (s1_acc_q[j]),
       .bias_i      (s1_bias_en_q ? s1_bias_q[j] : 32'd0),
-      .multiplier_i(s1_mult_q),
-      .shift_i     (s1_shift_q),
+      .multiplier_i(s1_mult_q[j]),
+      .exponent_i  (s1_exp_q[j]),
       .zero_point_i(s1_zp_q),
       .lo_i        (lo),
       .hi_i        (hi),
-      .q_o         (q6[j])
+      .q_o         (q7[j])
     );
   end
 
   // ---------------------------------------------------------------------------
-  // Stage 7: LUT lookup at index q + 128 (q with its sign bit inverted). The
+  // Stage 8: LUT lookup at index q + 128 (q with its sign bit inverted). The
   // table's read register is this stage's register for the looked-up value;
   // q itself is registered beside it.
   // ---------------------------------------------------------------------------
-  logic [N-1:0][7:0] lut_idx, lut_val, s7_q_q, row_d;
-  logic              s7_valid, s7_lut;
+  logic [N-1:0][7:0] lut_idx, lut_val, s8_q_q, row_d;
+  logic              s8_valid, s8_lut;
 
   for (genvar j = 0; j < N; j++) begin : gen_idx
-    assign lut_idx[j] = {~q6[j][7], q6[j][6:0]};
+    assign lut_idx[j] = {~q7[j][7], q7[j][6:0]};
   end
 
   vpu_lut #(
@@ -192,17 +196,17 @@ module vpu_act_row #(
 
   assign lut_ready_o = lut_ready;
 
-  `FFLNR(s7_q_q, q6, en)
+  `FFLNR(s8_q_q, q7, en)
 
-  assign s7_valid = side_valid_q[Side-1];
-  assign s7_lut   = side_lut_q[Side-1];
-  assign row_d    = s7_lut ? lut_val : s7_q_q;
+  assign s8_valid = side_valid_q[Side-1];
+  assign s8_lut   = side_lut_q[Side-1];
+  assign row_d    = s8_lut ? lut_val : s8_q_q;
 
   // ---------------------------------------------------------------------------
-  // Output register. The pipeline moves unless stage 7 holds a row and the
+  // Output register. The pipeline moves unless stage 8 holds a row and the
   // slot cannot take it; slot_ready comes from a flop.
   // ---------------------------------------------------------------------------
-  assign en = slot_ready || !s7_valid;
+  assign en = slot_ready || !s8_valid;
 
   stream_spill #(
     .Width(N * 8 + UserW)
@@ -210,7 +214,7 @@ module vpu_act_row #(
     .clk_i,
     .rst_ni,
     .clear_i,
-    .valid_i(s7_valid),
+    .valid_i(s8_valid),
     .ready_o(slot_ready),
     .data_i ({side_user_q[Side-1], row_d}),
     .valid_o(out_valid_o),
@@ -225,12 +229,12 @@ module vpu_act_row #(
   `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i) |->
       in_acc_i == $past(in_acc_i) && in_bias_i == $past(in_bias_i) &&
       in_bias_en_i == $past(in_bias_en_i) && in_multiplier_i == $past(in_multiplier_i) &&
-      in_shift_i == $past(in_shift_i) && in_zero_point_i == $past(in_zero_point_i) &&
+      in_exponent_i == $past(in_exponent_i) && in_zero_point_i == $past(in_zero_point_i) &&
       in_qmin_i == $past(in_qmin_i) && in_qmax_i == $past(in_qmax_i) &&
       in_relu6_max_i == $past(in_relu6_max_i) && in_func_i == $past(in_func_i) &&
       in_user_i == $past(in_user_i))
   // A write changes the table under a LUT row in flight, and (through port 0
-  // of the RAM) the looked-up value a stalled stage 7 holds.
+  // of the RAM) the looked-up value a stalled stage 8 holds.
   `ASSERT(LutWriteNoLutRowInFlight, lut_wr_en_i |->
       !(in_fire && in_func_i == tpu_isa_pkg::ActLut) &&
       !(s1_valid_q && s1_func_q == tpu_isa_pkg::ActLut) && !(|(side_valid_q & side_lut_q)))

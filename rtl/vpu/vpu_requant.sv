@@ -2,27 +2,34 @@
 // VPU requantization lane: one int32 accumulator value to one int8 value.
 //
 //   x   = sat32(acc_i + bias_i)
-//   q_o = min(max(zero_point_i + RDBP(SRDHM(x, multiplier_i), shift_i), lo_i), hi_i)
+//   r   = MultiplyByQuantizedMultiplier(x, multiplier_i, exponent_i)
+//       = RDBP(SRDHM(x << left, multiplier_i), right)
+//         left = max(e, 0), right = max(-e, 0), e = exponent_i
+//   q_o = min(max(zero_point_i + r, lo_i), hi_i)
 //
 // bit for bit as tpu::quant::act_lane in sw/common/include/tpu/quant.h, which
-// follows gemmlowp's SaturatingRoundingDoublingHighMul and RoundingDivideByPOT
-// (the TFLite reference kernels). The clamp order makes lo_i > hi_i yield
-// hi_i. lo_i/hi_i are the final int8 bounds, already narrowed by the
-// activation function (vpu_act_row computes them). No parameter is ever out
-// of range for this block: every input combination has a defined result.
+// follows TFLite's reference MultiplyByQuantizedMultiplier and gemmlowp's
+// SaturatingRoundingDoublingHighMul and RoundingDivideByPOT. x << left is
+// int32 two's complement: bits shifted out of the top are lost (the
+// reference's int32 multiply x * 2^left, wrapping). The clamp order makes
+// lo_i > hi_i yield hi_i. lo_i/hi_i are the final int8 bounds, already
+// narrowed by the activation function (vpu_act_row computes them). No
+// parameter is ever out of range for this block: every input combination
+// has a defined result (e = -32, which CFG cannot load, acts as e = 0).
 //
-// Pipeline: 5 stages, all advancing together when en_i is high (the
+// Pipeline: 6 stages, all advancing together when en_i is high (the
 // caller's pipeline enable; the block has no valid bits and no reset). The
-// inputs are sampled at an edge with en_i high; q_o is the result 5 such
+// inputs are sampled at an edge with en_i high; q_o is the result 6 such
 // edges later, from a flop, and holds while en_i is low.
-//   R1  x = sat32(acc + bias)                       33-bit add, saturation
-//   R2  four 17 x 17 partial products of x * M0     one MULT18X18D each
-//   R3  y = SRDHM: partial products + 2^30, >> 31   two carry-save levels, one 48-bit add
-//   R4  y >>> s and the RDBP rounding bit           barrel shift, AND-OR reductions
-//   R5  zp + r, clamp                               three parallel adds, 2:1 muxes
-// The per-row values (zp - lo, the shift masks, ...) are computed from each
-// lane's copy of the parameters; copies of identical values in different
-// lanes are merged by synthesis.
+//   R1  x = sat32(acc + bias); left, right from e   33-bit add, saturation
+//   R2  x << left                                   barrel shift (5 levels of 2:1 muxes)
+//   R3  four 17 x 17 partial products of x * M0     one MULT18X18D each
+//   R4  y = SRDHM: partial products + 2^30, >> 31   two carry-save levels, one 48-bit add
+//   R5  y >>> right and the RDBP rounding bit       barrel shift, AND-OR reductions
+//   R6  zp + r, clamp                               three parallel adds, 2:1 muxes
+// Every lane has its own M0 and e (per-channel requantization); the per-row
+// values (zp - lo, ...) are computed from each lane's copy of the parameters,
+// and copies of identical values in different lanes are merged by synthesis.
 `include "tpu_macros.svh"
 
 module vpu_requant (
@@ -31,36 +38,48 @@ module vpu_requant (
   input  logic [31:0] acc_i,         // accumulator, int32
   input  logic [31:0] bias_i,        // bias, int32 (0 when the ACT has no bias)
   input  logic [31:0] multiplier_i,  // M0, int32 (Q31)
-  input  logic [4:0]  shift_i,       // s, rounding right shift 0..31
+  input  logic [5:0]  exponent_i,    // e, signed: > 0 left shift by e, <= 0 right shift by -e
   input  logic [31:0] zero_point_i,  // zp, int32, added after the shift
   input  logic [7:0]  lo_i,          // lower clamp bound, int8
   input  logic [7:0]  hi_i,          // upper clamp bound, int8
-  output logic [7:0]  q_o            // result, int8, 5 enabled cycles later
+  output logic [7:0]  q_o            // result, int8, 6 enabled cycles later
 );
 
   localparam logic [31:0] Int32Min = 32'h8000_0000;
   localparam logic [31:0] Int32Max = 32'h7fff_ffff;
 
   // Row parameters travel beside the lane data; stage k holds r<k>_*_q.
-  logic [31:0] r1_m_q, r1_zp_q, r2_zp_q, r3_zp_q;
-  logic [7:0]  r4_zp_q;  // only the low byte is added in R5
-  logic [4:0]  r1_s_q;
+  logic [31:0] r1_m_q, r2_m_q, r1_zp_q, r2_zp_q, r3_zp_q, r4_zp_q;
+  logic [7:0]  r5_zp_q;  // only the low byte is added in R6
+  logic [4:0]  r1_left_q, r1_right_q, r2_right_q;
   logic [7:0]  r1_lo_q, r1_hi_q, r2_lo_q, r2_hi_q, r3_lo_q, r3_hi_q, r4_lo_q, r4_hi_q;
+  logic [7:0]  r5_lo_q, r5_hi_q;
+  logic [4:0]  left_d, right_d;
+
+  // e > 0: left = e; e <= 0: right = -e, modulo 32 (so e = -32 gives 0).
+  assign left_d  = exponent_i[5] ? 5'd0 : exponent_i[4:0];
+  assign right_d = exponent_i[5] ? 5'd0 - exponent_i[4:0] : 5'd0;
 
   `FFLNR(r1_m_q, multiplier_i, en_i)
-  `FFLNR(r1_s_q, shift_i, en_i)
+  `FFLNR(r1_left_q, left_d, en_i)
+  `FFLNR(r1_right_q, right_d, en_i)
   `FFLNR(r1_zp_q, zero_point_i, en_i)
   `FFLNR(r1_lo_q, lo_i, en_i)
   `FFLNR(r1_hi_q, hi_i, en_i)
+  `FFLNR(r2_m_q, r1_m_q, en_i)
+  `FFLNR(r2_right_q, r1_right_q, en_i)
   `FFLNR(r2_zp_q, r1_zp_q, en_i)
   `FFLNR(r2_lo_q, r1_lo_q, en_i)
   `FFLNR(r2_hi_q, r1_hi_q, en_i)
   `FFLNR(r3_zp_q, r2_zp_q, en_i)
   `FFLNR(r3_lo_q, r2_lo_q, en_i)
   `FFLNR(r3_hi_q, r2_hi_q, en_i)
-  `FFLNR(r4_zp_q, r3_zp_q[7:0], en_i)
+  `FFLNR(r4_zp_q, r3_zp_q, en_i)
   `FFLNR(r4_lo_q, r3_lo_q, en_i)
   `FFLNR(r4_hi_q, r3_hi_q, en_i)
+  `FFLNR(r5_zp_q, r4_zp_q[7:0], en_i)
+  `FFLNR(r5_lo_q, r4_lo_q, en_i)
+  `FFLNR(r5_hi_q, r4_hi_q, en_i)
 
   // ---------------------------------------------------------------------------
   // R1: x = sat32(acc + bias): a 33-bit sum saturates when its two top bits
@@ -79,7 +98,16 @@ module vpu_requant (
   `FFLNR(r1_x_q, x_d, en_i)
 
   // ---------------------------------------------------------------------------
-  // R2: partial products. With x = xh * 2^16 + xl and M0 = mh * 2^16 + ml
+  // R2: x << left, int32 two's complement: the bits shifted out of the top
+  // are dropped, as the reference's int32 product x * 2^left wraps. A barrel
+  // shifter alone in its stage (five levels of 2:1 muxes).
+  // ---------------------------------------------------------------------------
+  logic [31:0] r2_x_q;
+
+  `FFLNR(r2_x_q, r1_x_q << r1_left_q, en_i)
+
+  // ---------------------------------------------------------------------------
+  // R3: partial products. With x = xh * 2^16 + xl and M0 = mh * 2^16 + ml
   // (xh, mh signed 16 bits; xl, ml unsigned 16 bits):
   //   x * M0 = hh * 2^32 + (hl + lh) * 2^16 + ll
   //   hh = xh * mh, hl = xh * ml, lh = xl * mh, ll = xl * ml.
@@ -90,29 +118,29 @@ module vpu_requant (
   // ---------------------------------------------------------------------------
   logic signed [16:0] xh, xl, mh, ml;
   logic signed [33:0] hh, hl, lh, ll;
-  logic [31:0]        r2_hh_q, r2_hl_q, r2_lh_q;
-  logic [15:0]        r2_ll_hi_q;  // ll[15:0] never reaches y (see R3)
-  logic               r2_sat_q;
-  logic [4:0]         r2_s_q;
+  logic [31:0]        r3_hh_q, r3_hl_q, r3_lh_q;
+  logic [15:0]        r3_ll_hi_q;  // ll[15:0] never reaches y (see R4)
+  logic               r3_sat_q;
+  logic [4:0]         r3_s_q;
 
-  assign xh = $signed({r1_x_q[31], r1_x_q[31:16]});
-  assign xl = $signed({1'b0, r1_x_q[15:0]});
-  assign mh = $signed({r1_m_q[31], r1_m_q[31:16]});
-  assign ml = $signed({1'b0, r1_m_q[15:0]});
+  assign xh = $signed({r2_x_q[31], r2_x_q[31:16]});
+  assign xl = $signed({1'b0, r2_x_q[15:0]});
+  assign mh = $signed({r2_m_q[31], r2_m_q[31:16]});
+  assign ml = $signed({1'b0, r2_m_q[15:0]});
   assign hh = xh * mh;
   assign hl = xh * ml;
   assign lh = xl * mh;
   assign ll = xl * ml;
 
-  `FFLNR(r2_hh_q, hh[31:0], en_i)
-  `FFLNR(r2_hl_q, hl[31:0], en_i)
-  `FFLNR(r2_lh_q, lh[31:0], en_i)
-  `FFLNR(r2_ll_hi_q, ll[31:16], en_i)
-  `FFLNR(r2_sat_q, r1_x_q == Int32Min && r1_m_q == Int32Min, en_i)
-  `FFLNR(r2_s_q, r1_s_q, en_i)
+  `FFLNR(r3_hh_q, hh[31:0], en_i)
+  `FFLNR(r3_hl_q, hl[31:0], en_i)
+  `FFLNR(r3_lh_q, lh[31:0], en_i)
+  `FFLNR(r3_ll_hi_q, ll[31:16], en_i)
+  `FFLNR(r3_sat_q, r2_x_q == Int32Min && r2_m_q == Int32Min, en_i)
+  `FFLNR(r3_s_q, r2_right_q, en_i)
 
   // ---------------------------------------------------------------------------
-  // R3: y = SRDHM(x, M0). quant.h: ab = x * M0 (exact, 64 bits);
+  // R4: y = SRDHM(x, M0). quant.h: ab = x * M0 (exact, 64 bits);
   //   y = trunc((ab + nudge) / 2^31), nudge = 2^30 if ab >= 0 else 1 - 2^30.
   // The truncating division is computed as a floor (an arithmetic shift):
   //   ab >= 0: ab + 2^30 >= 0, so trunc = floor((ab + 2^30) / 2^31).
@@ -131,14 +159,14 @@ module vpu_requant (
   localparam int unsigned TW = 48;
 
   logic [TW-1:0] op_a, op_b, op_c, op_d, s1, c1, s2, c2, t;
-  logic [31:0]   y_d, r3_y_q;
+  logic [31:0]   y_d, r4_y_q;
   logic [31:0]   mask, half;
-  logic [31:0]   r3_half_q, r3_top_q;
-  logic [4:0]    r3_s_q;
+  logic [31:0]   r4_half_q, r4_top_q;
+  logic [4:0]    r4_s_q;
 
-  assign op_a = {r2_hh_q, r2_ll_hi_q};
-  assign op_b = {{(TW - 32){r2_hl_q[31]}}, r2_hl_q};
-  assign op_c = {{(TW - 32){r2_lh_q[31]}}, r2_lh_q};
+  assign op_a = {r3_hh_q, r3_ll_hi_q};
+  assign op_b = {{(TW - 32){r3_hl_q[31]}}, r3_hl_q};
+  assign op_c = {{(TW - 32){r3_lh_q[31]}}, r3_lh_q};
   assign op_d = TW'(1) << 14;
 
   assign s1 = op_a ^ op_b ^ op_c;
@@ -146,45 +174,45 @@ module vpu_requant (
   assign s2 = s1 ^ c1 ^ op_d;
   assign c2 = ((s1 & c1) | (s1 & op_d) | (c1 & op_d)) << 1;
   assign t  = s2 + c2;
-  assign y_d = r2_sat_q ? Int32Max : t[46:15];
+  assign y_d = r3_sat_q ? Int32Max : t[46:15];
 
   // RDBP masks of the row's shift s: the rounding looks at bit s - 1 of y
   // (top) and the bits below it (half = 2^(s-1) - 1); none for s = 0.
-  assign mask = (32'd1 << r2_s_q) - 32'd1;
+  assign mask = (32'd1 << r3_s_q) - 32'd1;
   assign half = mask >> 1;
 
-  `FFLNR(r3_y_q, y_d, en_i)
-  `FFLNR(r3_half_q, half, en_i)
-  `FFLNR(r3_top_q, mask & ~half, en_i)
-  `FFLNR(r3_s_q, r2_s_q, en_i)
+  `FFLNR(r4_y_q, y_d, en_i)
+  `FFLNR(r4_half_q, half, en_i)
+  `FFLNR(r4_top_q, mask & ~half, en_i)
+  `FFLNR(r4_s_q, r3_s_q, en_i)
 
   // ---------------------------------------------------------------------------
-  // R4: r = RDBP(y, s) = (y >>> s) + round, as in quant.h: rounds half away
+  // R5: r = RDBP(y, s) = (y >>> s) + round, as in quant.h: rounds half away
   // from zero.
   //   mask = 2^s - 1, remainder = y & mask, threshold = mask/2 + (y < 0),
   //   round = remainder > threshold.
   // For s >= 1, remainder > 2^(s-1) - 1 means bit s - 1 of y is set, and
   // remainder > 2^(s-1) means that bit and some bit below it; for s = 0,
   // round = 0. So round = y[s-1] && (y >= 0 || (y & half) != 0): two AND-OR
-  // reductions instead of a compare. The increment is done in R5, where it
+  // reductions instead of a compare. The increment is done in R6, where it
   // costs nothing (carry-in).
-  // Per-row values for R5: zp - lo and zp - hi - 1 (33 bits signed), lo > hi.
+  // Per-row values for R6: zp - lo and zp - hi - 1 (33 bits signed), lo > hi.
   // ---------------------------------------------------------------------------
-  logic [31:0]        r4_ysh_q;
-  logic               r4_round_q, r4_lo_gt_hi_q;
-  logic signed [32:0] zp_lo, zp_hi1, r4_zp_lo_q, r4_zp_hi1_q;
+  logic [31:0]        r5_ysh_q;
+  logic               r5_round_q, r5_lo_gt_hi_q;
+  logic signed [32:0] zp_lo, zp_hi1, r5_zp_lo_q, r5_zp_hi1_q;
 
-  assign zp_lo  = $signed({r3_zp_q[31], r3_zp_q}) - $signed({{25{r3_lo_q[7]}}, r3_lo_q});
-  assign zp_hi1 = $signed({r3_zp_q[31], r3_zp_q}) + $signed({{25{~r3_hi_q[7]}}, ~r3_hi_q});
+  assign zp_lo  = $signed({r4_zp_q[31], r4_zp_q}) - $signed({{25{r4_lo_q[7]}}, r4_lo_q});
+  assign zp_hi1 = $signed({r4_zp_q[31], r4_zp_q}) + $signed({{25{~r4_hi_q[7]}}, ~r4_hi_q});
 
-  `FFLNR(r4_ysh_q, $unsigned($signed(r3_y_q) >>> r3_s_q), en_i)
-  `FFLNR(r4_round_q, |(r3_y_q & r3_top_q) && (!r3_y_q[31] || |(r3_y_q & r3_half_q)), en_i)
-  `FFLNR(r4_zp_lo_q, zp_lo, en_i)
-  `FFLNR(r4_zp_hi1_q, zp_hi1, en_i)
-  `FFLNR(r4_lo_gt_hi_q, $signed(r3_lo_q) > $signed(r3_hi_q), en_i)
+  `FFLNR(r5_ysh_q, $unsigned($signed(r4_y_q) >>> r4_s_q), en_i)
+  `FFLNR(r5_round_q, |(r4_y_q & r4_top_q) && (!r4_y_q[31] || |(r4_y_q & r4_half_q)), en_i)
+  `FFLNR(r5_zp_lo_q, zp_lo, en_i)
+  `FFLNR(r5_zp_hi1_q, zp_hi1, en_i)
+  `FFLNR(r5_lo_gt_hi_q, $signed(r4_lo_q) > $signed(r4_hi_q), en_i)
 
   // ---------------------------------------------------------------------------
-  // R5: q = min(max(v, lo), hi), v = zp + r, r = ysh + round.
+  // R6: q = min(max(v, lo), hi), v = zp + r, r = ysh + round.
   //   max(v, lo) > hi  <=>  v > hi || lo > hi          -> hi
   //   otherwise v < lo                                 -> lo
   //   otherwise lo <= v <= hi, so v is int8            -> v[7:0]
@@ -199,17 +227,17 @@ module vpu_requant (
   logic        v_lt_lo, v_gt_hi;
   logic [7:0]  q_d, q_q;
 
-  assign lt_sum = {{2{r4_ysh_q[31]}}, r4_ysh_q, 1'b1} + {r4_zp_lo_q[32], r4_zp_lo_q, r4_round_q};
-  assign ge_sum = {{2{r4_ysh_q[31]}}, r4_ysh_q, 1'b1} + {r4_zp_hi1_q[32], r4_zp_hi1_q, r4_round_q};
-  assign v_sum  = {r4_ysh_q[7:0], 1'b1} + {r4_zp_q[7:0], r4_round_q};
+  assign lt_sum = {{2{r5_ysh_q[31]}}, r5_ysh_q, 1'b1} + {r5_zp_lo_q[32], r5_zp_lo_q, r5_round_q};
+  assign ge_sum = {{2{r5_ysh_q[31]}}, r5_ysh_q, 1'b1} + {r5_zp_hi1_q[32], r5_zp_hi1_q, r5_round_q};
+  assign v_sum  = {r5_ysh_q[7:0], 1'b1} + {r5_zp_q[7:0], r5_round_q};
 
   assign v_lt_lo = lt_sum[34];
   assign v_gt_hi = !ge_sum[34];
 
   always_comb begin
     q_d = v_sum[8:1];
-    if (v_lt_lo) q_d = r4_lo_q;
-    if (v_gt_hi || r4_lo_gt_hi_q) q_d = r4_hi_q;
+    if (v_lt_lo) q_d = r5_lo_q;
+    if (v_gt_hi || r5_lo_gt_hi_q) q_d = r5_hi_q;
   end
 
   `FFLNR(q_q, q_d, en_i)

@@ -27,6 +27,7 @@ void TpuModel::reset() {
   tiles_.clear();
   windows_.reset();
   bias_.assign(size_t(cfg_.n), 0);
+  scale_.assign(size_t(cfg_.n), quant::LaneScale{});
   for (const isa::CfgInfo& r : isa::kCfgRegs) {
     const int entries = r.count == isa::kCfgPerLane ? cfg_.n : r.count;
     for (int i = 0; i < entries; ++i) write_cfg(uint16_t(r.index + i), uint32_t(r.reset));
@@ -70,10 +71,10 @@ const isa::CfgInfo* find_cfg(uint16_t index, int n) {
 
 uint32_t TpuModel::cfg(uint16_t index) const {
   switch (index) {
-    case isa::kCfgQmult:
-      return uint32_t(params_.multiplier);
-    case isa::kCfgQshift:
-      return uint32_t(params_.shift);
+    case isa::kCfgQmult:  // writes every lane; reads lane 0
+      return uint32_t(scale_[0].multiplier);
+    case isa::kCfgQshift:  // writes every lane's exponent as -s; reads lane 0's -e
+      return uint32_t(-scale_[0].exponent);
     case isa::kCfgQzp:
       return uint32_t(params_.zero_point);
     case isa::kCfgQmin:
@@ -88,6 +89,8 @@ uint32_t TpuModel::cfg(uint16_t index) const {
   const isa::CfgInfo* r = find_cfg(index, cfg_.n);
   if (r && r->index == isa::kCfgBiasBase) return uint32_t(bias_[index - r->index]);
   if (r && r->index == isa::kCfgLutBase) return uint8_t(lut_[index - r->index]);
+  if (r && r->index == isa::kCfgChMultBase) return uint32_t(scale_[index - r->index].multiplier);
+  if (r && r->index == isa::kCfgChShiftBase) return uint32_t(scale_[index - r->index].exponent);
   throw std::out_of_range("TpuModel::cfg: no register " + std::to_string(index));
 }
 
@@ -95,10 +98,10 @@ void TpuModel::write_cfg(uint16_t index, uint32_t value) {
   const int32_t v = int32_t(value);
   switch (index) {
     case isa::kCfgQmult:
-      params_.multiplier = v;
+      for (quant::LaneScale& s : scale_) s.multiplier = v;
       return;
     case isa::kCfgQshift:
-      params_.shift = v;
+      for (quant::LaneScale& s : scale_) s.exponent = -v;
       return;
     case isa::kCfgQzp:
       params_.zero_point = v;
@@ -115,7 +118,11 @@ void TpuModel::write_cfg(uint16_t index, uint32_t value) {
     default:
       break;
   }
-  if (index >= isa::kCfgLutBase)
+  if (index >= isa::kCfgChShiftBase)
+    scale_[index - isa::kCfgChShiftBase].exponent = v;
+  else if (index >= isa::kCfgChMultBase)
+    scale_[index - isa::kCfgChMultBase].multiplier = v;
+  else if (index >= isa::kCfgLutBase)
     lut_[index - isa::kCfgLutBase] = int8_t(value);
   else
     bias_[index - isa::kCfgBiasBase] = v;
@@ -406,7 +413,8 @@ void TpuModel::exec_act(const Instr& in, const Offsets& off) {
     const int32_t* x = acc(in.a + off.acc + i);
     int8_t* dst = ub(in.b + off.ub + i);
     for (int j = 0; j < n; ++j)
-      dst[j] = quant::act_lane(x[j], use_bias ? bias_[size_t(j)] : 0, params_, func, lut_.data());
+      dst[j] = quant::act_lane(x[j], use_bias ? bias_[size_t(j)] : 0, scale_[size_t(j)], params_,
+                               func, lut_.data());
   }
 }
 

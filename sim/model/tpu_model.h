@@ -81,7 +81,9 @@ class TpuModel {
 
   std::vector<int8_t> ub_row(uint32_t row) const;
   std::vector<int32_t> acc_row(uint32_t row) const;
-  uint32_t cfg(uint16_t index) const;  // std::out_of_range for an unknown index
+  // A CFG register's value; std::out_of_range for an unknown index. QMULT and
+  // QSHIFT, which write every lane, read lane 0 (QSHIFT as -CH_SHIFT+0).
+  uint32_t cfg(uint16_t index) const;
   size_t pending_tiles() const { return tiles_.size(); }
   void clear_weights() { tiles_.clear(); }
 
@@ -129,8 +131,9 @@ class TpuModel {
   std::vector<int8_t> ub_;
   std::vector<int32_t> acc_;
   std::deque<Tile> tiles_;  // oldest first: front() is the current tile
-  quant::QuantParams params_;
+  quant::QuantParams params_;  // zero point, clamps; multiplier/shift unused (scale_)
   std::vector<int32_t> bias_;
+  std::vector<quant::LaneScale> scale_;  // per lane: CH_MULT, CH_SHIFT
   std::array<int8_t, 256> lut_{};
   std::optional<std::vector<Window>> windows_;
 };

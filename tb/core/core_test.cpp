@@ -2,6 +2,7 @@
 // Compute-core tests: programs run on the Verilated core and on the C++
 // reference model; results are compared with each other and, for directed
 // programs, with a plain C++ computation of what the program means.
+#include <cmath>
 #include <cstdio>
 
 #include "core_fixture.h"
@@ -55,6 +56,68 @@ TEST_F(CoreTest, DenseBiasRequantRelu) {
     for (int j = 0; j < N; ++j)
       ASSERT_EQ(got.at(i, j), tpu::quant::act_lane(acc.at(i, j), bias[j], p, tpu::quant::Act::kRelu, nullptr))
           << "row " << i << " lane " << j;
+}
+
+// Per-channel requantization: every lane its own CH_MULT / CH_SHIFT (left
+// shifts among them), then QMULT / QSHIFT back to one scale for all lanes.
+// Each ACT is compared with quant.h's act_lane per lane, and the whole run
+// with the reference model.
+TEST_F(CoreTest, DensePerChannelRequant) {
+  namespace q = tpu::quant;
+  constexpr int M = 20;
+  HostMemory mem;
+  const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
+  tpu::model::write_matrix(mem, kInput, a);
+  tpu::model::write_matrix(mem, kInput + 0x1000, w);
+  q::QuantParams p;
+  p.zero_point = 5;
+  std::vector<q::LaneScale> scale(N);
+  std::vector<int32_t> bias(N);
+  for (int j = 0; j < N; ++j) {
+    // Real scales 2^-14 .. 2^3 through quantize_multiplier, so lanes have
+    // right shifts and left shifts; lane 1 the largest left shift in range,
+    // whose accumulators wrap.
+    scale[size_t(j)] = q::quantize_multiplier(std::exp2(double(rand_int(-14000, 3000)) / 1000.0));
+    bias[size_t(j)] = int32_t(rand_int(-3000, 3000));
+  }
+  scale[1] = {int32_t(rand_int(1 << 30, INT32_MAX)), 31};
+  std::vector<isa::Instr> prog{isa::rhm(0, M, kInput, N), isa::rw(kInput + 0x1000, 1, N),
+                               isa::mmc(0, 0, M, false, true), isa::cfg(0x002, uint32_t(p.zero_point))};
+  for (int j = 0; j < N; ++j) {
+    prog.push_back(isa::cfg(0x100 + j, uint32_t(bias[size_t(j)])));
+    prog.push_back(isa::cfg(0x300 + j, uint32_t(scale[size_t(j)].multiplier)));
+    prog.push_back(isa::cfg(0x400 + j, uint32_t(scale[size_t(j)].exponent)));
+  }
+  prog.push_back(isa::act(0, 100, M, isa::Act::kNone, true));
+  prog.push_back(isa::act(0, 100 + M, M, isa::Act::kRelu, false));
+  // QMULT / QSHIFT write every lane again: per-tensor from here on.
+  prog.push_back(isa::cfg(0x000, 0x6b2c1f00));
+  prog.push_back(isa::cfg(0x001, 7));
+  prog.push_back(isa::act(0, 100 + 2 * M, M, isa::Act::kNone, true));
+  prog.push_back(isa::whm(100, 3 * M, kOutput, N));
+  prog.push_back(isa::halt());
+
+  tpu::model::TpuModel model(config());
+  run_both(model, prog, mem, {.latency = 5, .req_stall = 0.2}, kOutput, 0x8000, "per-channel ACT");
+  ASSERT_FALSE(HasFailure());
+
+  const MatrixI32 acc = tpu::model::matmul_i8(a, w);
+  const MatrixI8 got = tpu::model::read_matrix_i8(mem, kOutput, 3 * M, N);
+  q::QuantParams pt = p;
+  pt.multiplier = 0x6b2c1f00;
+  pt.shift = 7;
+  int inside = 0;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      const int8_t want = q::act_lane(acc.at(i, j), bias[size_t(j)], scale[size_t(j)], p, q::Act::kNone, nullptr);
+      ASSERT_EQ(got.at(i, j), want) << "row " << i << " lane " << j;
+      ASSERT_EQ(got.at(M + i, j), q::act_lane(acc.at(i, j), 0, scale[size_t(j)], p, q::Act::kRelu, nullptr))
+          << "ReLU row " << i << " lane " << j;
+      ASSERT_EQ(got.at(2 * M + i, j), q::act_lane(acc.at(i, j), bias[size_t(j)], pt, q::Act::kNone, nullptr))
+          << "per-tensor row " << i << " lane " << j;
+      inside += want > -128 && want < 127;
+    }
+  EXPECT_GT(inside, M * N / 4) << "too few results inside the clamp range to show the rounding";
 }
 
 // Pooling and element-wise operations, compared with plain loops.

@@ -89,7 +89,10 @@ class ProgramGenerator {
           return isa::vop(op, ub(n), ub(n), ub(n), n, op == isa::VopOp::kMul ? int(r(0, 15)) : 0);
         }
         case 7: {  // CFG
-          switch (r(0, 6)) {
+          switch (r(0, 8)) {
+            // Per-lane scales (CH_MULT+j, CH_SHIFT+j, left shifts included).
+            case 7: return isa::cfg(uint32_t(0x300 + r(0, N - 1)), uint32_t(r(1 << 29, 0x7fffffff)));
+            case 8: return isa::cfg(uint32_t(0x400 + r(0, N - 1)), uint32_t(int32_t(r(-24, 6))));
             case 0: return isa::cfg(0x000, uint32_t(r(1 << 29, 0x7fffffff)));
             case 1: return isa::cfg(0x001, uint32_t(r(0, 24)));
             case 2: return isa::cfg(0x002, uint32_t(int32_t(r(-30, 30))));

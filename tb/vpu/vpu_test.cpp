@@ -7,6 +7,7 @@
 // stalled output row is held) and that no row appears that was not sent.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <sstream>
@@ -24,7 +25,7 @@ namespace {
 namespace q = tpu::quant;
 
 constexpr int N = 4;                 // lanes, as verilated (-GN=4)
-constexpr uint64_t kActLatency = 8;  // input handshake -> out_valid_o, vpu_act_row
+constexpr uint64_t kActLatency = 9;  // input handshake -> out_valid_o, vpu_act_row
 constexpr uint64_t kVopLatency = 3;  // the same for vpu_vop_row
 constexpr int32_t kI32Min = std::numeric_limits<int32_t>::min();
 constexpr int32_t kI32Max = std::numeric_limits<int32_t>::max();
@@ -166,7 +167,15 @@ struct ActBeat {
   q::QuantParams p;
   q::Act func = q::Act::kNone;
   uint32_t user = 0;
+  // Per-lane scales (per-channel requantization); without them every lane
+  // has p's per-tensor scale (M0 = p.multiplier, e = -p.shift).
+  bool per_lane = false;
+  std::array<q::LaneScale, N> scale{};
 };
+
+q::LaneScale lane_scale(const ActBeat& b, int j) {
+  return b.per_lane ? b.scale[size_t(j)] : q::tensor_scale(b.p);
+}
 
 void apply_act(Vvpu_act_row& d, const ActBeat& b) {
   for (int j = 0; j < N; ++j) {
@@ -174,8 +183,11 @@ void apply_act(Vvpu_act_row& d, const ActBeat& b) {
     tb::set_field(d.in_bias_i, 32 * unsigned(j), 32, uint32_t(b.bias[j]));
   }
   d.in_bias_en_i = b.bias_en;
-  d.in_multiplier_i = uint32_t(b.p.multiplier);
-  d.in_shift_i = uint8_t(b.p.shift);
+  for (int j = 0; j < N; ++j) {
+    const q::LaneScale s = lane_scale(b, j);
+    tb::set_field(d.in_multiplier_i, 32 * unsigned(j), 32, uint32_t(s.multiplier));
+    tb::set_field(d.in_exponent_i, 6 * unsigned(j), 6, uint32_t(s.exponent) & 0x3f);
+  }
   d.in_zero_point_i = uint32_t(b.p.zero_point);
   d.in_qmin_i = uint8_t(b.p.qmin);
   d.in_qmax_i = uint8_t(b.p.qmax);
@@ -189,13 +201,18 @@ std::string describe_act(const ActBeat& b) {
   s << "  M0 " << b.p.multiplier << " shift " << b.p.shift << " zp " << b.p.zero_point << " qmin "
     << b.p.qmin << " qmax " << b.p.qmax << " relu6_max " << b.p.relu6_max << " func "
     << int(b.func) << " bias_en " << b.bias_en << "\n";
-  for (int j = 0; j < N; ++j) s << "  lane " << j << ": acc " << b.acc[j] << " bias " << b.bias[j] << "\n";
+  for (int j = 0; j < N; ++j)
+    s << "  lane " << j << ": acc " << b.acc[j] << " bias " << b.bias[j] << " M0 "
+      << lane_scale(b, j).multiplier << " e " << lane_scale(b, j).exponent << "\n";
   return s.str();
 }
 
-// rdbp(srdhm(sat32(acc + bias))): the requantized value before zp and clamp.
+// MBQM(sat32(acc + bias)): the requantized value before zp and clamp.
+int32_t requant_core(int32_t acc, int32_t bias, const q::LaneScale& s) {
+  return q::multiply_by_quantized_multiplier(q::sat32(int64_t{acc} + bias), s.multiplier, s.exponent);
+}
 int32_t requant_core(int32_t acc, int32_t bias, const q::QuantParams& p) {
-  return q::rdbp(q::srdhm(q::sat32(int64_t{acc} + bias), p.multiplier), p.shift);
+  return requant_core(acc, bias, q::tensor_scale(p));
 }
 
 class ActRowTest : public tb::VerilatedFixture<Vvpu_act_row> {
@@ -253,7 +270,8 @@ class ActRowTest : public tb::VerilatedFixture<Vvpu_act_row> {
   OutBeat expected(const ActBeat& b) const {
     OutBeat o;
     for (int j = 0; j < N; ++j)
-      o.row[j] = q::act_lane(b.acc[j], b.bias_en ? b.bias[j] : 0, b.p, b.func, lut_.data());
+      o.row[j] = q::act_lane(b.acc[j], b.bias_en ? b.bias[j] : 0, lane_scale(b, j), b.p, b.func,
+                             lut_.data());
     o.user = b.user;
     return o;
   }
@@ -372,6 +390,62 @@ class ActRowTest : public tb::VerilatedFixture<Vvpu_act_row> {
     }
     b.p.zero_point = 0;
     beats.push_back(b);
+  }
+
+  // A lane's scale: TFLite-like (M0 in [2^30, 2^31), e in -16..4), any
+  // exponent, or the edges.
+  q::LaneScale random_lane_scale() {
+    q::LaneScale s;
+    s.multiplier = random_multiplier();
+    switch (rand_int(0, 5)) {
+      case 0: case 1: s.exponent = int32_t(rand_int(-16, 4)); break;
+      case 2: case 3: s.exponent = int32_t(rand_int(q::kMinExponent, q::kMaxExponent)); break;
+      case 4: s.exponent = int32_t(rand_int(1, q::kMaxExponent)); break;
+      default: {
+        static constexpr int32_t kEdge[] = {q::kMinExponent, q::kMaxExponent, 0, 1, -1, 30, -30};
+        s.exponent = kEdge[rand_int(0, 6)];
+      }
+    }
+    return s;
+  }
+
+  // A row whose lanes each have their own scale. Most rows are "visible":
+  // each lane's x is chosen from its scale so that its result lands near a
+  // common target, and the zero point puts the target near the middle of the
+  // int8 range, so every lane's rounding (and a lane taking another lane's
+  // scale) shows in the output. The others have random lanes.
+  ActBeat random_per_lane_beat(q::Act func) {
+    ActBeat b = random_beat(func);
+    b.per_lane = true;
+    for (auto& s : b.scale) s = random_lane_scale();
+    if (chance(0.75)) {
+      // Scales 2^-11 .. 2^6 (x = target / scale fits int32, and the output
+      // steps are small enough to land inside the clamp range).
+      const int64_t target = rand_int(-(1 << 20), 1 << 20);
+      b.p.qmin = -128;
+      b.p.qmax = 127;
+      for (int j = 0; j < N; ++j) {
+        q::LaneScale& s = b.scale[size_t(j)];
+        s.exponent = int32_t(rand_int(-10, 6));
+        const double scale = std::ldexp(double(s.multiplier), s.exponent - 31);
+        const double x = scale != 0.0 ? double(target + rand_int(-40, 40)) / scale : 0.0;
+        const int32_t bias = b.bias_en ? b.bias[size_t(j)] : 0;
+        b.acc[size_t(j)] = q::sat32(int64_t(std::clamp(std::nearbyint(x), -4e9, 4e9)) - bias);
+      }
+      b.p.zero_point = q::sat32(-target + rand_int(-60, 60));
+    }
+    return b;
+  }
+
+  // Lanes of a per-lane row strictly inside the clamp range.
+  static int lanes_inside(const ActBeat& b) {
+    int inside = 0;
+    for (int j = 0; j < N; ++j) {
+      const int64_t v = int64_t{b.p.zero_point} +
+                        requant_core(b.acc[size_t(j)], b.bias_en ? b.bias[size_t(j)] : 0, lane_scale(b, j));
+      if (v > b.p.qmin && v < b.p.qmax) ++inside;
+    }
+    return inside;
   }
 };
 
@@ -553,7 +627,7 @@ TEST_F(ActRowTest, ClearDropsRowsInFlight) {
     if (d.in_ready_o) ++accepted;
     tick();
   }
-  EXPECT_EQ(accepted, kActLatency + 1) << "the 7 stages and the two output slots hold 9 rows";
+  EXPECT_EQ(accepted, kActLatency + 1) << "the 8 stages and the two output slots hold 10 rows";
   d.clear_i = 1;
   settle();
   EXPECT_FALSE(d.in_ready_o) << "no row is accepted while clearing";
@@ -604,6 +678,73 @@ TEST_F(ActRowTest, LutRewriteBetweenStreams) {
     }
     run(beats, {.in_gap = 0.3, .out_stall = 0.4});
   }
+}
+
+// Per-channel requantization: every lane has its own multiplier and exponent
+// (left shifts included), random per row; most rows are built so that every
+// lane's result is inside the clamp range.
+TEST_F(ActRowTest, PerLaneScales) {
+  std::vector<ActBeat> beats;
+  int inside = 0;
+  for (int i = 0; i < 3000; ++i) {
+    beats.push_back(random_per_lane_beat(i % 5 ? q::Act::kNone : random_func()));
+    inside += lanes_inside(beats.back());
+  }
+  EXPECT_GT(inside, 3000 * N * 4 / 10) << "too few lanes exercise the rounding";
+  run(beats, {.in_gap = 0.3, .out_stall = 0.3});
+  // Per-lane and per-tensor rows interleaved, back to back.
+  std::vector<ActBeat> mixed;
+  for (int i = 0; i < 1000; ++i)
+    mixed.push_back(chance(0.5) ? random_per_lane_beat(random_func()) : random_beat(random_func()));
+  run(mixed, {.in_gap = 0.05, .out_stall = 0.5});
+}
+
+// Each lane a different exponent, so a lane that used another lane's scale
+// (or lane 0's for all) gives a different int8: x = 200 in every lane and
+// M0 = 0.5, exponents e0..e3 a random permutation of four distinct values.
+TEST_F(ActRowTest, EachLaneItsOwnScale) {
+  std::vector<ActBeat> beats;
+  for (int i = 0; i < 200; ++i) {
+    ActBeat b;
+    b.per_lane = true;
+    std::array<int32_t, N> e = {-3, -1, 0, 1};
+    for (size_t k = N; k > 1; --k) std::swap(e[k - 1], e[size_t(rand_int(0, int64_t(k) - 1))]);
+    for (int j = 0; j < N; ++j) {
+      b.scale[size_t(j)] = {0x40000000, e[size_t(j)]};
+      b.acc[size_t(j)] = 200 + int32_t(rand_int(-3, 3));  // 200 * 0.5 * 2^e: 12.5 .. 200
+    }
+    b.p.zero_point = int32_t(rand_int(-105, -95));  // results -92 .. 105
+    beats.push_back(b);
+  }
+  run(beats, {.in_gap = 0.2, .out_stall = 0.2});
+}
+
+// Left shifts at every exponent 1..31 on values whose shift just fits, just
+// overflows (wraps), lands on INT32_MIN (with M0 = INT32_MIN: SRDHM's
+// saturation), and the int32 extremes; every right shift -31..0 on the
+// extremes too.
+TEST_F(ActRowTest, LeftShiftWrapAndExtremes) {
+  std::vector<ActBeat> beats;
+  for (int e = q::kMinExponent; e <= q::kMaxExponent; ++e) {
+    const int64_t edge = e > 0 ? int64_t{1} << (31 - e) : int64_t{1} << 30;  // x << e = 2^31
+    const int64_t xs[] = {edge - 1, edge, edge + 1, -edge, -edge - 1, -edge + 1, kI32Min, kI32Max};
+    for (int32_t m0 : {kI32Min, kI32Max, 1 << 30, 0x5a5a5a5a, -(1 << 30)}) {
+      for (size_t k = 0; k < std::size(xs); k += N) {
+        ActBeat b;
+        b.per_lane = true;
+        for (int j = 0; j < N; ++j) {
+          b.acc[size_t(j)] = q::sat32(xs[k + size_t(j)]);
+          b.scale[size_t(j)] = {m0, e};
+        }
+        // Lane 0's result visible, the others mostly at the clamp.
+        b.p.zero_point = q::sat32(-int64_t{requant_core(b.acc[0], 0, b.scale[0])} + rand_int(-50, 50));
+        beats.push_back(b);
+        b.p.zero_point = 0;
+        beats.push_back(b);
+      }
+    }
+  }
+  run(beats, {.in_gap = 0.2, .out_stall = 0.3});
 }
 
 // Back-pressure against every stage: out_ready_i low for k cycles, then high

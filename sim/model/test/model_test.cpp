@@ -488,6 +488,57 @@ TEST_F(ActTest, RequantEdgeCasesMatchQuant) {
     }
 }
 
+// Per-lane scales: CH_MULT+j / CH_SHIFT+j give each lane its own M0 and
+// exponent (every exponent -31..31 across the runs); QMULT / QSHIFT then set
+// every lane back to one scale.
+TEST_F(ActTest, PerLaneScalesAndBroadcast) {
+  load_ub(0, MatrixI8(1, 16, 127));
+  mem_.write(0x2000, std::vector<uint8_t>(256, uint8_t(127)));
+  mem_.write(0x2100, std::vector<uint8_t>(256, uint8_t(0x80)));
+  run_ok(assemble(R"(
+    rw host=0x2000 tiles=2 stride=16
+    mmc ub=0 acc=1 rows=1 pop     # 258064
+    mmc ub=0 acc=2 rows=1 pop     # -260096
+    halt)"));
+  const std::vector<int32_t> acc_rows[3] = {model().acc_row(0), model().acc_row(1), model().acc_row(2)};
+  for (int run = 0; run < 8; ++run) {
+    quant::QuantParams p;
+    p.zero_point = int32_t(rand_int(-20, 20));
+    std::vector<quant::LaneScale> scale(16);
+    std::vector<int32_t> bias(16);
+    std::vector<Instr> program = {cfg(kCfgQzp, uint32_t(p.zero_point))};
+    for (int j = 0; j < 16; ++j) {
+      const int e = quant::kMinExponent + (run * 16 + j) % 63;
+      scale[size_t(j)] = {int32_t(rand_int(j % 4 ? 1 << 30 : INT32_MIN, INT32_MAX)), e};
+      bias[size_t(j)] = j % 5 == 0 ? int32_t(rand_int(INT32_MIN, INT32_MAX)) : int32_t(rand_int(-300000, 300000));
+      program.push_back(cfg(kCfgBiasBase + j, uint32_t(bias[size_t(j)])));
+      program.push_back(cfg(kCfgChMultBase + j, uint32_t(scale[size_t(j)].multiplier)));
+      program.push_back(cfg(kCfgChShiftBase + j, uint32_t(e)));
+    }
+    program.push_back(act(0, 10, 3, Act::kNone, true));
+    program.push_back(cfg(kCfgQmult, 0x55555555));
+    program.push_back(cfg(kCfgQshift, uint32_t(run)));
+    program.push_back(act(0, 13, 3, Act::kRelu, true));
+    program.push_back(halt());
+    run_ok(program);
+    quant::QuantParams pt = p;
+    pt.multiplier = 0x55555555;
+    pt.shift = run;
+    for (int row = 0; row < 3; ++row)
+      for (int j = 0; j < 16; ++j) {
+        const int32_t a = acc_rows[row][j];
+        ASSERT_EQ(model().ub_row(10 + row)[j], quant::act_lane(a, bias[size_t(j)], scale[size_t(j)], p, Act::kNone, nullptr))
+            << "lane " << j << " M0 " << scale[size_t(j)].multiplier << " e " << scale[size_t(j)].exponent;
+        ASSERT_EQ(model().ub_row(13 + row)[j], quant::act_lane(a, bias[size_t(j)], pt, Act::kRelu, nullptr))
+            << "after QMULT/QSHIFT, lane " << j;
+      }
+    for (int j = 0; j < 16; ++j) {
+      EXPECT_EQ(model().cfg(kCfgChMultBase + j), 0x55555555u);
+      EXPECT_EQ(int32_t(model().cfg(kCfgChShiftBase + j)), -run);
+    }
+  }
+}
+
 TEST_F(ActTest, RawStoresLittleEndianInt32Rows) {
   for (int array : {4, 16}) {
     use_config({.n = array});
@@ -763,7 +814,11 @@ std::vector<ErrorCase> error_cases() {
       {"LOOP body past imem", {irq(), loop(2, 1023)}, ErrCode::kBadCount, 1},
       {"nested LOOP", {loop2, irq(), loop(1, 1), irq()}, ErrCode::kNestedLoop, 2},
       {"CFG index 0x006", {cfg(0x006, 0)}, ErrCode::kBadCfg, 0},
-      {"CFG index 0x300", {cfg(0x300, 0)}, ErrCode::kBadCfg, 0},
+      {"CFG index 0x500", {cfg(0x500, 0)}, ErrCode::kBadCfg, 0},
+      {"CFG CH_MULT past N", {cfg(kCfgChMultBase + 16, 0)}, ErrCode::kBadCfg, 0},
+      {"CFG CH_SHIFT past N", {cfg(kCfgChShiftBase + 16, 0)}, ErrCode::kBadCfg, 0},
+      {"CFG CH_SHIFT 32", {cfg(kCfgChShiftBase + 3, 32)}, ErrCode::kBadCfg, 0},
+      {"CFG CH_SHIFT -32", {cfg(kCfgChShiftBase + 3, uint32_t(-32))}, ErrCode::kBadCfg, 0},
       {"CFG BIAS past N", {cfg(kCfgBiasBase + 16, 0)}, ErrCode::kBadCfg, 0},
       {"CFG QSHIFT 32", {cfg(kCfgQshift, 32)}, ErrCode::kBadCfg, 0},
       {"CFG QSHIFT -1", {cfg(kCfgQshift, uint32_t(-1))}, ErrCode::kBadCfg, 0},
@@ -1083,7 +1138,12 @@ TEST_F(ModelTest, ConfigRegistersResetAndPersist) {
   EXPECT_EQ(model().cfg(kCfgRelu6Max), 127u);
   EXPECT_EQ(model().cfg(kCfgBiasBase + 15), 0u);
   EXPECT_THROW(model().cfg(kCfgBiasBase + 16), std::out_of_range);
-  run_ok(assemble("cfg QSHIFT 5\ncfg BIAS+2 -7\ncfg LUT+255 200\nhalt"));
+  EXPECT_EQ(model().cfg(kCfgChMultBase + 15), 0x40000000u);
+  EXPECT_EQ(model().cfg(kCfgChShiftBase + 15), 0u);
+  EXPECT_THROW(model().cfg(kCfgChShiftBase + 16), std::out_of_range);
+  run_ok(assemble("cfg QSHIFT 5\ncfg BIAS+2 -7\ncfg LUT+255 200\ncfg CH_SHIFT+3 4\nhalt"));
+  EXPECT_EQ(int32_t(model().cfg(kCfgChShiftBase + 0)), -5) << "QSHIFT writes every lane as -s";
+  EXPECT_EQ(int32_t(model().cfg(kCfgChShiftBase + 3)), 4);
   // A failed run keeps the registers too.
   EXPECT_EQ(run(assemble("cfg QZP 3\n.word 0 0")).err, ErrCode::kIllegalOpcode);
   EXPECT_EQ(model().cfg(kCfgQshift), 5u);

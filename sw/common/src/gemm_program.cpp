@@ -412,8 +412,17 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   if (!epi.bias.empty() && (!int8 || int(epi.bias.size()) != p.shape.n_out))
     throw std::invalid_argument("gemm: the bias needs one int32 per output column (" +
                                 std::to_string(p.shape.n_out) + "), and an int8 output");
-  if (!epi.bias.empty() && p.transposed)
-    throw std::invalid_argument("gemm: a transposed plan has no bias per output column (plan with options.bias)");
+  if (!epi.scales.empty() && (!int8 || int(epi.scales.size()) != p.shape.n_out))
+    throw std::invalid_argument("gemm: per-channel scales need one per output column (" +
+                                std::to_string(p.shape.n_out) + "), and an int8 output");
+  for (const quant::LaneScale& s : epi.scales)
+    if (s.exponent < quant::kMinExponent || s.exponent > quant::kMaxExponent)
+      throw std::invalid_argument("gemm: a per-channel shift of " + std::to_string(s.exponent) +
+                                  " is outside " + std::to_string(quant::kMinExponent) + ".." +
+                                  std::to_string(quant::kMaxExponent));
+  if ((!epi.bias.empty() || !epi.scales.empty()) && p.transposed)
+    throw std::invalid_argument("gemm: a transposed plan has no bias or scale per output column "
+                                "(plan with options.bias)");
   const uint64_t l_addr = p.transposed ? w : a, r_addr = p.transposed ? a : w;
   const int n = p.n, kb = p.k_blocks, P = p.pass_rows, G = p.group_tiles, out_rows = p.out_row_rows();
   const int wb = p.write_tiles;
@@ -457,8 +466,10 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   // region's tiles when it holds write_tiles of them or the pass's last (a
   // pass's tiles are contiguous in D, and tiles leave in column order within
   // a pass). Tiles next to each other in the ACC and in the UB share one ACT
-  // (not with a bias: the BIAS registers are per tile).
+  // (not with a bias or per-channel scales: those registers are per tile).
   std::vector<int32_t> lane_bias(size_t(n), 0);  // the BIAS registers' values
+  // The CH_MULT / CH_SHIFT registers' values: QMULT and QSHIFT above set every lane.
+  std::vector<quant::LaneScale> lane_scale(size_t(n), quant::tensor_scale(epi.q));
   int regions_used = 0, batch_j0 = 0, batch_tiles = 0;
   const auto epilogue = [&](int b, int j0, int j1) {
     const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass);
@@ -474,6 +485,20 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       const uint32_t ub0 = result_base + uint32_t((regions_used % p.result_regions) * wb * out_rows * P);
       const uint32_t acc = uint32_t((b % 2) * P * G + (j - p.group_begin(g)) * rows);
       const uint32_t ub = ub0 + uint32_t(batch_tiles * out_rows * rows);
+      // Per-channel scales of this tile's columns; padding lanes keep theirs
+      // (their results are not read back).
+      if (!epi.scales.empty()) {
+        flush();
+        for (int l = 0; l < n && j * n + l < p.shape.n_out; ++l) {
+          const quant::LaneScale& want = epi.scales[size_t(j * n + l)];
+          quant::LaneScale& have = lane_scale[size_t(l)];
+          if (want.multiplier != have.multiplier)
+            out.add(isa::cfg(isa::kCfgChMultBase + uint32_t(l), uint32_t(want.multiplier)));
+          if (want.exponent != have.exponent)
+            out.add(isa::cfg(isa::kCfgChShiftBase + uint32_t(l), uint32_t(want.exponent)));
+          have = want;
+        }
+      }
       if (!epi.bias.empty()) {
         flush();
         for (int l = 0; l < n; ++l) {
@@ -491,7 +516,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
         act_ub = ub;
         act_rows = uint32_t(rows);
       }
-      if (!epi.bias.empty()) flush();
+      if (!epi.bias.empty() || !epi.scales.empty()) flush();
       if (++batch_tiles == wb || j == p.col_tiles - 1) {
         flush();
         const uint64_t d_row = uint64_t(p.pass_begin(pass)) * p.col_tiles + uint64_t(batch_j0) * rows;

@@ -266,8 +266,9 @@ std::string cfg_index_name(uint16_t index) {
 std::string disassemble_cfg(const Instr& in) {
   const uint32_t value = uint32_t(in.c);
   // Q31 multipliers and unknown registers read best in hex, the rest signed.
-  const bool as_hex = in.a == kCfgQmult || cfg_index_name(in.a).starts_with("0x");
-  return "cfg " + cfg_index_name(in.a) + " " +
+  const std::string name = cfg_index_name(in.a);
+  const bool as_hex = in.a == kCfgQmult || name.starts_with("CH_MULT+") || name.starts_with("0x");
+  return "cfg " + name + " " +
          (as_hex ? hex(value) : std::to_string(int32_t(value)));
 }
 

@@ -173,6 +173,23 @@ TEST(Assembler, DisassemblesToReadableText) {
   EXPECT_EQ(disassemble(Instr{}), ".word 0x0000000000000000 0x0000000000000000");
 }
 
+// The per-lane scale registers: named, printed (CH_MULT in hex, CH_SHIFT
+// signed) and read back, at every lane index and value edge.
+TEST(Assembler, PerLaneScaleRegistersRoundTrip) {
+  EXPECT_EQ(assemble("cfg CH_MULT+3 0x5a000000")[0], cfg(kCfgChMultBase + 3, 0x5a000000));
+  EXPECT_EQ(assemble("cfg ch_shift+0 -31")[0], cfg(kCfgChShiftBase, uint32_t(-31)));
+  EXPECT_EQ(disassemble(cfg(kCfgChMultBase + 7, 0x40000000)), "cfg CH_MULT+7 0x40000000");
+  EXPECT_EQ(disassemble(cfg(kCfgChShiftBase + 2, uint32_t(-5))), "cfg CH_SHIFT+2 -5");
+  EXPECT_EQ(disassemble(cfg(kCfgChShiftBase + 255, 31)), "cfg CH_SHIFT+255 31");
+  for (uint32_t lane : {0u, 1u, 15u, 31u, 255u})
+    for (uint32_t v : {0u, 1u, 31u, uint32_t(-31), 0x7fffffffu, 0x80000000u})
+      for (uint16_t base : {kCfgChMultBase, kCfgChShiftBase}) {
+        const Instr in = cfg(base + lane, v);
+        ASSERT_EQ(assemble(disassemble(in)), std::vector<Instr>{in}) << disassemble(in);
+      }
+  EXPECT_THROW(assemble("cfg CH_MULT+256 3"), AsmError);
+}
+
 TEST_F(IsaRandomTest, CanonicalInstructionsRoundTripByName) {
   for (int i = 0; i < 5000; ++i) {
     const Instr in = random_canonical(rng_);

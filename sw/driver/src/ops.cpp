@@ -48,8 +48,9 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, co
   std::vector<std::vector<isa::Instr>> programs;
   Buffer abuf, bbuf, cbuf;
   try {
-    // A bias per output column rules out the transposed form (C^T = W^T x A^T).
-    const model::GemmOptions opt{.bias = !epi.bias.empty()};
+    // A bias or a scale per output column rules out the transposed form
+    // (C^T = W^T x A^T).
+    const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty()};
     plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
     abuf = dev.alloc(plan.a_bytes());
     bbuf = dev.alloc(plan.w_bytes());
@@ -117,9 +118,14 @@ MatrixI32 matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* sta
   return model::unpack_c_i32(plan, c);
 }
 
-MatrixI8 dense(Device& dev, const MatrixI8& x, const MatrixI8& w, const std::vector<int32_t>& bias,
-               const QuantParams& q, Activation act, OpStats* stats) {
-  check_quant("dense", q);
+namespace {
+
+MatrixI8 dense_epilogue(Device& dev, const MatrixI8& x, const MatrixI8& w, const std::vector<int32_t>& bias,
+                        const std::vector<LaneScale>& scales, const QuantParams& q, Activation act,
+                        OpStats* stats) {
+  if (scales.empty()) check_quant("dense", q);
+  else check_quant("dense", QuantParams{.zero_point = q.zero_point, .qmin = q.qmin, .qmax = q.qmax,
+                                        .relu6_max = q.relu6_max});
   if (act == Activation::kLut) throw Error("dense: the LUT activation is not supported by dense; use none, relu or relu6");
   if (!bias.empty() && int(bias.size()) != w.cols)
     throw Error("dense: the bias has " + std::to_string(bias.size()) + " entries; W has " +
@@ -129,9 +135,30 @@ MatrixI8 dense(Device& dev, const MatrixI8& x, const MatrixI8& w, const std::vec
   epi.q = q;
   epi.act = act;
   epi.bias = bias;
+  epi.scales = scales;
+  if (!scales.empty()) epi.q.multiplier = 0x40000000, epi.q.shift = 0;  // replaced per lane
   model::GemmPlan plan;
   const auto c = run_gemm(dev, "dense", x, w, epi, &plan, stats);
   return model::unpack_c_i8(plan, c);
+}
+
+}  // namespace
+
+MatrixI8 dense(Device& dev, const MatrixI8& x, const MatrixI8& w, const std::vector<int32_t>& bias,
+               const QuantParams& q, Activation act, OpStats* stats) {
+  return dense_epilogue(dev, x, w, bias, {}, q, act, stats);
+}
+
+MatrixI8 dense(Device& dev, const MatrixI8& x, const MatrixI8& w, const std::vector<int32_t>& bias,
+               const std::vector<LaneScale>& scales, const QuantParams& q, Activation act, OpStats* stats) {
+  if (scales.empty() || int(scales.size()) != w.cols)
+    throw Error("dense: per-channel requantization needs one scale per output column (" +
+                std::to_string(w.cols) + "), got " + std::to_string(scales.size()));
+  for (const LaneScale& s : scales)
+    if (s.exponent < quant::kMinExponent || s.exponent > quant::kMaxExponent)
+      throw Error("dense: a per-channel shift must be " + std::to_string(quant::kMinExponent) + ".." +
+                  std::to_string(quant::kMaxExponent) + ", not " + std::to_string(s.exponent));
+  return dense_epilogue(dev, x, w, bias, scales, q, act, stats);
 }
 
 MatrixI8 im2col(const TensorI8& in, const Conv2dParams& p) {
@@ -157,18 +184,36 @@ MatrixI8 im2col(const TensorI8& in, const Conv2dParams& p) {
   return m;
 }
 
-TensorI8 conv2d(Device& dev, const TensorI8& input, const MatrixI8& weights, const std::vector<int32_t>& bias,
-                const Conv2dParams& p, const QuantParams& q, Activation act, OpStats* stats) {
+namespace {
+
+TensorI8 conv2d_scaled(Device& dev, const TensorI8& input, const MatrixI8& weights,
+                       const std::vector<int32_t>& bias, const Conv2dParams& p,
+                       const std::vector<LaneScale>* scales, const QuantParams& q, Activation act,
+                       OpStats* stats) {
   if (weights.rows != p.kh * p.kw * input.c)
     throw Error("conv2d: the weights have " + std::to_string(weights.rows) + " rows; a " +
                 std::to_string(p.kh) + "x" + std::to_string(p.kw) + " kernel over " + std::to_string(input.c) +
                 " channels needs " + std::to_string(p.kh * p.kw * input.c));
   const MatrixI8 patches = im2col(input, p);
-  const MatrixI8 out = dense(dev, patches, weights, bias, q, act, stats);
+  const MatrixI8 out = scales ? dense(dev, patches, weights, bias, *scales, q, act, stats)
+                              : dense(dev, patches, weights, bias, q, act, stats);
   const int oh = (input.h + 2 * p.pad - p.kh) / p.stride + 1, ow = (input.w + 2 * p.pad - p.kw) / p.stride + 1;
   TensorI8 t(input.n, oh, ow, weights.cols);
   t.data = out.data;  // rows are (b, y, x), columns the output channels: NHWC
   return t;
+}
+
+}  // namespace
+
+TensorI8 conv2d(Device& dev, const TensorI8& input, const MatrixI8& weights, const std::vector<int32_t>& bias,
+                const Conv2dParams& p, const QuantParams& q, Activation act, OpStats* stats) {
+  return conv2d_scaled(dev, input, weights, bias, p, nullptr, q, act, stats);
+}
+
+TensorI8 conv2d(Device& dev, const TensorI8& input, const MatrixI8& weights, const std::vector<int32_t>& bias,
+                const Conv2dParams& p, const std::vector<LaneScale>& scales, const QuantParams& q,
+                Activation act, OpStats* stats) {
+  return conv2d_scaled(dev, input, weights, bias, p, &scales, q, act, stats);
 }
 
 Mlp::Mlp(std::vector<DenseLayer> layers) : layers_(std::move(layers)) {

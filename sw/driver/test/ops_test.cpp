@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -134,6 +135,113 @@ TEST_F(OpsTest, DenseMatchesReference) {
   }
 }
 
+// Per-channel requantization (TFLite's int8 FULLY_CONNECTED / CONV_2D):
+// column j scaled by its own (M0, shift) from quantize_multiplier of a real
+// scale, left shifts (scales >= 1) included; N spans several output tiles,
+// so the CH_MULT / CH_SHIFT registers change from tile to tile. Against the
+// CPU: the exact int32 product, then quant.h's act_lane per column.
+TEST_F(OpsTest, DensePerChannelMatchesReference) {
+  const std::array<int8_t, 256> no_lut{};
+  for (tpu::Device* dev : {default_.get(), tiny_.get()})
+    for (auto act : {tpu::Activation::kNone, tpu::Activation::kRelu, tpu::Activation::kRelu6}) {
+      const int m = rand_int(1, 30), k = rand_int(1, 70), n = rand_int(1, 45);
+      SCOPED_TRACE(dev->info().name + " " + std::to_string(m) + "x" + std::to_string(k) + "x" +
+                   std::to_string(n));
+      const MatrixI8 x = random(m, k), w = random(k, n);
+      std::vector<int32_t> bias(static_cast<size_t>(n));
+      for (auto& b : bias) b = rand_int(-20000, 20000);
+      std::vector<tpu::LaneScale> scales(static_cast<size_t>(n));
+      for (auto& s : scales) {
+        // Mostly the scales of real layers (2^-14 .. 2^-6), some >= 1.
+        const double log2 = rand_int(0, 4) ? rand_int(-14000, -6000) / 1000.0 : rand_int(0, 3000) / 1000.0;
+        s = tpu::quant::quantize_multiplier(std::exp2(log2));
+      }
+      const tpu::QuantParams q{.zero_point = rand_int(-20, 20), .qmin = -128, .qmax = 127, .relu6_max = 90};
+      const MatrixI8 got = tpu::dense(*dev, x, w, bias, scales, q, act);
+      const MatrixI32 acc = tpu::model::matmul_i8(x, w);
+      ASSERT_EQ(got.rows, m);
+      ASSERT_EQ(got.cols, n);
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j)
+          ASSERT_EQ(got.at(i, j), tpu::quant::act_lane(acc.at(i, j), bias[size_t(j)], scales[size_t(j)], q,
+                                                       act, no_lut.data()))
+              << "at " << i << "," << j << " M0 " << scales[size_t(j)].multiplier << " shift "
+              << scales[size_t(j)].exponent;
+      // Per-tensor after per-channel on the same device: QMULT / QSHIFT set
+      // every lane again.
+      const tpu::QuantParams qt{.multiplier = 0x5a000000, .shift = 9, .zero_point = 3};
+      tpu::Mlp ref({tpu::DenseLayer{w, bias, qt, act}});
+      EXPECT_EQ(tpu::dense(*dev, x, w, bias, qt, act), ref.run_reference(x));
+    }
+}
+
+// A tall shape without a bias would take the transposed plan (C^T = W^T x
+// A^T), where lanes are rows of C; per-channel scales keep the plan upright.
+TEST_F(OpsTest, PerChannelScalesOnATallShapeStayPerColumn) {
+  const std::array<int8_t, 256> no_lut{};
+  const MatrixI8 a = random(700, 24), b = random(24, 6);
+  std::vector<tpu::LaneScale> scales(6);
+  for (auto& s : scales) s = tpu::quant::quantize_multiplier(std::exp2(rand_int(-12000, 1000) / 1000.0));
+  const tpu::QuantParams q{.zero_point = 5};
+  const MatrixI32 acc = tpu::model::matmul_i8(a, b);
+  for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
+    const tpu::DeviceInfo& info = dev->info();
+    const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
+    // Without the per-column epilogue the planner would transpose this shape.
+    EXPECT_TRUE(tpu::model::plan_gemm({a.rows, a.cols, b.cols}, tpu::model::GemmOutput::kInt8, core).transposed)
+        << info.name;
+    const MatrixI8 got = tpu::matmul_requant(*dev, a, b, scales, q);
+    for (int i = 0; i < a.rows; ++i)
+      for (int j = 0; j < b.cols; ++j)
+        ASSERT_EQ(got.at(i, j), tpu::quant::act_lane(acc.at(i, j), 0, scales[size_t(j)], q,
+                                                     tpu::Activation::kNone, no_lut.data()))
+            << dev->info().name << " at " << i << "," << j;
+  }
+}
+
+// Every column the same per-channel scale gives the per-tensor result, and
+// matmul_requant takes per-channel scales too.
+TEST_F(OpsTest, PerChannelWithOneScaleIsPerTensor) {
+  const MatrixI8 a = random(9, 40), b = random(40, 21);
+  const tpu::QuantParams q{.multiplier = 0x6c000000, .shift = 10, .zero_point = -4};
+  const std::vector<tpu::LaneScale> same(21, tpu::quant::tensor_scale(q));
+  EXPECT_EQ(tpu::matmul_requant(*default_, a, b, same, q), tpu::matmul_requant(*default_, a, b, q));
+  EXPECT_EQ(tpu::matmul_requant(*tiny_, a, b, same, q), tpu::matmul_requant(*default_, a, b, q));
+}
+
+TEST_F(OpsTest, Conv2dPerChannelMatchesDirectConvolution) {
+  tpu::TensorI8 in(1, 6, 5, 4);
+  for (auto& v : in.data) v = int8_t(rand_int(-128, 127));
+  const tpu::Conv2dParams p{.kh = 3, .kw = 3, .stride = 1, .pad = 1, .pad_value = 2};
+  const int oc = 19;  // two output tiles on default, five on tiny
+  const MatrixI8 w = random(p.kh * p.kw * in.c, oc);
+  std::vector<int32_t> bias(oc);
+  for (auto& b : bias) b = rand_int(-3000, 3000);
+  std::vector<tpu::LaneScale> scales(oc);
+  for (auto& s : scales) s = tpu::quant::quantize_multiplier(std::exp2(rand_int(-12000, 1000) / 1000.0));
+  const tpu::QuantParams q{.zero_point = -7};
+  const std::array<int8_t, 256> no_lut{};
+  for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
+    const tpu::TensorI8 out = tpu::conv2d(*dev, in, w, bias, p, scales, q, tpu::Activation::kRelu);
+    ASSERT_EQ(out.c, oc);
+    for (int y = 0; y < out.h; ++y)
+      for (int x = 0; x < out.w; ++x)
+        for (int o = 0; o < oc; ++o) {
+          int32_t acc = 0;
+          for (int ky = 0; ky < p.kh; ++ky)
+            for (int kx = 0; kx < p.kw; ++kx)
+              for (int c = 0; c < in.c; ++c) {
+                const int iy = y + ky - p.pad, ix = x + kx - p.pad;
+                const bool inside = iy >= 0 && iy < in.h && ix >= 0 && ix < in.w;
+                acc += (inside ? in.at(0, iy, ix, c) : p.pad_value) * w.at((ky * p.kw + kx) * in.c + c, o);
+              }
+          ASSERT_EQ(out.at(0, y, x, o), tpu::quant::act_lane(acc, bias[size_t(o)], scales[size_t(o)], q,
+                                                             tpu::Activation::kRelu, no_lut.data()))
+              << dev->info().name << " at " << y << "," << x << "," << o;
+        }
+  }
+}
+
 TEST_F(OpsTest, Conv2dByIm2colMatchesDirectConvolution) {
   tpu::TensorI8 in(2, 9, 7, 3);
   for (auto& v : in.data) v = int8_t(rand_int(-128, 127));
@@ -212,6 +320,13 @@ TEST_F(OpsTest, BadOperandsAreRejectedBeforeTheDevice) {
   }
   EXPECT_THROW(tpu::dense(*default_, a, random(5, 3), {1, 2}, {}), tpu::Error);
   EXPECT_THROW(tpu::dense(*default_, a, random(5, 3), {}, {.shift = 32}), tpu::Error);
+  // Per-channel: one scale per output column, shifts -31..31.
+  EXPECT_THROW(tpu::dense(*default_, a, random(5, 3), {}, std::vector<tpu::LaneScale>(2), {}), tpu::Error);
+  EXPECT_THROW(tpu::dense(*default_, a, random(5, 3), {}, std::vector<tpu::LaneScale>{}, {}), tpu::Error);
+  EXPECT_THROW(tpu::dense(*default_, a, random(5, 3), {}, {{1 << 30, 0}, {1 << 30, 32}, {1 << 30, 0}}, {}),
+               tpu::Error);
+  EXPECT_THROW(tpu::dense(*default_, a, random(5, 3), {}, {{1 << 30, -32}, {1 << 30, 0}, {1 << 30, 0}}, {}),
+               tpu::Error);
   EXPECT_THROW(tpu::Mlp({tpu::DenseLayer{random(4, 5), {}, {}}, tpu::DenseLayer{random(6, 2), {}, {}}}),
                tpu::Error);
   // K beyond the instructions' 16-bit counts.

@@ -81,6 +81,11 @@ struct GemmEpilogue {
   quant::QuantParams q;        // kInt8 only
   isa::Act act = isa::Act::kNone;  // kInt8 only
   std::vector<int32_t> bias;   // kInt8 only: empty, or n_out entries
+  // kInt8 only: empty (every column scaled by q.multiplier and q.shift), or
+  // n_out per-column scales (TFLite's per-channel requantization), which
+  // replace q.multiplier and q.shift. Each output tile writes the CH_MULT /
+  // CH_SHIFT registers of the lanes whose scale changes.
+  std::vector<quant::LaneScale> scales;
 };
 
 // Plan choices forced (for tests and experiments); 0 / kAuto: the planner's.
@@ -88,7 +93,7 @@ struct GemmOptions {
   enum class Transpose { kAuto, kNever, kAlways };
   int max_pass_rows = 0;  // cap on rows of L per pass (0: as many as fit)
   Transpose transpose = Transpose::kAuto;  // kAuto transposes only a bias-free epilogue's plan
-  bool bias = false;      // the epilogue adds a bias per output column: never transposed
+  bool bias = false;      // the epilogue has a bias or scales per output column: never transposed
   int group_tiles = 0;    // output column tiles per group
   int chunk_blocks = 0;   // K blocks per load of L
   int a_regions = 0;      // 1 or 2

@@ -86,14 +86,16 @@ inline constexpr int kFlagVopShiftWidth    = 4;
 inline constexpr uint8_t kFlagVopShiftMask = 0xF0;
 
 // CFG register indices.
-inline constexpr uint16_t kCfgQmult    = 0x000;
-inline constexpr uint16_t kCfgQshift   = 0x001;
-inline constexpr uint16_t kCfgQzp      = 0x002;
-inline constexpr uint16_t kCfgQmin     = 0x003;
-inline constexpr uint16_t kCfgQmax     = 0x004;
-inline constexpr uint16_t kCfgRelu6Max = 0x005;
-inline constexpr uint16_t kCfgBiasBase = 0x100;
-inline constexpr uint16_t kCfgLutBase  = 0x200;
+inline constexpr uint16_t kCfgQmult       = 0x000;
+inline constexpr uint16_t kCfgQshift      = 0x001;
+inline constexpr uint16_t kCfgQzp         = 0x002;
+inline constexpr uint16_t kCfgQmin        = 0x003;
+inline constexpr uint16_t kCfgQmax        = 0x004;
+inline constexpr uint16_t kCfgRelu6Max    = 0x005;
+inline constexpr uint16_t kCfgBiasBase    = 0x100;
+inline constexpr uint16_t kCfgLutBase     = 0x200;
+inline constexpr uint16_t kCfgChMultBase  = 0x300;
+inline constexpr uint16_t kCfgChShiftBase = 0x400;
 
 // ---- Descriptors used by the assembler, disassembler and model --------------
 
@@ -315,14 +317,16 @@ inline constexpr ErrInfo kErrors[] = {
 };
 
 inline constexpr CfgInfo kCfgRegs[] = {
-    {"QMULT", 0x000, 1, INT32_MIN, INT32_MAX, 1073741824, "M0, Q31 multiplier"},
-    {"QSHIFT", 0x001, 1, 0, 31, 0, "s, right shift"},
+    {"QMULT", 0x000, 1, INT32_MIN, INT32_MAX, 1073741824, "M0 of every lane, Q31 multiplier"},
+    {"QSHIFT", 0x001, 1, 0, 31, 0, "s, right shift of every lane"},
     {"QZP", 0x002, 1, INT32_MIN, INT32_MAX, 0, "output zero point"},
     {"QMIN", 0x003, 1, -128, 127, -128, "lower clamp"},
     {"QMAX", 0x004, 1, -128, 127, 127, "upper clamp"},
     {"RELU6_MAX", 0x005, 1, -128, 127, 127, "ReLU6 upper bound"},
     {"BIAS", 0x100, kCfgPerLane, INT32_MIN, INT32_MAX, 0, "bias of lane j"},
     {"LUT", 0x200, 256, 0, 255, 0, "lookup table entry i (low 8 bits)"},
+    {"CH_MULT", 0x300, kCfgPerLane, INT32_MIN, INT32_MAX, 1073741824, "M0 of lane j, Q31 multiplier"},
+    {"CH_SHIFT", 0x400, kCfgPerLane, -31, 31, 0, "exponent of lane j: > 0 left shift, <= 0 right shift by -e"},
 };
 
 inline constexpr uint16_t kLoopMaxBody = 255;

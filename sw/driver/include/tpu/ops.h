@@ -20,6 +20,7 @@ namespace tpu {
 
 using model::MatrixI32;
 using model::MatrixI8;
+using quant::LaneScale;
 using quant::QuantParams;
 using Activation = quant::Act;
 
@@ -60,6 +61,21 @@ inline MatrixI8 matmul_requant(Device& dev, const MatrixI8& a, const MatrixI8& b
   return dense(dev, a, b, {}, q, Activation::kNone, stats);
 }
 
+// Per-channel requantization (TFLite's int8 CONV_2D and FULLY_CONNECTED):
+// output column j is scaled by scales[j] (M0 and TFLite's shift: > 0 left,
+// <= 0 right; quant::quantize_multiplier makes one from a real scale), so
+//   C[i][j] = act_lane((A*B)[i][j], bias[j], scales[j], q, act).
+// scales has N entries, each shift in -31..31; q.multiplier and q.shift are
+// not used (zero point, clamp and ReLU6 bound come from q).
+MatrixI8 dense(Device& dev, const MatrixI8& x, const MatrixI8& w, const std::vector<int32_t>& bias,
+               const std::vector<LaneScale>& scales, const QuantParams& q,
+               Activation act = Activation::kNone, OpStats* stats = nullptr);
+inline MatrixI8 matmul_requant(Device& dev, const MatrixI8& a, const MatrixI8& b,
+                               const std::vector<LaneScale>& scales, const QuantParams& q,
+                               OpStats* stats = nullptr) {
+  return dense(dev, a, b, {}, scales, q, Activation::kNone, stats);
+}
+
 // NHWC int8 activations.
 struct TensorI8 {
   int n = 0, h = 0, w = 0, c = 0;
@@ -83,6 +99,12 @@ struct Conv2dParams {
 // weights: (KH*KW*C) x OC, row index (ky*KW + kx)*C + c. Output N x OH x OW x OC.
 TensorI8 conv2d(Device& dev, const TensorI8& input, const MatrixI8& weights,
                 const std::vector<int32_t>& bias, const Conv2dParams& p, const QuantParams& q,
+                Activation act = Activation::kNone, OpStats* stats = nullptr);
+// Per-channel requantization: output channel oc scaled by scales[oc] (OC
+// entries), as dense above.
+TensorI8 conv2d(Device& dev, const TensorI8& input, const MatrixI8& weights,
+                const std::vector<int32_t>& bias, const Conv2dParams& p,
+                const std::vector<LaneScale>& scales, const QuantParams& q,
                 Activation act = Activation::kNone, OpStats* stats = nullptr);
 // The patch matrix conv2d multiplies (also the CPU reference's input).
 MatrixI8 im2col(const TensorI8& input, const Conv2dParams& p);

@@ -358,6 +358,14 @@ def fc_per_tensor(rng):
 
 
 @valid
+def fc_per_channel(rng):
+    net, x = start(rng, [2, 30], 0.05, 4)
+    y = net.fc(x, 12, 0.1, -6, per_channel=True)
+    net.m.outputs = [y]
+    return net.m
+
+
+@valid
 def fc_no_bias_relu6(rng):
     net, x = start(rng, [3, 17], 0.03, 11)
     y = net.fc(x, 9, 0.05, -20, act=RELU6, bias=False)

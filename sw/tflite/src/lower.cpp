@@ -579,8 +579,8 @@ class Lowering {
       int unknown = -1;
       for (size_t i = 0; i < want.size(); ++i) {
         if (want[i] == -1 && unknown < 0) unknown = int(i);
-        else if (want[i] < 0) fail("the new shape has dimension " + std::to_string(want[i]));
-        else known *= want[i];
+        else if (want[i] < 0 || want[i] > kMaxElements) fail("the new shape has dimension " + std::to_string(want[i]));
+        else if ((known *= want[i]) > kMaxElements) fail("the new shape holds more than " + std::to_string(kMaxElements) + " elements");
       }
       if (unknown >= 0 && known > 0) want[size_t(unknown)] = elems / known;
       std::vector<int32_t> w32(want.begin(), want.end());

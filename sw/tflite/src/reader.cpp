@@ -440,7 +440,8 @@ Model parse(std::span<const uint8_t> bytes, const std::string& name) {
       if (!data.empty()) {
         const int64_t n = x.elements();
         const int size = type_size(x.type);
-        if (size > 0 && !x.sparse && (n < 0 || uint64_t(n) * uint64_t(size) != data.size())) {
+        if (size > 0 && !x.sparse &&
+            (n < 0 || uint64_t(n) > data.size() / uint64_t(size) || uint64_t(n) * uint64_t(size) != data.size())) {
           r.fail(what + " has " + std::to_string(data.size()) + " bytes of data but its shape holds " +
                  (n < 0 ? std::string("an unknown number of") : std::to_string(n)) + " " +
                  type_name(x.type) + " elements");

@@ -14,9 +14,10 @@ saved beside the model:
     <out>/<name>.tflite   <out>/<name>.x.npy   <out>/<name>.y.npy
 
 The error models (names starting with err_) are written only: each holds
-one thing the TPU's lowering must refuse. <out>/manifest.json lists every
-model, its kind (valid or error) and, for errors, the words the lowering's
-message must contain. Runs in the virtual environment `make setup` creates
+one thing the TPU's lowering must refuse; the corrupt ones (bad_*,
+shared_subgraph_blowup) break the file format itself and the reader must
+refuse them. <out>/manifest.json lists every model, its kind (valid, error
+or corrupt) and, for the last two, the words the message must contain. Runs in the virtual environment `make setup` creates
 (.venv-tflite: tflite-runtime 2.14.0 needs numpy < 2).
 """
 
@@ -51,6 +52,7 @@ class Model:
         self.codes = []  # (code, deprecated_only)
         self.ops = []
         self.inputs, self.outputs = [], []
+        self.subgraph_copies = 1  # the subgraphs vector names the one subgraph this often
 
     def tensor(self, name, shape, ttype, data=None, scale=None, zero_point=None, qdim=0):
         buf = 0
@@ -67,6 +69,11 @@ class Model:
             q = (scale, zp, qdim)
         self.tensors.append(dict(name=name, shape=list(shape), type=ttype, buffer=buf, q=q))
         return len(self.tensors) - 1
+
+    def raw_buffer(self, data):
+        """A buffer of exactly these bytes (for files that break the format)."""
+        self.buffers.append(bytes(data))
+        return len(self.buffers) - 1
 
     def op(self, code, inputs, outputs, opt_type=0, opt=None, deprecated_only=False):
         key = (code, deprecated_only)
@@ -187,7 +194,7 @@ class Model:
                 b.PrependInt32Slot(3, code, -1)
             code_offs.append(b.EndObject())
 
-        codes, subgraphs, buffers = offsets(code_offs), offsets([subgraph]), offsets(buf_offs)
+        codes, subgraphs, buffers = offsets(code_offs), offsets([subgraph] * self.subgraph_copies), offsets(buf_offs)
         desc = b.CreateString(self.description)
         # Model: version 0, operator_codes 1, subgraphs 2, description 3, buffers 4
         b.StartObject(8)
@@ -599,6 +606,57 @@ def err_add_broadcast(rng):
     return net.m
 
 
+# ---- files that break the format: the reader refuses them (FormatError) ----
+CORRUPT_MODELS = {}
+
+
+def corrupt(*words):
+    def wrap(fn):
+        CORRUPT_MODELS[fn.__name__] = (fn, list(words))
+        return fn
+    return wrap
+
+
+@corrupt("operator 0 (FULLY_CONNECTED) inputs names tensor 99", "has 3 tensors")
+def bad_tensor_index(rng):
+    m = fc_no_bias_relu6(rng)
+    m.ops[0]["inputs"][0] = 99
+    return m
+
+
+@corrupt("operator 0 has opcode_index 7", "1 operator codes")
+def bad_opcode_index(rng):
+    m = fc_no_bias_relu6(rng)
+    m.ops[0]["code"] = 7
+    return m
+
+
+@corrupt("uses buffer 40", "buffers")
+def bad_buffer_index(rng):
+    m = fc_no_bias_relu6(rng)
+    m.tensors[1]["buffer"] = 40
+    return m
+
+
+@corrupt("has 12 bytes of data but its shape holds 153 int8 elements")
+def bad_data_size(rng):
+    m = fc_no_bias_relu6(rng)
+    m.tensors[1]["buffer"] = m.raw_buffer(range(12))
+    return m
+
+
+@corrupt("refer to more data than it can hold")
+def shared_subgraph_blowup(rng):
+    # 30000 entries of the subgraphs vector name one subgraph of 400 tensors:
+    # a small file whose tables, read as a tree, hold 12 million tensors.
+    m = Model("blow-up")
+    xs = [m.tensor(f"t{i}", [1, 2, 3, 4], INT8, scale=0.1, zero_point=0) for i in range(400)]
+    m.inputs, m.outputs = [xs[0]], [xs[1]]
+    m.op(ADD, [xs[0], xs[0]], [xs[1]], OPT_ADD, [(0, "Int8", NONE)])
+    m.subgraph_copies = 30000
+    return m
+
+
 def write_npy(path, arr):
     with open(path, "wb") as f:
         np.save(f, arr)
@@ -657,11 +715,16 @@ def main():
         with open(os.path.join(args.out, name + ".tflite"), "wb") as f:
             f.write(fn(rng).serialize())
         manifest[name] = {"kind": "error", "contains": words}
+    for i, (name, (fn, words)) in enumerate(CORRUPT_MODELS.items()):
+        rng = np.random.default_rng(args.seed * 1000 + 800 + i)
+        with open(os.path.join(args.out, name + ".tflite"), "wb") as f:
+            f.write(fn(rng).serialize())
+        manifest[name] = {"kind": "corrupt", "contains": words}
     with open(os.path.join(args.out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
     print(f"tflite_models.py: {len(VALID_MODELS)} models"
-          f"{' with TFLite reference outputs' if interpreter else ''}, {len(ERROR_MODELS)} error models "
-          f"in {args.out}")
+          f"{' with TFLite reference outputs' if interpreter else ''}, {len(ERROR_MODELS)} error models, "
+          f"{len(CORRUPT_MODELS)} corrupt files in {args.out}")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ namespace {
 class Reader {
  public:
   Reader(std::span<const uint8_t> bytes, const std::string& name)
-      : b_(bytes), name_(name), budget_(kWorkPerByte * bytes.size() + (uint64_t{1} << 16)) {}
+      : b_(bytes), name_(name), budget_(kMemoryPerByte * bytes.size() + kMemorySlack) {}
 
   [[noreturn]] void fail(const std::string& what) const {
     throw FormatError(name_ + ": not a valid .tflite model: " + what);
@@ -51,7 +51,10 @@ class Reader {
     return v;
   }
 
-  // Materializing n elements (or bytes) costs n from the budget.
+  // Materializing n bytes of what the file holds costs n from the budget;
+  // a table costs kTableCost (the structure it becomes, with its strings
+  // and vectors).
+  static constexpr uint64_t kTableCost = 256;
   void spend(uint64_t n, const std::string& what) {
     if (n > budget_) fail(what + ": the file's tables refer to more data than it can hold (a loop or a corrupt offset)");
     budget_ -= n;
@@ -67,7 +70,7 @@ class Reader {
   };
 
   Table table_at(uint64_t pos, const std::string& what) {
-    spend(1, what);
+    spend(kTableCost, what);
     Table t;
     t.what = what;
     const int32_t soff = scalar<int32_t>(pos, what);
@@ -141,7 +144,7 @@ class Reader {
       fail(what + " at byte " + std::to_string(at) + " has " + std::to_string(v.len) +
            " elements of " + std::to_string(elem) + " bytes, past the end of the file");
     }
-    spend(v.len, what);
+    spend(uint64_t(v.len) * elem, what);
     return v;
   }
 

@@ -154,13 +154,15 @@ struct Model {
   std::vector<Subgraph> subgraphs;  // [0] is the main subgraph
 };
 
-// Limits of what the reader takes: the file size, and the number of
-// elements it materializes (shapes, vector entries, bytes of data) over
-// all tables, a multiple of the file size; a file whose tables point at
-// each other over and over (a FlatBuffer is a DAG) cannot make it allocate
-// without bound.
+// Limits of what the reader takes: the file size, and the memory it fills
+// (tables at 256 bytes each, vectors and data at their size, counted each
+// time they are read): at most kMemoryPerByte per byte of file plus
+// kMemorySlack. A FlatBuffer is a graph, so a small file whose tables name
+// one large table over and over would otherwise make it allocate without
+// bound. A real model's weights count about twice (read, then copied).
 constexpr uint64_t kMaxModelBytes = uint64_t{256} << 20;  // 256 MiB
-constexpr uint64_t kWorkPerByte = 64;
+constexpr uint64_t kMemoryPerByte = 16;
+constexpr uint64_t kMemorySlack = uint64_t{1} << 20;  // 1 MiB
 
 // The model in `bytes`; `name` (the file's path) starts every message.
 // Throws FormatError for anything malformed.

@@ -88,7 +88,7 @@ class Lowering {
         throw LowerError(name_ + ": input tensor '" + x.name + "' is " + type_name(x.type) +
                          "; the TPU runs full-int8 models (int8 inputs, or float32 inputs through a QUANTIZE)");
       }
-      net_.inputs.push_back(new_value(t, nullptr));
+      net_.inputs.push_back(new_value(t));
     }
     for (size_t i = 0; i < g.operators.size(); ++i) {
       op_index_ = int(i);
@@ -117,7 +117,7 @@ class Lowering {
   const Tensor& tensor(int32_t t) const { return g_->tensors[size_t(t)]; }
   std::string tname(int32_t t) const { return "'" + tensor(t).name + "'"; }
 
-  int new_value(int32_t t, const Tensor* /*unused*/) {
+  int new_value(int32_t t) {
     const Tensor& x = tensor(t);
     Value v;
     v.tensor = t;
@@ -198,7 +198,7 @@ class Lowering {
       fail("output " + tname(t) + " is " + type_name(tensor(t).type) + "; expected " + type_name(type) +
            (type == TensorType::kInt8 ? " (not a full-int8 model)" : ""));
     }
-    return new_value(t, nullptr);
+    return new_value(t);
   }
 
   // Constant weights: int8, symmetric (zero points 0), per tensor or per

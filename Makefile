@@ -81,7 +81,7 @@ coverage: ## Regression on coverage-instrumented models; per-block line/toggle/c
 # coverage-guided, ASan/UBSan), else the deterministic mutation fuzzer of
 # sw/fuzz/fuzz_driver.cpp. New inputs go to $(FUZZ_BUILD)/corpus, findings
 # to $(FUZZ_BUILD)/crash-*.
-fuzz: ## Fuzz the tool's parsers (.npy, MLP model, assembler) for FUZZ_TIME seconds (default 60)
+fuzz: ## Fuzz the tool's parsers (.npy, MLP model, assembler, .tflite) for FUZZ_TIME seconds (default 60)
 	@cxx=$$(command -v clang++ || true); \
 	if [ ! -f $(FUZZ_BUILD)/build.ninja ]; then \
 	  cmake -S sw/fuzz -B $(FUZZ_BUILD) -G Ninja $${cxx:+-DCMAKE_CXX_COMPILER=$$cxx} > /dev/null; \

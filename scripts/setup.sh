@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # xvfb, xauth, imagemagick: GTKWave layouts rendered without a display
 # (docs/verification.md, "Waveform layouts").
 apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave xvfb xauth imagemagick
-          g++ cmake ninja-build make python3 python3-pip git
+          g++ cmake ninja-build make python3 python3-pip python3-venv git
           nlohmann-json3-dev libcli11-dev
           clang libclang-rt-14-dev   # make fuzz: libFuzzer (-fsanitize=fuzzer)
           lcov gcovr)                # make coverage: genhtml (RTL), gcovr (C++)
@@ -39,6 +39,19 @@ if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-package
 fi
 echo "setup: installing pinned Python packages (requirements.txt)"
 python3 -m pip install "${pip_flags[@]}" -r requirements.txt
+
+# The .tflite tests' reference (tflite-runtime 2.14.0, TFLite's reference
+# kernels) needs numpy < 2: a virtual environment of its own in the tree
+# (docs/tflite.md). Made once, then brought to the pinned versions.
+venv=.venv-tflite
+if [ ! -x "$venv/bin/python" ]; then
+  echo "setup: making the virtual environment $venv (tflite-runtime)"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+fi
+echo "setup: installing pinned Python packages into $venv (requirements-tflite.txt)"
+"$venv/bin/python" -m pip install --disable-pip-version-check -q -r requirements-tflite.txt
+"$venv/bin/python" -c "import tflite_runtime, numpy; print('tflite-runtime', tflite_runtime.__version__, '| numpy', numpy.__version__, '($venv)')"
 
 verilator --version
 python3 -c "import numpy, sklearn; print('numpy', numpy.__version__, '| scikit-learn', sklearn.__version__)"

@@ -73,6 +73,11 @@ struct AsmArgs {
 int cmd_asm(const AsmArgs& args);
 int cmd_disasm(const AsmArgs& args);
 
+struct TfliteInfoArgs {
+  std::string model, json;
+};
+int cmd_tflite_info(const TfliteInfoArgs& args);
+
 // ---- Helpers ----------------------------------------------------------------------
 
 // Limits of the files the tool reads (docs/cli.md, "Guarantees"); .npy

@@ -176,6 +176,12 @@ int main(int argc, char** argv) {
   mlpc->add_option("--stats-json", mlp.stats_json, "write cycles, utilization and counters here");
   mlpc->callback([&] { code = cmd_mlp(g, mlp); });
 
+  TfliteInfoArgs tfl;
+  auto* tflc = app.add_subcommand("tflite-info", "read a .tflite model and print the TPU layers it lowers to");
+  tflc->add_option("model", tfl.model, "MODEL.tflite, a full-int8 TensorFlow Lite model")->required();
+  tflc->add_option("--json", tfl.json, "write the lowered layers (weights, biases, requantization) here");
+  tflc->callback([&] { code = cmd_tflite_info(tfl); });
+
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

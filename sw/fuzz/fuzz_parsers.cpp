@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Fuzz target for the parsers of what `tpu` reads (docs/cli.md, "Guarantees"):
-// the .npy reader, the MLP model file reader and the assembler. libFuzzer's
+// the .npy reader, the MLP model file reader, the assembler and the .tflite
+// reader with its lowering (docs/tflite.md). libFuzzer's
 // entry point; fuzz_driver.cpp runs it without libFuzzer.
 //
 // The first byte picks the parser, the rest is the file:
@@ -8,7 +9,9 @@
 //   1  an MLP model (JSON)   parse_model with made-up arrays; layers chain
 //   2  assembly text         isa::assemble; assemble(disassemble(p)) == p
 //   3  a binary program      16-byte instructions; disassemble then assemble gives the bytes back
-// A rejection must be the parser's own error (tpu::Error, isa::AsmError);
+//   4  a .tflite model       tflite::parse, then tflite::lower; the layers' sizes agree
+// A rejection must be the parser's own error (tpu::Error, isa::AsmError,
+// tflite::FormatError, tflite::LowerError);
 // any other exception, a crash, a sanitizer report or a broken invariant is
 // a finding.
 #include <cstdint>
@@ -21,6 +24,8 @@
 #include "model_file.h"
 #include "tpu/isa.h"
 #include "tpu/npy.h"
+#include "tpu/tflite.h"
+#include "tpu/tflite_lower.h"
 
 namespace {
 
@@ -106,16 +111,47 @@ void fuzz_bin(std::span<const uint8_t> in) {
                "asm(disasm(binary)) gives the same bytes");
 }
 
+void fuzz_tflite(std::span<const uint8_t> in) {
+  namespace tfl = tpu::tflite;
+  tfl::Model m;
+  try {
+    m = tfl::parse(in, "fuzz.tflite");
+  } catch (const tfl::FormatError&) {
+    return;
+  }
+  require(!m.subgraphs.empty(), "a model has a subgraph");
+  for (const tfl::Subgraph& g : m.subgraphs)
+    for (const tfl::Operator& op : g.operators) require(op.opcode_index < m.operator_codes.size(), "opcode index in range");
+  tfl::Network net;
+  try {
+    net = tfl::lower(m, "fuzz.tflite");
+  } catch (const tfl::LowerError&) {
+    return;
+  }
+  require(!net.inputs.empty() && !net.outputs.empty(), "a network has inputs and outputs");
+  for (const tfl::Layer& l : net.layers) {
+    require(l.output >= 0 && size_t(l.output) < net.values.size(), "layer output in range");
+    for (int i : l.inputs) require(i >= 0 && size_t(i) < net.values.size(), "layer input in range");
+    if (l.kind == tfl::LayerKind::kFullyConnected || l.kind == tfl::LayerKind::kConv2d ||
+        l.kind == tfl::LayerKind::kDepthwiseConv2d) {
+      require(l.w.size() == size_t(l.k) * size_t(l.n), "weights are k x n");
+      require(l.bias_folded.size() == size_t(l.n) && l.rq.multiplier.size() == size_t(l.n), "one bias and multiplier per channel");
+    }
+  }
+  (void)tfl::describe(net);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::span<const uint8_t> in(data + 1, size - 1);
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0: fuzz_npy(in); break;
     case 1: fuzz_model(in); break;
     case 2: fuzz_asm(in); break;
-    default: fuzz_bin(in); break;
+    case 3: fuzz_bin(in); break;
+    default: fuzz_tflite(in); break;
   }
   return 0;
 }

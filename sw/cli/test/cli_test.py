@@ -32,6 +32,7 @@ import numpy as np
 TPU = None
 TRANSPORT = "sim"
 WORK = None
+TFLITE_MODELS = None  # --tflite-models: scripts/tflite_models.py's output
 CASES = []
 INT32_MIN = -(2 ** 31)
 INT32_MAX = 2 ** 31 - 1
@@ -1072,6 +1073,94 @@ def unprintable_bytes_in_messages_are_escaped():
     fails("frob\x1bnicate", code=2, contains=["unknown command 'frob\\x1bnicate'"])
 
 
+# ---- tflite-info (docs/tflite.md): needs --tflite-models ----
+
+def tflite_manifest():
+    check(TFLITE_MODELS is not None, "--tflite-models not given")
+    with open(os.path.join(TFLITE_MODELS, "manifest.json")) as f:
+        return json.load(f)
+
+
+def tflite_model(name):
+    return os.path.join(TFLITE_MODELS, name + ".tflite")
+
+
+@case
+def tflite_info_lowers_every_valid_model():
+    man = tflite_manifest()
+    names = [n for n, e in man.items() if e["kind"] == "valid"]
+    check(len(names) >= 12, f"only {len(names)} valid models")
+    for name in names:
+        j = path(name + ".json")
+        p = ok("tflite-info", tflite_model(name), "--json", j)
+        net = json.load(open(j))
+        check(f"{len(net['layers'])} layers:" in p.stdout, p.stdout)
+        for i, layer in enumerate(net["layers"]):
+            check(f"  {i}: {layer['kind']} (op {layer['op_index']} {layer['op']})" in p.stdout, p.stdout)
+    p = ok("tflite-info", tflite_model("small_cnn"))
+    for word in ("conv2d (op 0 CONV_2D)", "depthwise (op 1 DEPTHWISE_CONV_2D)", "maxpool (op 2 MAX_POOL_2D)",
+                 "reshape (op 6 RESHAPE)", "fc (op 7 FULLY_CONNECTED)", "pad t1 b1 l1 r1", "per channel"):
+        check(word in p.stdout, f"{word!r} not in:\n{p.stdout}")
+
+
+@case
+def tflite_lowered_layers_match_the_tflite_reference_bit_for_bit():
+    # The lowered layers run in numpy (tflite_ir_ref.py: folded biases,
+    # padding with the input zero point, per-channel requantization) against
+    # TFLite's reference kernels' outputs saved by scripts/tflite_models.py.
+    import tflite_ir_ref
+    man = tflite_manifest()
+    checked = 0
+    for name, entry in man.items():
+        if entry["kind"] != "valid":
+            continue
+        j = path(name + ".json")
+        ok("tflite-info", tflite_model(name), "--json", j)
+        net = json.load(open(j))
+        x = np.load(os.path.join(TFLITE_MODELS, name + ".x.npy"))
+        want = np.load(os.path.join(TFLITE_MODELS, name + ".y.npy"))
+        got = tflite_ir_ref.run(net, x)
+        check(got.dtype == want.dtype and got.shape == want.shape,
+              f"{name}: {got.dtype}{got.shape} vs TFLite's {want.dtype}{want.shape}")
+        bad = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+        check(bad.size == 0, f"{name}: {bad.size} of {want.size} outputs differ from TFLite's, first at "
+              f"{bad[:5].tolist()}: {got.reshape(-1)[bad[:5]].tolist()} vs {want.reshape(-1)[bad[:5]].tolist()}")
+        # a model whose outputs all saturate would check little
+        check(np.unique(want).size > 3, f"{name}: TFLite's outputs take {np.unique(want).size} values only")
+        checked += 1
+    check(checked >= 12, f"only {checked} models checked")
+
+
+@case
+def tflite_info_errors_are_one_line_naming_the_op():
+    man = tflite_manifest()
+    errors = [(n, e) for n, e in man.items() if e["kind"] in ("error", "corrupt")]
+    check(len(errors) >= 15, f"only {len(errors)} error models and corrupt files")
+    for name, entry in errors:
+        j = path("e.json")
+        fails("tflite-info", tflite_model(name), "--json", j, outputs=[j],
+              contains=[tflite_model(name) + ": "] + entry["contains"])
+
+
+@case
+def tflite_info_rejects_corrupt_and_missing_files():
+    with open(tflite_model("small_cnn"), "rb") as f:
+        data = f.read()
+    cut = path("cut.tflite")
+    for n in (0, 7, 100, len(data) // 2, len(data) - 1):
+        with open(cut, "wb") as f:
+            f.write(data[:n])
+        fails("tflite-info", cut, contains=["cut.tflite: not a valid .tflite model: "])
+    bad = bytearray(data)
+    bad[4:8] = b"NOPE"
+    with open(cut, "wb") as f:
+        f.write(bad)
+    fails("tflite-info", cut, contains=['file identifier (bytes 4..7) is not "TFL3"'])
+    fails("tflite-info", path("missing.tflite"), contains=["missing.tflite: cannot open"])
+    fails("tflite-info", WORK, contains=["it is a directory"])
+    fails("tflite-info", code=2, contains=["model is required"])
+
+
 def main():
     global TPU, TRANSPORT, WORK
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -1079,7 +1168,11 @@ def main():
     ap.add_argument("--transport", default="sim", help="sim, model or sc (default sim)")
     ap.add_argument("--workdir", required=True, help="scratch directory (recreated)")
     ap.add_argument("-k", default="", help="run only cases whose name contains this")
+    ap.add_argument("--tflite-models", help="scripts/tflite_models.py's output directory: runs the "
+                    "tflite-info cases (without it they are left out)")
     args = ap.parse_args()
+    global TFLITE_MODELS
+    TFLITE_MODELS = os.path.abspath(args.tflite_models) if args.tflite_models else None
     TPU = os.path.abspath(args.tpu)
     TRANSPORT = args.transport
     WORK = os.path.abspath(args.workdir)
@@ -1090,6 +1183,8 @@ def main():
     start = time.monotonic()
     for fn in CASES:
         if args.k not in fn.__name__:
+            continue
+        if fn.__name__.startswith("tflite_") and TFLITE_MODELS is None:
             continue
         t0 = time.monotonic()
         try:

@@ -2,6 +2,8 @@
 // Lowering of the main subgraph to TPU layers (tflite_lower.h, docs/tflite.md).
 #include "tpu/tflite_lower.h"
 
+#include "tpu/quant.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -31,27 +33,10 @@ const char* kind_name(LayerKind k) {
 }
 
 void quantize_multiplier(double real, int32_t* multiplier, int32_t* shift) {
-  // As TFLite's QuantizeMultiplier: frexp, round half away from zero, a
-  // mantissa that rounds up to 2^31 renormalized, and scales below 2^-31
-  // flushed to zero.
-  if (real == 0.0) {
-    *multiplier = 0;
-    *shift = 0;
-    return;
-  }
-  int exp = 0;
-  const double q = std::frexp(real, &exp);
-  int64_t q_fixed = int64_t(std::round(q * double(int64_t{1} << 31)));
-  if (q_fixed == (int64_t{1} << 31)) {
-    q_fixed /= 2;
-    ++exp;
-  }
-  if (exp < -31) {
-    exp = 0;
-    q_fixed = 0;
-  }
-  *multiplier = int32_t(q_fixed);
-  *shift = exp;
+  // The driver's own (tpu/quant.h), which the VPU's per-lane registers take.
+  const quant::LaneScale s = quant::quantize_multiplier(real);
+  *multiplier = s.multiplier;
+  *shift = s.exponent;
 }
 
 namespace {

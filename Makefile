@@ -119,8 +119,9 @@ bench: build ## Benchmarks: MXU streaming, a GEMM sweep on the TPU (CSV + plot),
 	python3 scripts/bench_gemm.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --out $(BUILD)/bench
 	$(BUILD)/sim/uart_link_bench --config tiny --div 10 --clock-mhz 30
 
-bench-large: ## The v2 (128x128) and v1 (256x256) configurations: build each (time, memory), a 512^3 GEMM exact vs numpy, cycles/s
+bench-large: ## The v2 (128x128) and v1 (256x256) configurations: build each (time, memory), a 512^3 GEMM exact vs numpy, cycles/s; the 128x128 bf16 MXU alone
 	python3 scripts/bench_large.py --build $(BUILD)/large --out $(BUILD)/bench-large --jobs $(JOBS)
+	python3 scripts/bench_large.py --mxu --build $(BUILD)/large --out $(BUILD)/bench-large --jobs $(JOBS)
 
 demo: build ## Main job: a digits MLP, int8 on the simulated TPU (CONFIG=<name>), checked against the CPU reference
 	python3 demo/digits_mlp.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --workdir $(BUILD)/demo

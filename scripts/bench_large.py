@@ -9,14 +9,23 @@ utilization and simulator speed. Prints a table and writes bench_large.csv
 and bench_large.md into --out. Exits 1 if a build fails or a GEMM is not
 exact.
 
+With --mxu it does the same for the 128×128 bf16 MXU alone instead (no
+configuration selects bf16 yet): builds mxu_bench_bf16_n128 (CMake list
+TPU_MXU_LARGE_SIZES) in <build>/mxu-bf16, runs it (random bf16 tiles, every fp32
+output checked against the C++ reference, tb/mxu/mxu_bench.cpp) and writes
+bench_large_mxu.{csv,md}. make bench-large runs both, as separate processes,
+so that each reports its own peak memory.
+
     python3 scripts/bench_large.py [--configs v2 v1] [--build build/large]
                                    [--out build/bench-large] [--shape M K N] [--jobs 2]
+    python3 scripts/bench_large.py --mxu [--tiles 20] [--build build/large] [--out build/bench-large]
 """
 
 import argparse
 import csv
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -28,6 +37,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 COLUMNS = ["config", "n", "configure_s", "build_s", "build_peak_mb", "m", "k", "n_cols",
            "cycles", "utilization", "sim_cycles_per_second", "exact"]
+MXU_COLUMNS = ["block", "n", "configure_s", "build_s", "build_peak_mb", "tiles", "rows",
+               "cycles", "utilization", "sim_cycles_per_second", "exact"]
 
 
 def timed(cmd, log):
@@ -45,16 +56,66 @@ def timed(cmd, log):
     return seconds, peak / 1024
 
 
-def build(config, build_dir, jobs):
+def build(config, build_dir, jobs, target="tpu", options=()):
     build_dir.mkdir(parents=True, exist_ok=True)
     configure_s, _ = timed(
         ["cmake", "-S", str(REPO), "-B", str(build_dir), "-G", "Ninja",
-         "-DCMAKE_BUILD_TYPE=Release", f"-DTPU_CONFIGS={config}"],
+         "-DCMAKE_BUILD_TYPE=Release", f"-DTPU_CONFIGS={config}", *options],
         build_dir / "configure.log")
     build_s, peak_mb = timed(
-        ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", "tpu"],
+        ["cmake", "--build", str(build_dir), "-j", str(jobs), "--target", target],
         build_dir / "build.log")
     return configure_s, build_s, peak_mb
+
+
+def write_table(out, stem, columns, rows):
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / f"{stem}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns)
+        w.writeheader()
+        w.writerows(rows)
+    with open(out / f"{stem}.md", "w") as f:
+        f.write("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns) + "\n")
+        for r in rows:
+            f.write("| " + " | ".join(str(r[c]) for c in columns) + " |\n")
+    print(f"bench-large: wrote {out / (stem + '.csv')} and {stem}.md")
+
+
+def mxu_large(args):
+    """The 128×128 bf16 MXU alone: build mxu_bench_large, run it, one row."""
+    n = 128
+    build_dir = args.build / "mxu-bf16"
+    print(f"bench-large: bf16 MXU {n}×{n}: building mxu_bench_bf16_n{n} in {build_dir}", flush=True)
+    try:
+        # The smallest configuration: the build's other models are the block
+        # tests' and tiny's, Verilated at configure time like the large MXU.
+        configure_s, build_s, peak_mb = build("tiny", build_dir, args.jobs, f"mxu_bench_bf16_n{n}",
+                                              [f"-DTPU_MXU_LARGE_SIZES={n}"])
+    except RuntimeError as e:
+        print(f"bench-large: bf16 MXU: {e}", file=sys.stderr)
+        return 1
+    cmd = [str(build_dir / "tb" / f"mxu_bench_bf16_n{n}"), "--n", str(n), "--dtype", "bf16",
+           "--tiles", str(args.tiles), "--seed", str(args.seed)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    print(proc.stdout, end="")
+    out = proc.stdout
+
+    def field(pattern, cast=float):
+        m = re.search(pattern, out)
+        return cast(m.group(1)) if m else None
+
+    row = dict(block="mxu bf16", n=n, configure_s=round(configure_s, 1), build_s=round(build_s, 1),
+               build_peak_mb=round(peak_mb), tiles=args.tiles, rows=field(r"tiles x (\d+) rows", int),
+               cycles=field(r"cycles\s+(\d+)", int),
+               utilization=field(r"utilization\s+([0-9.]+)%"),
+               sim_cycles_per_second=field(r"simulation speed\s+(\d+) cycles/s", int),
+               exact=proc.returncode == 0 and "all outputs equal the reference" in out)
+    print("  " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+    write_table(args.out, "bench_large_mxu", MXU_COLUMNS, [row])
+    if not row["exact"]:
+        print(f"bench-large: bf16 MXU: {' '.join(cmd)} failed: {proc.stderr.strip()}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def tpu(build_dir, config, *args):
@@ -91,7 +152,12 @@ def main():
     p.add_argument("--shape", type=int, nargs=3, default=[512, 512, 512], metavar=("M", "K", "N"))
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--mxu", action="store_true",
+                   help="build and run the 128×128 bf16 MXU alone instead of the configurations")
+    p.add_argument("--tiles", type=int, default=20, help="--mxu: tiles of 128 rows")
     args = p.parse_args()
+    if args.mxu:
+        return mxu_large(args)
 
     sys.path.insert(0, str(REPO / "scripts"))
     import config_table
@@ -120,16 +186,7 @@ def main():
         rows.append(row)
         print("  " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    with open(args.out / "bench_large.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        w.writerows(rows)
-    with open(args.out / "bench_large.md", "w") as f:
-        f.write("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS) + "\n")
-        for r in rows:
-            f.write("| " + " | ".join(str(r[c]) for c in COLUMNS) + " |\n")
-    print(f"bench-large: wrote {args.out / 'bench_large.csv'} and bench_large.md")
+    write_table(args.out, "bench_large", COLUMNS, rows)
     return 1 if failed else 0
 
 

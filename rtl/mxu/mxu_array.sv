@@ -8,10 +8,12 @@
 // format (act_bf16_i) flows along the rows only in the mixed datapath; in the
 // fixed ones it is a constant that every PE of the row takes directly.
 //
-// Two bodies build the same registers: gen_pes instantiates N x N mxu_pe
-// (bf16, mixed, and int8 on the ECP5 multiplier cells); gen_int8_grid
-// writes the int8 array as loop-updated arrays, so that a simulator's model
-// does not grow with N^2 instances (docs/decisions.md).
+// Three bodies build the registers of N x N mxu_pe: gen_int8_grid (int8)
+// and gen_fp_grid (bf16 and mixed) write the array as loop-updated arrays,
+// so that a simulator's model does not grow with N^2 instances
+// (docs/decisions.md); gen_pes instantiates the N x N mxu_pe themselves, for
+// int8 on the ECP5 multiplier cells (TPU_ECP5_DSP), whose registers are
+// inside a vendor cell per PE.
 module mxu_array #(
   parameter int unsigned        N        = tpu_pkg::ArrayN,
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
@@ -46,7 +48,7 @@ module mxu_array #(
     // The int8 array as N x N registers updated by loops: the same PEs, flop
     // for flop and cycle for cycle, as mxu_pe/mxu_mac (see gen_pes), written
     // so that a simulator's model stays the same size for any N instead of
-    // growing with N^2 module instances (docs/decisions.md, "The int8 array
+    // growing with N^2 module instances (docs/decisions.md, "The MXU array
     // is written as loops"). The clocked block updates the registers in
     // place with blocking assignments (the one form of per-element array
     // update in a loop that Verilator compiles to a loop; waived in
@@ -117,7 +119,108 @@ module mxu_array #(
 
     logic unused_edges;  // the last row's weight beats; the row format (int8 only)
     assign unused_edges = ^wv_q[N-1] ^ ^act_bf16_i;
+  end else if (Datapath != tpu_pkg::DatapathInt8) begin : gen_fp_grid
+    // The bf16 and the mixed array as loop-updated arrays, the same PEs as
+    // mxu_pe with mxu_mac's gen_bf16 or gen_both, flop for flop and cycle for
+    // cycle, written like gen_int8_grid above (same update order, same
+    // blocking assignments, same non-blocking edges). The arithmetic is
+    // fp_pkg's functions, the ones mxu_mac and the bf16_mul and fp32_add
+    // modules use. Per PE (r, c), all advancing when en_i is high:
+    //
+    //   act_q, abank_q (, fmt_q) <= the activation, its bank (, its format)
+    //   w_q                      <= the weight of the activation's bank
+    //   prod_q (, pfmt_q)        <= bf16_mul(act_q, w_q) (, fmt_q); mixed
+    //                               int8 rows: the int8 product of the low
+    //                               bytes, sign-extended to 32 bits
+    //   psum                     <= fp32_add(psum from above, prod_q); mixed
+    //                               int8 rows: the 32-bit integer sum
+    //
+    // act_q is also the MAC's operand register (mxu_mac's a_q holds the same
+    // value as mxu_pe's act_o), and in the mixed array fmt_q is its format
+    // register (bf16_q). The format arrays exist only for the mixed datapath:
+    // for bf16 no statement touches them.
+    localparam bit Mixed = Datapath == tpu_pkg::DatapathBoth;
+    if (DataW != 16 || PsumW != 32) begin : gen_bad_width
+      $error("mxu_array: the bf16 and mixed datapaths need DataW = 16 and PsumW = 32");
+    end
+    typedef logic [15:0]     data_t;
+    typedef logic [31:0]     word_t;
+    typedef logic [RowW-1:0] row_t;
+
+    data_t act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
+    logic  abank_q[N][N];     // its weight bank
+    logic  fmt_q  [N][N];     // mixed: its format (1 = bf16)
+    row_t  wrow_q [N][N];     // weight beat leaving PE (r, c) downwards
+    logic  wbank_q[N][N];
+    data_t wgt_q  [N][N];
+    data_t bank_q [N][N][2];  // the two stationary weights
+    data_t w_q    [N][N];     // MAC weight register
+    word_t prod_q [N][N];     // fp32 product (mixed int8 rows: int8 product)
+    logic  pfmt_q [N][N];     // mixed: the product's format
+    word_t psum_q [N-1][N];   // partial sum leaving PE (r, c) downwards
+    logic [N-1:0][31:0]  psum_last_q, psum_last_d;  // ... and leaving row N-1
+    logic [N-1:0][N-1:0] wv_q;  // row r: weight-valid leaving row r
+
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni)              wv_q <= '0;
+      else if (en_i || clear_i) wv_q <= clear_i ? '0 : {wv_q[N-2:0], wgt_valid_i};
+    end
+
+    always_ff @(posedge clk_i) begin
+      data_t              act_in, wgt_in;
+      logic               abank_in, fmt_in, wv_in, wbank_in;
+      row_t               wrow_in;
+      word_t              psum_in, sum;
+      logic signed [15:0] int_prod;
+      psum_last_d = psum_last_q;
+      for (int r = N - 1; r >= 0; r--) begin
+        for (int c = N - 1; c >= 0; c--) begin
+          // What enters PE (r, c), as in gen_int8_grid.
+          act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
+          abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
+          wv_in    = r == 0 ? wgt_valid_i[c] : wv_q[r-1][c];
+          wrow_in  = r == 0 ? wgt_row_i[c]   : wrow_q[r-1][c];
+          wbank_in = r == 0 ? wgt_bank_i[c]  : wbank_q[r-1][c];
+          wgt_in   = r == 0 ? wgt_i[c]       : wgt_q[r-1][c];
+          psum_in  = r == 0 ? '0             : psum_q[r-1][c];
+          if (en_i) begin
+            // Sum, then product, then operands: each reads the old value
+            // of the stage before it. if/else, not ?:, so that a model
+            // evaluates only the arithmetic of the row's format.
+            if (!Mixed || pfmt_q[r][c]) sum = fp_pkg::fp32_add(psum_in, prod_q[r][c]);
+            else                        sum = psum_in + prod_q[r][c];
+            if (r == N - 1) psum_last_d[c] = sum;
+            else            psum_q[r][c]   = sum;
+            if (!Mixed || fmt_q[r][c]) begin
+              prod_q[r][c] = fp_pkg::bf16_mul(act_q[r][c], w_q[r][c]);
+            end else begin
+              int_prod     = $signed(act_q[r][c][7:0]) * $signed(w_q[r][c][7:0]);
+              prod_q[r][c] = word_t'($signed(int_prod));
+            end
+            if (Mixed) begin
+              fmt_in       = c == 0 ? act_bf16_i[r] : fmt_q[r][c-1];
+              pfmt_q[r][c] = fmt_q[r][c];
+              fmt_q[r][c]  = fmt_in;
+            end
+            w_q[r][c]     = bank_q[r][c][abank_in];
+            act_q[r][c]   = act_in;
+            abank_q[r][c] = abank_in;
+            wrow_q[r][c]  = wrow_in;
+            wbank_q[r][c] = wbank_in;
+            wgt_q[r][c]   = wgt_in;
+            if (wv_in && wrow_in == RowW'(r)) bank_q[r][c][wbank_in] = wgt_in;
+          end
+        end
+      end
+      psum_last_q <= psum_last_d;
+    end
+
+    assign psum_o = psum_last_q;
+
+    logic unused_edges;  // the last row's weight beats; the row format (bf16 only)
+    assign unused_edges = ^wv_q[N-1] ^ (Mixed ? 1'b0 : ^act_bf16_i);
   end else begin : gen_pes
+    // int8 on the ECP5 multiplier cells (TPU_ECP5_DSP).
     // Nets between PEs: act/bank flow along a row (index c = entering column c),
     // psum/weights flow down a column (index r = entering row r).
     logic [DataW-1:0] act  [N][N+1];

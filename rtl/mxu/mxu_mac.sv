@@ -18,7 +18,9 @@
 //     w_q and prod_q. The multiplier then runs between its own registers, and
 //     only routing is left on the paths into and out of the DSP.
 //
-// This is the only place that knows the number format. The bf16 datapath
+// Per PE, this is the only place that knows the number format (the array
+// written as loops, mxu_array.sv, repeats these stages register for register
+// with the same arithmetic: fp_pkg's functions). The bf16 datapath
 // (Datapath = DatapathBf16, DataW = 16, PsumW = 32) is a second branch of the
 // generate below with the same ports and the same three stages:
 //
@@ -121,48 +123,35 @@ module mxu_mac #(
     end
     `FFLNR(psum_o, psum_d, en_i)
   end else if (Datapath == tpu_pkg::DatapathBf16) begin : gen_bf16
-    // bf16 x bf16 is exact in fp32 (bf16_mul.sv); the sum is an fp32 addition
-    // rounded to nearest even (fp32_add.sv). psum_i is added first, so a
-    // column is summed top to bottom, starting from the +0 the array feeds
-    // into row 0 (docs/numerics.md). The same three stages as int8; generic
-    // flops only (TPU_ECP5_DSP does not apply: the 8 x 8 significand product
-    // is inside bf16_mul).
+    // bf16 x bf16 is exact in fp32 (fp_pkg::bf16_mul); the sum is an fp32
+    // addition rounded to nearest even (fp_pkg::fp32_add). psum_i is added
+    // first, so a column is summed top to bottom, starting from the +0 the
+    // array feeds into row 0 (docs/numerics.md). The same three stages as
+    // int8; generic flops only (TPU_ECP5_DSP does not apply: the 8 x 8
+    // significand product is inside bf16_mul).
     if (DataW != 16 || PsumW != 32) begin : gen_bad_width
       $error("mxu_mac: the bf16 datapath needs DataW = 16 and PsumW = 32");
     end
     logic [DataW-1:0] a_q, w_q;
-    logic [31:0]      prod_d, prod_q;
-    logic [31:0]      psum_d;
+    logic [31:0]      prod_q;
 
     `FFLNR(a_q, a_i, en_i)
     `FFLNR(w_q, w_i, en_i)
-
-    bf16_mul u_mul (
-      .a_i(a_q[15:0]),
-      .b_i(w_q[15:0]),
-      .p_o(prod_d)
-    );
-    `FFLNR(prod_q, prod_d, en_i)
-
-    fp32_add u_add (
-      .a_i  (psum_i[31:0]),
-      .b_i  (prod_q),
-      .sum_o(psum_d)
-    );
-    `FFLNR(psum_o, PsumW'(psum_d), en_i)
+    `FFLNR(prod_q, fp_pkg::bf16_mul(a_q[15:0], w_q[15:0]), en_i)
+    `FFLNR(psum_o, PsumW'(fp_pkg::fp32_add(psum_i[31:0], prod_q)), en_i)
   end else if (Datapath == tpu_pkg::DatapathBoth) begin : gen_both
     // One set of registers for both formats: the operands (16 bits), the
     // product (32 bits: the fp32 product, or the int8 product sign-extended)
     // and the sum; the mode bit rides along through the first two stages.
-    // Two multipliers (bf16_mul's 8 x 8 significands and the signed 8 x 8
-    // int8 product) and two adders (fp32_add and a 32-bit integer adder),
-    // selected by the registered mode.
+    // Two multipliers (fp_pkg::bf16_mul's 8 x 8 significands and the signed
+    // 8 x 8 int8 product) and two adders (fp_pkg::fp32_add and a 32-bit
+    // integer adder), selected by the registered mode.
     if (DataW != 16 || PsumW != 32) begin : gen_bad_width
       $error("mxu_mac: the mixed datapath needs DataW = 16 and PsumW = 32");
     end
     logic [DataW-1:0]   a_q, w_q;
     logic               bf16_q, prod_bf16_q;
-    logic [31:0]        fp_prod, prod_d, prod_q;
+    logic [31:0]        prod_d, prod_q;
     logic signed [15:0] int_prod;
     logic [31:0]        fp_sum, int_sum;
 
@@ -170,21 +159,12 @@ module mxu_mac #(
     `FFLNR(w_q, w_i, en_i)
     `FFLNR(bf16_q, bf16_i, en_i)
 
-    bf16_mul u_mul (
-      .a_i(a_q[15:0]),
-      .b_i(w_q[15:0]),
-      .p_o(fp_prod)
-    );
     assign int_prod = $signed(a_q[7:0]) * $signed(w_q[7:0]);
-    assign prod_d   = bf16_q ? fp_prod : 32'($signed(int_prod));
+    assign prod_d   = bf16_q ? fp_pkg::bf16_mul(a_q[15:0], w_q[15:0]) : 32'($signed(int_prod));
     `FFLNR(prod_q, prod_d, en_i)
     `FFLNR(prod_bf16_q, bf16_q, en_i)
 
-    fp32_add u_add (
-      .a_i  (psum_i[31:0]),
-      .b_i  (prod_q),
-      .sum_o(fp_sum)
-    );
+    assign fp_sum  = fp_pkg::fp32_add(psum_i[31:0], prod_q);
     assign int_sum = psum_i[31:0] + prod_q;
     `FFLNR(psum_o, PsumW'(prod_bf16_q ? fp_sum : int_sum), en_i)
   end else begin : gen_unsupported

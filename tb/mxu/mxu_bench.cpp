@@ -9,31 +9,50 @@
 // --dtype bf16 runs the bf16 array (tb/mxu/mxu_bf16.sv) on random bf16
 // values and checks every fp32 output bit for bit against
 // tpu::bf16_dot_column.
+//
+// Built with MXU_BENCH_LARGE_N=<n> (targets mxu_bench_bf16_n<n>, CMake
+// list TPU_MXU_LARGE_SIZES; make bench-large builds n = 128) it has only the
+// n x n bf16 array:
+//
+//   mxu_bench_bf16_n<n> [--n <n>] [--dtype bf16] [--tiles T] [--rows R] [--seed S] [--waves FILE]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#ifdef MXU_BENCH_LARGE_N
+#include MXU_BENCH_LARGE_HEADER
+#else
 #include "Vmxu_n16.h"
 #include "Vmxu_n4.h"
 #include "Vmxu_n8.h"
 #include "Vmxu_bf16_n16.h"
 #include "Vmxu_bf16_n4.h"
 #include "Vmxu_bf16_n8.h"
+#endif
 #include "mxu_driver.h"
 #include "tpu/bf16.h"
 
 namespace {
 
 struct Options {
+#ifdef MXU_BENCH_LARGE_N
+  int n = MXU_BENCH_LARGE_N;
+  int tiles = 20;
+#else
   int n = 16;
   int tiles = 200;
+#endif
   int rows = 0;  // 0: N rows per tile
   uint64_t seed = 1;
   std::string waves;
   bool demo = false;
+#ifdef MXU_BENCH_LARGE_N
+  bool bf16 = true;
+#else
   bool bf16 = false;
+#endif
 };
 
 void report(const Options& opt, int n, int rows, int bad, const tb::MxuRecord& rec, double secs) {
@@ -85,6 +104,7 @@ int run_bf16(const Options& opt) {
   return bad ? 1 : 0;
 }
 
+#ifndef MXU_BENCH_LARGE_N
 void print_matrix(const char* name, const tpu::model::MatrixI32& m, int rows, int cols) {
   std::printf("%s (first %dx%d):\n", name, rows, cols);
   for (int r = 0; r < rows; ++r) {
@@ -122,6 +142,7 @@ int run(const Options& opt) {
   report(opt, N, rows, bad, rec, secs);
   return bad ? 1 : 0;
 }
+#endif
 
 }  // namespace
 
@@ -146,7 +167,12 @@ int main(int argc, char** argv) {
       opt.tiles = 4;
       opt.rows = 64;
     } else {
+#ifdef MXU_BENCH_LARGE_N
+      std::fprintf(stderr, "usage: %s [--n %d] [--dtype bf16] [--tiles T] [--rows R] [--seed S] [--waves FILE]\n",
+                   argv[0], MXU_BENCH_LARGE_N);
+#else
       std::fprintf(stderr, "usage: %s [--n 4|8|16] [--dtype int8|bf16] [--tiles T] [--rows R] [--seed S] [--waves FILE] [--demo]\n", argv[0]);
+#endif
       return 2;
     }
   }
@@ -158,6 +184,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mxu_bench: --demo is int8 only\n");
     return 2;
   }
+#ifdef MXU_BENCH_LARGE_N
+  if (!opt.bf16 || opt.n != MXU_BENCH_LARGE_N || opt.demo) {
+    std::fprintf(stderr, "%s: only the %d x %d bf16 array (--n %d --dtype bf16)\n", argv[0],
+                 MXU_BENCH_LARGE_N, MXU_BENCH_LARGE_N, MXU_BENCH_LARGE_N);
+    return 2;
+  }
+  return run_bf16<MXU_BENCH_LARGE_MODEL, MXU_BENCH_LARGE_N>(opt);
+#else
   if (opt.bf16) {
     switch (opt.n) {
       case 4: return run_bf16<Vmxu_bf16_n4, 4>(opt);
@@ -174,4 +208,5 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "mxu_bench: --n must be 4, 8 or 16 (got %d)\n", opt.n);
       return 2;
   }
+#endif
 }

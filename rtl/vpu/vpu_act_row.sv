@@ -18,7 +18,8 @@
 //
 // Pipeline (Stages = 8 registers before the output register, all moving
 // together on the global enable `en`):
-//   S1      input register; the activation bounds lo/hi are computed from it
+//   S1      input register (with zp saturated to int8); the activation
+//           bounds lo/hi are computed from it
 //   S2..S7  vpu_requant (6 stages), its result q is S7
 //   S8      the LUT lookup (vpu_lut; its read register is the stage) and q
 // then the output register (a stream_spill, whose first slot drives out_*).
@@ -89,6 +90,7 @@ module vpu_act_row #(
   logic [N-1:0][31:0]          s1_mult_q;
   logic [N-1:0][5:0]           s1_exp_q;
   logic [31:0]                 s1_zp_q;
+  logic signed [7:0]           in_zp_sat8, s1_zp_sat8_q;  // zp saturated to int8
   logic [7:0]                  s1_qmin_q, s1_qmax_q, s1_relu6_max_q;
   tpu_isa_pkg::act_func_e      s1_func_q;
   logic [UserW-1:0]            s1_user_q;
@@ -103,6 +105,7 @@ module vpu_act_row #(
   `FFLNR(s1_mult_q, in_multiplier_i, in_fire)
   `FFLNR(s1_exp_q, in_exponent_i, in_fire)
   `FFLNR(s1_zp_q, in_zero_point_i, in_fire)
+  `FFLNR(s1_zp_sat8_q, in_zp_sat8, in_fire)
   `FFLNR(s1_qmin_q, in_qmin_i, in_fire)
   `FFLNR(s1_qmax_q, in_qmax_i, in_fire)
   `FFLNR(s1_relu6_max_q, in_relu6_max_i, in_fire)
@@ -116,25 +119,28 @@ module vpu_act_row #(
   // zp > 127 gives lo = 127 instead of zp, where both make the clamp return hi
   // (hi <= 127, and max(v, 127) >= 127 >= hi).
   // ---------------------------------------------------------------------------
-  // zp > 127 and zp < -128 are written as reductions of zp[31:7] (a few LUT
-  // levels) rather than as 32-bit compares: this path ends in a further
-  // compare and mux, in the same cycle.
-  logic signed [7:0] zp_sat8, lo, hi;
+  // The saturation of zp (zp > 127 and zp < -128 as reductions of zp[31:7])
+  // is done on the input, before the stage-1 register, so that only the
+  // compares and muxes of the bounds lie between stage 1 and vpu_requant's
+  // first register (that path was the block's critical one).
+  logic signed [7:0] lo, hi;
   logic              relu, relu6, zp_above, zp_below;
 
   assign relu     = s1_func_q == tpu_isa_pkg::ActRelu || s1_func_q == tpu_isa_pkg::ActRelu6;
   assign relu6    = s1_func_q == tpu_isa_pkg::ActRelu6;
-  assign zp_above = !s1_zp_q[31] && |s1_zp_q[30:7];
-  assign zp_below = s1_zp_q[31] && !(&s1_zp_q[30:7]);
+  assign zp_above = !in_zero_point_i[31] && |in_zero_point_i[30:7];
+  assign zp_below = in_zero_point_i[31] && !(&in_zero_point_i[30:7]);
 
   always_comb begin
-    zp_sat8 = $signed(s1_zp_q[7:0]);
-    if (zp_above) zp_sat8 = 8'sd127;
-    else if (zp_below) zp_sat8 = -8'sd128;
+    in_zp_sat8 = $signed(in_zero_point_i[7:0]);
+    if (zp_above) in_zp_sat8 = 8'sd127;
+    else if (zp_below) in_zp_sat8 = -8'sd128;
+  end
 
+  always_comb begin
     lo = $signed(s1_qmin_q);
     hi = $signed(s1_qmax_q);
-    if (relu && zp_sat8 > lo) lo = zp_sat8;
+    if (relu && s1_zp_sat8_q > lo) lo = s1_zp_sat8_q;
     if (relu6 && $signed(s1_relu6_max_q) < hi) hi = $signed(s1_relu6_max_q);
   end
 

@@ -38,13 +38,14 @@ help: ## List the targets
 setup: ## Install every dependency (Debian packages, pinned PyPI packages)
 	scripts/setup.sh
 
-# Configures only when the build is new or its CONFIGS changed (configuring
-# runs Verilator on every model); ninja reconfigures by itself when a
-# CMakeLists.txt changes.
+# Configures only when the build is new, its CONFIGS changed or the RTL file
+# list changed (configuring runs Verilator on every model; ninja would
+# re-Verilate a model with its old file list first); ninja reconfigures by
+# itself when a CMakeLists.txt changes.
 configure:
 	@want="$(BUILT_LIST)"; \
 	have=$$(sed -n 's/^TPU_CONFIGS:STRING=//p' $(BUILD)/CMakeCache.txt 2>/dev/null); \
-	if [ ! -f $(BUILD)/build.ninja ] || [ "$$want" != "$$have" ]; then \
+	if [ ! -f $(BUILD)/build.ninja ] || [ "$$want" != "$$have" ] || [ rtl/sources.list -nt $(BUILD)/build.ninja ]; then \
 	  echo "configure: $(BUILD) with models for $(BUILT_CONFIGS)"; \
 	  mkdir -p $(BUILD) && cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD)/configure.log 2>&1 \
 	    || { cat $(BUILD)/configure.log; exit 1; }; \

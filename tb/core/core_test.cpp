@@ -74,10 +74,13 @@ TEST_F(CoreTest, DensePerChannelRequant) {
   std::vector<q::LaneScale> scale(N);
   std::vector<int32_t> bias(N);
   for (int j = 0; j < N; ++j) {
-    // Real scales 2^-14 .. 2^3 through quantize_multiplier, so lanes have
-    // right shifts and left shifts; lane 1 the largest left shift in range,
-    // whose accumulators wrap.
-    scale[size_t(j)] = q::quantize_multiplier(std::exp2(double(rand_int(-14000, 3000)) / 1000.0));
+    // Real scales through quantize_multiplier: every fourth lane 2^0 .. 2^3
+    // (left shifts, mostly clamped), the others 2^-14 .. 2^-8 (right shifts,
+    // mostly inside the int8 range, where the rounding shows); lane 1 the
+    // largest left shift in range, whose accumulators wrap.
+    const bool left = j % 4 == 3;
+    scale[size_t(j)] = q::quantize_multiplier(
+        std::exp2(double(left ? rand_int(0, 3000) : rand_int(-14000, -8000)) / 1000.0));
     bias[size_t(j)] = int32_t(rand_int(-3000, 3000));
   }
   scale[1] = {int32_t(rand_int(1 << 30, INT32_MAX)), 31};

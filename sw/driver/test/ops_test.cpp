@@ -187,9 +187,10 @@ TEST_F(OpsTest, PerChannelScalesOnATallShapeStayPerColumn) {
   for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
     const tpu::DeviceInfo& info = dev->info();
     const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
-    // Without the per-column epilogue the planner would transpose this shape.
-    EXPECT_TRUE(tpu::model::plan_gemm({a.rows, a.cols, b.cols}, tpu::model::GemmOutput::kInt8, core).transposed)
-        << info.name;
+    // On the default device the planner would transpose this shape without
+    // the per-column epilogue (on tiny it would not either way).
+    if (dev == default_.get())
+      EXPECT_TRUE(tpu::model::plan_gemm({a.rows, a.cols, b.cols}, tpu::model::GemmOutput::kInt8, core).transposed);
     const MatrixI8 got = tpu::matmul_requant(*dev, a, b, scales, q);
     for (int i = 0; i < a.rows; ++i)
       for (int j = 0; j < b.cols; ++j)

@@ -399,6 +399,12 @@ class Lowering {
     const auto* src = reinterpret_cast<const int8_t*>(w.data.data());
     for (int o = 0; o < l.n; ++o)
       for (int k = 0; k < l.k; ++k) l.w[size_t(k) * size_t(l.n) + size_t(o)] = src[size_t(o) * size_t(l.k) + size_t(k)];
+    add_weighted(std::move(l), in, out, ws);
+  }
+
+  // The end of every layer with weights: the input zero point folded into
+  // the bias, the per-channel requantization, the layer added.
+  void add_weighted(Layer l, int in, int out, const std::vector<float>& ws) {
     l.input_zero_point = net_.values[size_t(in)].zero_point;
     fold_bias(l);
     requant(l, net_.values[size_t(in)], net_.values[size_t(out)], ws);
@@ -440,12 +446,7 @@ class Lowering {
             const size_t row = (size_t(y) * size_t(kw) + size_t(x)) * size_t(ic) + size_t(c);
             l.w[row * size_t(oc) + size_t(o)] = src[((size_t(o) * size_t(kh) + size_t(y)) * size_t(kw) + size_t(x)) * size_t(ic) + size_t(c)];
           }
-    l.input_zero_point = net_.values[size_t(in)].zero_point;
-    fold_bias(l);
-    requant(l, net_.values[size_t(in)], net_.values[size_t(out)], ws);
-    l.inputs = {in};
-    l.output = out;
-    net_.layers.push_back(std::move(l));
+    add_weighted(std::move(l), in, out, ws);
   }
 
   void depthwise() {
@@ -476,12 +477,7 @@ class Lowering {
     l.n = oc;
     const auto* src = reinterpret_cast<const int8_t*>(w.data.data());
     l.w.assign(src, src + size_t(l.k) * size_t(l.n));  // already (ky*KW + kx) x OC
-    l.input_zero_point = net_.values[size_t(in)].zero_point;
-    fold_bias(l);
-    requant(l, net_.values[size_t(in)], net_.values[size_t(out)], ws);
-    l.inputs = {in};
-    l.output = out;
-    net_.layers.push_back(std::move(l));
+    add_weighted(std::move(l), in, out, ws);
   }
 
   void pool(LayerKind kind) {

@@ -6,7 +6,11 @@
 //   2. check it                               (bad entry: status BAD_COMMAND)
 //   2b. read its DMA window list into the window table by DMA (a bad window:
 //      BAD_COMMAND; fault: FETCH_FAULT); the core's DMA is held to them
-//   3. read the program into instruction memory by DMA (fault: FETCH_FAULT)
+//   3. read the program into instruction memory by DMA (fault: FETCH_FAULT).
+//      Its request follows the window list's at once, so the two reads share
+//      one host round trip (the DMA delivers them in order: the list's data
+//      and done, then the program's); the statuses are decided when both are
+//      in, the list's first
 //   4. start the core at instruction 0 and wait for it to finish; RHM, WHM
 //      and RW go through the DMA engine meanwhile (core_dma_bridge)
 //   5. wait for room in the completion ring, write the 16-byte completion
@@ -83,7 +87,7 @@ module cmd_proc #(
   localparam int unsigned WinW = $clog2(dma_pkg::MaxWindows);
 
   typedef enum logic [4:0] {
-    StIdle, StEntryReq, StEntryData, StEntryDone, StWinReq, StWinData, StWinDone,
+    StIdle, StEntryReq, StEntryData, StEntryDone, StWinReq, StWinProgReq, StWinData, StWinDone,
     StProgReq, StProgData, StProgDone,
     StRun, StCplWait, StCplReq, StCplData, StCplDone, StMsiReq, StMsiData, StMsiDone
   } state_e;
@@ -99,6 +103,7 @@ module cmd_proc #(
   dma_pkg::window_t [dma_pkg::MaxWindows-1:0] win_q, win_d;
   logic [WinW-1:0] win_idx_q, win_idx_d;
   logic          win_bad_q, win_bad_d;
+  logic          win_fault_q, win_fault_d;  // the window list could not be read
   logic          fail;         // the command completes now, without running
   logic [15:0]   fail_status;
 
@@ -157,6 +162,7 @@ module cmd_proc #(
     win_d      = win_q;
     win_idx_d  = win_idx_q;
     win_bad_d  = win_bad_q;
+    win_fault_d = win_fault_q;
     fail       = 1'b0;
     fail_status = '0;
 
@@ -212,6 +218,7 @@ module cmd_proc #(
             win_d     = '0;  // the previous command's windows end here
             win_idx_d = '0;
             win_bad_d = 1'b0;
+            win_fault_d = 1'b0;
             if (entry_ok) begin
               state_d = (e_win_count != 0) ? StWinReq : StProgReq;
             end else begin
@@ -226,7 +233,15 @@ module cmd_proc #(
       StWinReq: begin
         rd_req_valid_o = 1'b1;
         rd_req_o       = '{addr: e_win_addr, len: 32'(e_win_count) * 32'd16};
-        if (rd_req_ready_i) state_d = StWinData;
+        if (rd_req_ready_i) state_d = StWinProgReq;
+      end
+      StWinProgReq: begin
+        rd_req_valid_o = 1'b1;
+        rd_req_o       = '{addr: e_addr, len: e_len * 32'd16};
+        if (rd_req_ready_i) begin
+          state_d    = StWinData;
+          prog_idx_d = '0;
+        end
       end
       StWinData: begin
         rd_data_ready_o = 1'b1;
@@ -244,16 +259,10 @@ module cmd_proc #(
         rd_done_ready_o = 1'b1;
         if (rd_done_valid_i) begin
           if (rd_done_i.err != dma_pkg::ErrNone) begin
-            dma_fault_o = 1'b1;
-            fail        = 1'b1;
-            fail_status = StFetchFault;
-          end else if (win_bad_q) begin
-            bad_command_o = 1'b1;
-            fail          = 1'b1;
-            fail_status   = StBadCommand;
-          end else begin
-            state_d = StProgReq;
+            dma_fault_o = 1'b1;  // its class and address, before the program's
+            win_fault_d = 1'b1;
           end
+          state_d = StProgData;  // already requested
         end
       end
       // ---- 3. the program, one instruction per beat ----
@@ -268,7 +277,7 @@ module cmd_proc #(
       StProgData: begin
         rd_data_ready_o = 1'b1;
         if (rd_data_valid_i) begin
-          imem_wr_en_o = prog_idx_q < (PcW+1)'(ImemDepth);
+          imem_wr_en_o = prog_idx_q < (PcW+1)'(ImemDepth) && !win_fault_q && !win_bad_q;
           prog_idx_d   = prog_idx_q + 1'b1;
           if (rd_data_i.last) state_d = StProgDone;
         end
@@ -276,7 +285,14 @@ module cmd_proc #(
       StProgDone: begin
         rd_done_ready_o = 1'b1;
         if (rd_done_valid_i) begin
-          if (rd_done_i.err != dma_pkg::ErrNone) begin
+          if (win_fault_q) begin
+            fail        = 1'b1;
+            fail_status = StFetchFault;
+          end else if (win_bad_q) begin
+            bad_command_o = 1'b1;
+            fail          = 1'b1;
+            fail_status   = StBadCommand;
+          end else if (rd_done_i.err != dma_pkg::ErrNone) begin
             dma_fault_o = 1'b1;
             fail        = 1'b1;
             fail_status = StFetchFault;
@@ -376,6 +392,7 @@ module cmd_proc #(
   `FF(win_q, win_d, '0)
   `FF(win_idx_q, win_idx_d, '0)
   `FF(win_bad_q, win_bad_d, 1'b0)
+  `FF(win_fault_q, win_fault_d, 1'b0)
   assign windows_o = win_q;
 
   assign imem_wr_addr_o = prog_idx_q[PcW-1:0];

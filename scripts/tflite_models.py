@@ -662,18 +662,25 @@ def write_npy(path, arr):
         np.save(f, arr)
 
 
-def reference(model_bytes, rng, interpreter):
-    """Random inputs and the reference kernels' outputs (one input and output)."""
+def reference(model_bytes, rng, interpreter, samples=8):
+    """Random inputs and the reference kernels' outputs (one input and
+    output): the model run until at least `samples` samples are done, the
+    runs stacked along dimension 0 (the batch), so x holds more samples
+    than the model's own batch size, as `tpu infer` takes them."""
     it = interpreter(model_content=model_bytes)
     it.allocate_tensors()
     (inp,), (out,) = it.get_input_details(), it.get_output_details()
-    if inp["dtype"] == np.float32:
-        x = rng.uniform(-6, 6, size=inp["shape"]).astype(np.float32)
-    else:
-        x = rng.integers(-128, 128, size=inp["shape"]).astype(np.int8)
-    it.set_tensor(inp["index"], x)
-    it.invoke()
-    return x, it.get_tensor(out["index"]).copy()
+    xs, ys = [], []
+    while sum(len(x) for x in xs) < samples:
+        if inp["dtype"] == np.float32:
+            x = rng.uniform(-6, 6, size=inp["shape"]).astype(np.float32)
+        else:
+            x = rng.integers(-128, 128, size=inp["shape"]).astype(np.int8)
+        it.set_tensor(inp["index"], x)
+        it.invoke()
+        xs.append(x)
+        ys.append(it.get_tensor(out["index"]).copy())
+    return np.concatenate(xs), np.concatenate(ys)
 
 
 def main():

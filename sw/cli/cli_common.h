@@ -78,6 +78,12 @@ struct TfliteInfoArgs {
 };
 int cmd_tflite_info(const TfliteInfoArgs& args);
 
+struct InferArgs {
+  std::string model, x, out, stats_json;
+  int batch = 64;
+};
+int cmd_infer(const Global& g, const InferArgs& args);
+
 // ---- Helpers ----------------------------------------------------------------------
 
 // Limits of the files the tool reads (docs/cli.md, "Guarantees"); .npy

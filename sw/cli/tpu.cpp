@@ -182,6 +182,16 @@ int main(int argc, char** argv) {
   tflc->add_option("--json", tfl.json, "write the lowered layers (weights, biases, requantization) here");
   tflc->callback([&] { code = cmd_tflite_info(tfl); });
 
+  InferArgs inf;
+  auto* infc = app.add_subcommand("infer", "run a full-int8 .tflite model on a batch of samples");
+  infc->add_option("--model", inf.model, "MODEL.tflite, a full-int8 TensorFlow Lite model")->required();
+  infc->add_option("--x", inf.x, "X.npy: samples x the model's input shape, int8 (float32 for a float input)")
+      ->required();
+  infc->add_option("--out", inf.out, "where to write the outputs, samples x the model's output shape")->required();
+  add_number(infc, "--batch", &inf.batch, "samples per run, default 64", 1, kMaxDim);
+  infc->add_option("--stats-json", inf.stats_json, "write cycles, utilization and per-layer cycles here");
+  infc->callback([&] { code = cmd_infer(g, inf); });
+
   try {
     app.parse(argc, argv);  // runs the chosen subcommand's callback
   } catch (const CLI::ParseError& e) {

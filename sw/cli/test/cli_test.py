@@ -1030,7 +1030,7 @@ def numbers_out_of_range_name_the_range():
 
 @case
 def unknown_commands_are_named():
-    commands = "asm, bench, disasm, info, matmul, mlp, perf, run"
+    commands = "asm, bench, disasm, infer, info, matmul, mlp, perf, run, tflite-info"
     fails("frobnicate", code=2, contains=[f"unknown command 'frobnicate'; the commands are {commands}"])
     fails("--config", "tiny", "--timeout", "5", "frobnicate", "--x", code=2,
           contains=["unknown command 'frobnicate'"])
@@ -1160,6 +1160,111 @@ def tflite_info_rejects_corrupt_and_missing_files():
     fails("tflite-info", WORK, contains=["it is a directory"])
     fails("tflite-info", code=2, contains=["model is required"])
 
+
+
+# ---- infer (docs/tflite.md): the models run on the device ----
+
+def infer_ok(name, out, stats=None, batch=None, x=None):
+    args = ["infer", "--model", tflite_model(name), "--x", x or os.path.join(TFLITE_MODELS, name + ".x.npy"),
+            "--out", out]
+    if stats:
+        args += ["--stats-json", stats]
+    if batch:
+        args += ["--batch", batch]
+    return ok(*args, timeout=600)
+
+
+@case
+def tflite_infer_equals_the_tflite_reference_on_every_model():
+    # Every valid test model through `tpu infer`, value by value against
+    # TFLite's reference kernels (tflite-runtime's BUILTIN_REF resolver).
+    man = tflite_manifest()
+    checked = 0
+    for name, entry in man.items():
+        if entry["kind"] != "valid":
+            continue
+        y, s, j = path(name + ".y.npy"), path(name + ".stats.json"), path(name + ".json")
+        p = infer_ok(name, y, stats=s)
+        want = np.load(os.path.join(TFLITE_MODELS, name + ".y.npy"))
+        got = np.load(y)
+        check(got.dtype == want.dtype and got.shape == want.shape,
+              f"{name}: {got.dtype}{got.shape} vs TFLite's {want.dtype}{want.shape}")
+        bad = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+        check(bad.size == 0, f"{name}: {bad.size} of {want.size} outputs differ from TFLite's, first at "
+              f"{bad[:5].tolist()}: {got.reshape(-1)[bad[:5]].tolist()} vs {want.reshape(-1)[bad[:5]].tolist()}")
+        check(np.unique(want).size > 3, f"{name}: TFLite's outputs take {np.unique(want).size} values only")
+        # The statistics: one entry per lowered layer, device cycles only
+        # for the layers on the TPU, and they add up to the total.
+        ok("tflite-info", tflite_model(name), "--json", j)
+        net = json.load(open(j))
+        st = json.load(open(s))
+        check(len(st["layers"]) == len(net["layers"]), f"{name}: {len(st['layers'])} layer stats")
+        gemm = {"fc", "conv2d", "depthwise"}
+        for ls, layer in zip(st["layers"], net["layers"]):
+            check(ls["kind"] == layer["kind"] and ls["op_index"] == layer["op_index"], f"{name}: {ls}")
+            on_tpu = layer["kind"] in gemm
+            check(ls["where"] == ("tpu" if on_tpu else "host"), f"{name}: {ls}")
+            check((ls["cycles"] > 0 and ls["commands"] > 0 and 0 < ls["utilization"] <= 1) if on_tpu
+                  else (ls["cycles"] == 0 and ls["commands"] == 0), f"{name}: {ls}")
+            check(f" op {layer['op_index']:<3d} {layer['op']:<18s} {ls['where']}" in p.stdout,
+                  f"{name}: layer {ls} not in the table:\n{p.stdout}")
+        check(st["cycles"] == sum(ls["cycles"] for ls in st["layers"]), f"{name}: {st['cycles']} cycles in all")
+        check(st["samples"] == want.shape[0] and st["cycles_per_sample"] == st["cycles"] / st["samples"],
+              f"{name}: {st}")
+        checked += 1
+    check(checked >= 12, f"only {checked} models checked")
+
+
+@case
+def tflite_infer_batches_give_the_same_outputs():
+    # Split into batches of 1 and of 2, the outputs are the same bytes.
+    for name in ("small_cnn", "residual_add", "fc_per_channel"):
+        whole, ones, twos = path("w.npy"), path("o.npy"), path("t.npy")
+        infer_ok(name, whole)
+        p = infer_ok(name, ones, batch=1)
+        infer_ok(name, twos, batch=2)
+        n = np.load(whole).shape[0]
+        check(n >= 2, f"{name}: {n} samples")
+        check(f"infer: {n}/{n} samples" in p.stdout and "infer: 1/" in p.stdout, p.stdout)
+        for other in (ones, twos):
+            check(open(whole, "rb").read() == open(other, "rb").read(), f"{name}: {other} differs")
+
+
+@case
+def tflite_infer_errors_are_one_line_and_leave_nothing():
+    man = tflite_manifest()
+    y, s = path("e.y.npy"), path("e.stats.json")
+    x = os.path.join(TFLITE_MODELS, "small_cnn.x.npy")
+    for name, entry in man.items():
+        if entry["kind"] in ("error", "corrupt"):
+            fails("infer", "--model", tflite_model(name), "--x", x, "--out", y, "--stats-json", s,
+                  outputs=[y, s], contains=[tflite_model(name) + ": "] + entry["contains"])
+    xs = np.load(x)
+    model = tflite_model("small_cnn")
+    sample = ", ".join(str(d) for d in xs.shape[1:])
+    bad = path("bad.npy")
+    # float input for an int8 model: what to do about it
+    np.save(bad, xs.astype(np.float32))
+    fails("infer", "--model", model, "--x", bad, "--out", y, "--stats-json", s, outputs=[y, s],
+          contains=["bad.npy is float32 but the model's input", "is int8 (quantize it: round(x / "])
+    np.save(bad, xs.astype(np.int32))
+    fails("infer", "--model", model, "--x", bad, "--out", y, outputs=[y], contains=["bad.npy is int32"])
+    # int8 input for a model whose input is float32
+    fails("infer", "--model", tflite_model("float_edges"), "--x", x, "--out", y, outputs=[y],
+          contains=["small_cnn.x.npy is int8 but the model's input", "is float32"])
+    # wrong shapes: a sample of another size, no batch dimension, no samples
+    for arr in (xs[:, :-1], xs[0], xs[:0], xs.reshape(xs.shape[0], -1)):
+        np.save(bad, arr)
+        fails("infer", "--model", model, "--x", bad, "--out", y, outputs=[y],
+              contains=["bad.npy has shape ", f"takes samples of shape", f"give (samples, {sample})"])
+    fails("infer", "--model", model, "--x", path("missing.npy"), "--out", y, outputs=[y],
+          contains=["missing.npy: cannot open"])
+    fails("infer", "--model", path("missing.tflite"), "--x", x, "--out", y, outputs=[y],
+          contains=["missing.tflite: cannot open"])
+    fails("infer", "--model", model, "--x", x, "--out", y, "--batch", "0", code=2, outputs=[y])
+    fails("infer", "--model", model, "--x", x, code=2, contains=["--out is required"])
+    # the output into a directory that does not exist: nothing written
+    fails("infer", "--model", model, "--x", x, "--out", path("nodir/y.npy"), outputs=[path("nodir/y.npy")])
 
 def main():
     global TPU, TRANSPORT, WORK

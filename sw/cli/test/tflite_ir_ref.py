@@ -7,6 +7,9 @@ its outputs with TFLite's reference kernels bit for bit, which checks every
 parameter the lowering computed.
 
     run(network_json, x) -> the network's output array
+
+x holds any number of samples along dimension 0 (the batch), not only the
+model's own batch size.
 """
 
 import numpy as np
@@ -69,7 +72,7 @@ def run(net, x):
         kind = layer["kind"]
         ins = [data[i] for i in layer["inputs"]]
         out_v = values[layer["output"]]
-        shape = out_v["shape"]
+        shape = [x.shape[0]] + out_v["shape"][1:]  # dimension 0 is the batch, any size
         a = ins[0]
         if kind == "fc":
             w = np.array(layer["w"], np.int64).reshape(layer["k"], layer["n"])

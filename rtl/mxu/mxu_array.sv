@@ -62,14 +62,13 @@ module mxu_array #(
     typedef logic [PsumW-1:0]   psum_t;
     typedef logic [RowW-1:0]    row_t;
 
-    data_t act_q  [N][N];     // activation leaving PE (r, c) to the right
+    data_t act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
     logic  abank_q[N][N];     // its weight bank
     row_t  wrow_q [N][N];     // weight beat leaving PE (r, c) downwards
     logic  wbank_q[N][N];
     data_t wgt_q  [N][N];
     data_t bank_q [N][N][2];  // the two stationary weights
-    data_t a_q    [N][N];     // MAC operand registers
-    data_t w_q    [N][N];
+    data_t w_q    [N][N];     // MAC weight register
     prod_t prod_q [N][N];
     psum_t psum_q [N-1][N];   // partial sum leaving PE (r, c) downwards
     logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
@@ -80,35 +79,41 @@ module mxu_array #(
       else if (en_i || clear_i) wv_q <= clear_i ? '0 : {wv_q[N-2:0], wgt_valid_i};
     end
 
+    // act_q is also the MAC's activation operand register (mxu_mac's a_q
+    // always holds the same value as mxu_pe's act_o). A weight beat's
+    // registers load only with a valid beat (mxu_pe's clock enable): an
+    // invalid beat is never read, and an idle array skips three stores per
+    // PE. When en_i is low nothing moves, so the loops are skipped whole.
     always_ff @(posedge clk_i) begin
       data_t act_in, wgt_in;
       logic  abank_in, wv_in, wbank_in;
       row_t  wrow_in;
       psum_t psum_in;
       psum_last_d = psum_last_q;
-      for (int r = N - 1; r >= 0; r--) begin
-        for (int c = N - 1; c >= 0; c--) begin
-          // What enters PE (r, c): from the left edge or the PE to the left,
-          // from the top edge or the PE above (old values: not yet visited).
-          act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
-          abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
-          wv_in    = r == 0 ? wgt_valid_i[c] : wv_q[r-1][c];
-          wrow_in  = r == 0 ? wgt_row_i[c]   : wrow_q[r-1][c];
-          wbank_in = r == 0 ? wgt_bank_i[c]  : wbank_q[r-1][c];
-          wgt_in   = r == 0 ? wgt_i[c]       : wgt_q[r-1][c];
-          psum_in  = r == 0 ? '0             : psum_q[r-1][c];
-          if (en_i) begin
+      if (en_i) begin
+        for (int r = N - 1; r >= 0; r--) begin
+          for (int c = N - 1; c >= 0; c--) begin
+            // What enters PE (r, c): from the left edge or the PE to the left,
+            // from the top edge or the PE above (old values: not yet visited).
+            act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
+            abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
+            wv_in    = r == 0 ? wgt_valid_i[c] : wv_q[r-1][c];
+            psum_in  = r == 0 ? '0             : psum_q[r-1][c];
             if (r == N - 1) psum_last_d[c] = psum_in + psum_t'($signed(prod_q[r][c]));
             else            psum_q[r][c]   = psum_in + psum_t'($signed(prod_q[r][c]));
-            prod_q[r][c]  = prod_t'($signed(a_q[r][c]) * $signed(w_q[r][c]));
+            prod_q[r][c]  = prod_t'($signed(act_q[r][c]) * $signed(w_q[r][c]));
             w_q[r][c]     = bank_q[r][c][abank_in];
-            a_q[r][c]     = act_in;
             act_q[r][c]   = act_in;
             abank_q[r][c] = abank_in;
-            wrow_q[r][c]  = wrow_in;
-            wbank_q[r][c] = wbank_in;
-            wgt_q[r][c]   = wgt_in;
-            if (wv_in && wrow_in == RowW'(r)) bank_q[r][c][wbank_in] = wgt_in;
+            if (wv_in) begin
+              wrow_in  = r == 0 ? wgt_row_i[c]  : wrow_q[r-1][c];
+              wbank_in = r == 0 ? wgt_bank_i[c] : wbank_q[r-1][c];
+              wgt_in   = r == 0 ? wgt_i[c]      : wgt_q[r-1][c];
+              wrow_q[r][c]  = wrow_in;
+              wbank_q[r][c] = wbank_in;
+              wgt_q[r][c]   = wgt_in;
+              if (wrow_in == RowW'(r)) bank_q[r][c][wbank_in] = wgt_in;
+            end
           end
         end
       end
@@ -173,17 +178,14 @@ module mxu_array #(
       word_t              psum_in, sum;
       logic signed [15:0] int_prod;
       psum_last_d = psum_last_q;
-      for (int r = N - 1; r >= 0; r--) begin
-        for (int c = N - 1; c >= 0; c--) begin
-          // What enters PE (r, c), as in gen_int8_grid.
-          act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
-          abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
-          wv_in    = r == 0 ? wgt_valid_i[c] : wv_q[r-1][c];
-          wrow_in  = r == 0 ? wgt_row_i[c]   : wrow_q[r-1][c];
-          wbank_in = r == 0 ? wgt_bank_i[c]  : wbank_q[r-1][c];
-          wgt_in   = r == 0 ? wgt_i[c]       : wgt_q[r-1][c];
-          psum_in  = r == 0 ? '0             : psum_q[r-1][c];
-          if (en_i) begin
+      if (en_i) begin
+        for (int r = N - 1; r >= 0; r--) begin
+          for (int c = N - 1; c >= 0; c--) begin
+            // What enters PE (r, c), as in gen_int8_grid.
+            act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
+            abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
+            wv_in    = r == 0 ? wgt_valid_i[c] : wv_q[r-1][c];
+            psum_in  = r == 0 ? '0             : psum_q[r-1][c];
             // Sum, then product, then operands: each reads the old value
             // of the stage before it. if/else, not ?:, so that a model
             // evaluates only the arithmetic of the row's format.
@@ -205,10 +207,15 @@ module mxu_array #(
             w_q[r][c]     = bank_q[r][c][abank_in];
             act_q[r][c]   = act_in;
             abank_q[r][c] = abank_in;
-            wrow_q[r][c]  = wrow_in;
-            wbank_q[r][c] = wbank_in;
-            wgt_q[r][c]   = wgt_in;
-            if (wv_in && wrow_in == RowW'(r)) bank_q[r][c][wbank_in] = wgt_in;
+            if (wv_in) begin  // as in gen_int8_grid: a beat's registers load with a valid beat
+              wrow_in  = r == 0 ? wgt_row_i[c]  : wrow_q[r-1][c];
+              wbank_in = r == 0 ? wgt_bank_i[c] : wbank_q[r-1][c];
+              wgt_in   = r == 0 ? wgt_i[c]      : wgt_q[r-1][c];
+              wrow_q[r][c]  = wrow_in;
+              wbank_q[r][c] = wbank_in;
+              wgt_q[r][c]   = wgt_in;
+              if (wrow_in == RowW'(r)) bank_q[r][c][wbank_in] = wgt_in;
+            end
           end
         end
       end

@@ -91,9 +91,11 @@ module mxu_pe #(
   end else begin : gen_mode_const
     assign act_bf16_o = act_bf16_i;
   end
+  // A beat's row, bank and weight load only with a valid beat (a clock
+  // enable): an invalid beat is never read below.
   `FFL(wgt_valid_o, wgt_valid_i && !clear_i, en_i || clear_i, 1'b0)
-  `FFLNR(wgt_row_o, wgt_row_i, en_i)
-  `FFLNR(wgt_bank_o, wgt_bank_i, en_i)
-  `FFLNR(wgt_o, wgt_i, en_i)
+  `FFLNR(wgt_row_o, wgt_row_i, en_i && wgt_valid_i)
+  `FFLNR(wgt_bank_o, wgt_bank_i, en_i && wgt_valid_i)
+  `FFLNR(wgt_o, wgt_i, en_i && wgt_valid_i)
 
 endmodule

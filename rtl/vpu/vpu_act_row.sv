@@ -159,10 +159,16 @@ module vpu_act_row #(
   `FFLNR(side_lut_q, {side_lut_q[Side-2:0], s1_func_q == tpu_isa_pkg::ActLut}, en)
   `FFLNR(side_user_q, {side_user_q[Side-2:0], s1_user_q}, en)
 
+  // The lanes advance only while a row is in stages 1..6 (a row in stage 7,
+  // q7, is taken by stage 8 without them): an idle VPU's requantization
+  // registers hold, which costs a simulator nothing and saves their power.
+  logic lane_en;
+  assign lane_en = en && (s1_valid_q || |side_valid_q[Side-3:0]);
+
   for (genvar j = 0; j < N; j++) begin : gen_lane
     vpu_requant u_requant (
       .clk_i,
-      .en_i        (en),
+      .en_i        (lane_en),
       .acc_i       (s1_acc_q[j]),
       .bias_i      (s1_bias_en_q ? s1_bias_q[j] : 32'd0),
       .multiplier_i(s1_mult_q[j]),
@@ -202,7 +208,7 @@ module vpu_act_row #(
 
   assign lut_ready_o = lut_ready;
 
-  `FFLNR(s8_q_q, q7, en)
+  `FFLNR(s8_q_q, q7, en && side_valid_q[Side-2])  // a stage-7 row; idle otherwise
 
   assign s8_valid = side_valid_q[Side-1];
   assign s8_lut   = side_lut_q[Side-1];

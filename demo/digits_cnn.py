@@ -167,7 +167,7 @@ def layer_table(stats):
         return ["  (the statistics list no layers)"]
     total = stats.get("cycles") if isinstance(stats.get("cycles"), int) else 0
     lines = [f"  {'op':>3}  {'operator':<18} {'layer':<10} {'where':<5} {'cycles':>12} {'share':>6} "
-             f"{'MACs':>10} {'utilization':>11}"]
+             f"{'MACs':>10} {'utilization':>11} {'array':>6}"]
     for l in layers:
         cycles = l.get("cycles")
         share = fmt_pct(cycles / total) if isinstance(cycles, int) and total else ""
@@ -175,7 +175,8 @@ def layer_table(stats):
         lines.append(f"  {l.get('op_index', '?'):>3}  {str(l.get('op', '?')):<18} {str(l.get('kind', '?')):<10} "
                      f"{str(l.get('where', '?')):<5} {fmt_int(cycles) if tpu else '':>12} {share if tpu else '':>6} "
                      f"{fmt_int(l.get('macs')) if tpu else '':>10} "
-                     f"{fmt_pct(l.get('utilization')) if tpu else '':>11}".rstrip())
+                     f"{fmt_pct(l.get('utilization')) if tpu else '':>11} "
+                     f"{fmt_pct(l.get('array_utilization')) if tpu else '':>6}".rstrip())
     return lines
 
 

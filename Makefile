@@ -124,8 +124,9 @@ bench-large: ## The v2 (128x128) and v1 (256x256) configurations: build each (ti
 	python3 scripts/bench_large.py --build $(BUILD)/large --out $(BUILD)/bench-large --jobs $(JOBS)
 	python3 scripts/bench_large.py --mxu --build $(BUILD)/large --out $(BUILD)/bench-large --jobs $(JOBS)
 
-demo: build ## Main job: a digits MLP, int8 on the simulated TPU (CONFIG=<name>), checked against the CPU reference
+demo: build ## Main job: a digits MLP and a digits CNN (.tflite), int8 on the simulated TPU (CONFIG=<name>), checked bit for bit
 	python3 demo/digits_mlp.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --workdir $(BUILD)/demo
+	python3 demo/digits_cnn.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --workdir $(BUILD)/demo
 
 clean: ## Remove all generated files
 	rm -rf $(BUILD)

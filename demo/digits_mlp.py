@@ -10,13 +10,15 @@
 3. Runs the int8 model on the CPU in numpy with exactly the device's arithmetic
    (sim/model/quant.h: int32 accumulation, bias, SRDHM, rounding shift, clamp).
 4. Writes model.json, the weights and the int8 test inputs to --workdir, runs
-   `tpu mlp` on the simulated TPU and checks its logits against the CPU's, bit for bit.
+   `tpu mlp` on the simulated TPU (the layers chained on the device, the test set in one
+   command) and checks its logits against the CPU's, bit for bit.
 
 Exits 1 if the tool fails or any logit differs. `--self-test` checks the quantization
 helpers alone (no tool needed).
 
     python3 demo/digits_mlp.py [--tpu build/bin/tpu] [--config default]
-                               [--workdir build/demo] [--hidden 32] [--batch 150]
+                               [--workdir build/demo] [--hidden 32] [--batch 1024]
+                               [--per-layer]
 """
 
 import argparse
@@ -244,14 +246,14 @@ def write_model(workdir, layers, x_q):
 # ---------------------------------------------------------------------------
 # The TPU run.
 
-def run_tpu(tpu, config, workdir, batch):
+def run_tpu(tpu, config, workdir, batch, per_layer):
     logits_path = workdir / "logits_tpu.npy"
     stats_path = workdir / "stats.json"
     for p in (logits_path, stats_path):
         p.unlink(missing_ok=True)
     cmd = [str(tpu), "--config", config, "mlp", "--model", str(workdir / "model.json"),
            "--x", str(workdir / "x_test.npy"), "--out", str(logits_path),
-           "--batch", str(batch), "--stats-json", str(stats_path)]
+           "--batch", str(batch), "--stats-json", str(stats_path)] + (["--per-layer"] if per_layer else [])
     def short(arg):  # paths under the current directory, relative
         rel = os.path.relpath(arg) if os.path.isabs(arg) else arg
         return arg if rel.startswith("..") else rel
@@ -272,6 +274,16 @@ def run_tpu(tpu, config, workdir, batch):
     return logits, stats
 
 
+def plan_text(plan):
+    """How `tpu mlp` ran the layers, from its statistics' `plan`."""
+    if not isinstance(plan, dict):
+        return "?"
+    if not plan.get("chained"):
+        return "layer by layer"
+    loop = ", device loop" if plan.get("loop_iterations") else ""
+    return f"chained, {plan.get('steps')} x {plan.get('step')} samples{loop}"
+
+
 def accuracy(pred, y):
     return float(np.mean(pred == y))
 
@@ -283,7 +295,10 @@ def main():
     ap.add_argument("--config", default="default", help="TPU configuration (tiny|small|default|wide)")
     ap.add_argument("--workdir", default=str(REPO / "build/demo"), help="where the model files go")
     ap.add_argument("--hidden", type=int, default=32, help="hidden units")
-    ap.add_argument("--batch", type=int, default=150, help="samples per device batch")
+    ap.add_argument("--batch", type=int, default=1024,
+                    help="samples per device run (one command when the layers are chained)")
+    ap.add_argument("--per-layer", action="store_true",
+                    help="run each layer as its own command instead of chaining them on the device")
     ap.add_argument("--self-test", action="store_true", help="check the quantization helpers and exit")
     args = ap.parse_args()
 
@@ -307,7 +322,7 @@ def main():
 
     workdir = Path(args.workdir).resolve()
     write_model(workdir, layers, x_q)
-    logits, stats = run_tpu(Path(args.tpu), args.config, workdir, args.batch)
+    logits, stats = run_tpu(Path(args.tpu), args.config, workdir, args.batch, args.per_layer)
 
     if logits.dtype != np.int8 or logits.shape != ref.shape:
         raise DemoError(f"TPU logits are {logits.dtype} {logits.shape}, expected int8 {ref.shape}")
@@ -325,6 +340,7 @@ def main():
         ("MXU utilization (M*K*N MACs)", f"{util:.1%}" if isinstance(util, (int, float)) else "?"),
         ("array utilization (padding)", f"{array_util:.1%}" if isinstance(array_util, (int, float)) else "?"),
         ("commands", str(stats.get("commands", "?"))),
+        ("layers on the device", plan_text(stats.get("plan"))),
     ]
     print()
     for name, value in rows:

@@ -55,7 +55,9 @@ int cmd_perf(const Global& g, const GemmArgs& args);
 
 struct MlpArgs {
   std::string model, x, out, stats_json;
-  int batch = 64;
+  int batch = 1024;        // samples per run (Mlp::run call)
+  int step = 0;            // samples per device step when chained (0: the driver's choice)
+  bool per_layer = false;  // one command per layer instead of the chained program
 };
 int cmd_mlp(const Global& g, const MlpArgs& args);
 

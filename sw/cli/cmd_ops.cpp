@@ -330,6 +330,23 @@ int cmd_mlp(const Global& g, const MlpArgs& args) {
   const Mlp mlp(std::move(layers));
 
   Device dev = g.open();
+  MlpOptions options;
+  options.chain = args.per_layer ? MlpOptions::Chain::kNever : MlpOptions::Chain::kAuto;
+  options.step = args.step;
+  // The plan of a full run: chained (how many steps, commands) or layer by
+  // layer (why).
+  const MlpPlan plan = x.rows > 0 ? mlp.plan(dev.info(), std::min(args.batch, x.rows), options) : MlpPlan{};
+  if (x.rows == 0) {
+    // nothing to run
+  } else if (plan.chained) {
+    std::string loop;
+    if (plan.loop_iterations > 0) loop = " in a device loop of " + std::to_string(plan.loop_iterations) + " x 2";
+    std::printf("mlp: layers chained on the device, %d command%s per run: %d step%s of %d samples%s\n",
+                plan.commands, plan.commands == 1 ? "" : "s", plan.steps, plan.steps == 1 ? "" : "s", plan.step,
+                loop.c_str());
+  } else {
+    std::printf("mlp: layer by layer: %s\n", plan.reason.c_str());
+  }
   MatrixI8 logits(x.rows, mlp.outputs());
   OpStats total;
   total.n = dev.info().n;
@@ -339,7 +356,7 @@ int cmd_mlp(const Global& g, const MlpArgs& args) {
     std::copy_n(x.data.begin() + std::ptrdiff_t(size_t(row) * size_t(x.cols)), chunk.data.size(),
                 chunk.data.begin());
     OpStats s;
-    const MatrixI8 y = mlp.run(dev, chunk, &s);
+    const MatrixI8 y = mlp.run(dev, chunk, &s, options);
     if (y.rows != rows || y.cols != logits.cols) {
       throw Error("mlp: the driver returned a " + dims(y.rows, y.cols) + " result for " +
                   std::to_string(rows) + " samples; expected " + dims(rows, logits.cols));
@@ -357,6 +374,15 @@ int cmd_mlp(const Global& g, const MlpArgs& args) {
     json j = stats_json(g, dev, total);
     j["samples"] = x.rows;
     j["batch"] = args.batch;
+    j["plan"] = {{"chained", plan.chained},
+                 {"reason", plan.reason},
+                 {"step", plan.step},
+                 {"steps", plan.steps},
+                 {"loop_iterations", plan.loop_iterations},
+                 {"commands_per_run", plan.commands},
+                 {"ub_rows", plan.ub_rows},
+                 {"chained_estimate", plan.chained_estimate},
+                 {"per_layer_estimate", plan.per_layer_estimate}};
     json shapes = json::array();
     for (const DenseLayer& l : mlp.layers()) shapes.push_back({{"in", l.w.rows}, {"out", l.w.cols}});
     j["layers"] = shapes;

@@ -172,7 +172,10 @@ int main(int argc, char** argv) {
   mlpc->add_option("--model", mlp.model, "MODEL.json: layers with weights, bias, quantization")->required();
   mlpc->add_option("--x", mlp.x, "X.npy, int8, samples x inputs")->required();
   mlpc->add_option("--out", mlp.out, "where to write the int8 logits, samples x outputs")->required();
-  add_number(mlpc, "--batch", &mlp.batch, "samples per run, default 64", 1, kMaxDim);
+  add_number(mlpc, "--batch", &mlp.batch, "samples per run, default 1024", 1, kMaxDim);
+  add_number(mlpc, "--step", &mlp.step, "samples per device step when the layers are chained, default: the driver's choice",
+             1, kMaxDim);
+  mlpc->add_flag("--per-layer", mlp.per_layer, "run each layer as its own command(s) instead of chaining them");
   mlpc->add_option("--stats-json", mlp.stats_json, "write cycles, utilization and counters here");
   mlpc->callback([&] { code = cmd_mlp(g, mlp); });
 

@@ -625,6 +625,9 @@ def mlp_runs_in_batches():
            "--stats-json", stats)
     progress = [l for l in p.stdout.splitlines() if "samples," in l]
     check(len(progress) == 4 and progress[-1].startswith("mlp: 50/50 samples, "), p.stdout)
+    # Each run of 16 samples chains both layers in one command.
+    check(p.stdout.startswith("mlp: layers chained on the device, 1 command per run: 1 step of 16 samples\n"),
+          p.stdout)
     y = np.load(out)
     check(y.dtype == np.int8 and y.shape == (50, 7), f"logits are {y.dtype} {y.shape}")
     h = x
@@ -634,7 +637,36 @@ def mlp_runs_in_batches():
         h = act_lane(h.astype(np.int64) @ w, b, layer)
     check(np.array_equal(y, h), f"{np.count_nonzero(y != h)} logits differ from numpy")
     s = json.load(open(stats))
-    check(s["samples"] == 50 and s["cycles"] > 0 and s["commands"] >= 4, str(s))
+    check(s["samples"] == 50 and s["cycles"] > 0 and s["commands"] == 4, str(s))
+    plan = s["plan"]
+    check(plan["chained"] and plan["reason"] == "" and plan["step"] == 16 and plan["steps"] == 1
+          and plan["commands_per_run"] == 1, str(plan))
+    # One run of all samples, the device looping over steps of 8 (7 steps:
+    # a LOOP of 3 x 2); and layer by layer: the same logits.
+    p = ok("mlp", "--model", path("net.json"), "--x", path("X.npy"), "--out", out, "--step", "8",
+           "--stats-json", stats)
+    check("1 command per run: 7 steps of 8 samples in a device loop of 3 x 2\n" in p.stdout, p.stdout)
+    check(np.array_equal(np.load(out), h), "logits differ with --step 8")
+    s = json.load(open(stats))
+    check(s["commands"] == 1 and s["plan"]["loop_iterations"] == 3, str(s))
+    p = ok("mlp", "--model", path("net.json"), "--x", path("X.npy"), "--out", out, "--per-layer",
+           "--stats-json", stats)
+    check(p.stdout.startswith("mlp: layer by layer: layer by layer on request\n"), p.stdout)
+    check(np.array_equal(np.load(out), h), "logits differ with --per-layer")
+    s = json.load(open(stats))
+    check(s["commands"] == 2 and not s["plan"]["chained"], str(s))
+    # A step larger than the unified buffer holds (512 samples of 8 rows)
+    # runs layer by layer, and says why.
+    x = rand_i8(rng, (600, 24))
+    np.save(path("X600.npy"), x)
+    p = ok("mlp", "--model", path("net.json"), "--x", path("X600.npy"), "--out", out, "--step", "600")
+    check("mlp: layer by layer: a step of 600 samples does not fit (at most 512: " in p.stdout, p.stdout)
+    h = x
+    for i, layer in enumerate(layers):
+        w = np.load(path(layer["w"])).astype(np.int64)
+        b = np.load(path(layer["bias"])).astype(np.int64)
+        h = act_lane(h.astype(np.int64) @ w, b, layer)
+    check(np.array_equal(np.load(out), h), "logits differ with --step 600")
 
 
 @case
@@ -1021,8 +1053,9 @@ def numbers_out_of_range_name_the_range():
             fails("bench", *[x for kv in args.items() for x in kv], code=2,
                   contains=[f"{opt}: {v} is out of range; it takes 1..1048576"])
     for v in ("0", "99999999999", "-3"):
-        fails("mlp", "--model", "m.json", "--x", "x.npy", "--out", "o.npy", "--batch", v, code=2,
-              contains=[f"--batch: {v} is out of range; it takes 1..1048576"])
+        for opt in ("--batch", "--step"):
+            fails("mlp", "--model", "m.json", "--x", "x.npy", "--out", "o.npy", opt, v, code=2,
+                  contains=[f"{opt}: {v} is out of range; it takes 1..1048576"])
     # The bounds themselves are accepted.
     ok("--timeout", "1000000000000", "--config", "tiny", "info")
     ok("--seed", "18446744073709551615", "--config", "tiny", "bench", "--m", "3", "--k", "2", "--n", "1")

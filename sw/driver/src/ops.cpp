@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tpu/gemm_program.h"
+#include "tpu/mlp_program.h"
 
 namespace tpu {
 namespace {
@@ -235,13 +236,119 @@ Mlp::Mlp(std::vector<DenseLayer> layers) : layers_(std::move(layers)) {
 int Mlp::inputs() const { return layers_.front().w.rows; }
 int Mlp::outputs() const { return layers_.back().w.cols; }
 
-MatrixI8 Mlp::run(Device& dev, const MatrixI8& x, OpStats* stats) const {
+namespace {
+
+std::vector<model::ChainLayer> chain_layers(const std::vector<DenseLayer>& layers) {
+  std::vector<model::ChainLayer> out;
+  for (const DenseLayer& d : layers) out.push_back({d.w.rows, d.w.cols, d.q, d.act, d.bias});
+  return out;
+}
+
+// The chained plan for `batch` samples, or one that does not fit (why_not).
+model::ChainPlan chain_plan(const std::vector<DenseLayer>& layers, const DeviceInfo& info, int batch,
+                            const MlpOptions& options) {
+  try {
+    return model::plan_chain(chain_layers(layers), batch, core_config(info),
+                             {.step_rows = options.step, .loop = options.loop});
+  } catch (const std::invalid_argument& e) {
+    throw Error(e.what());
+  }
+}
+
+// The rule of docs/driver.md, "Chained MLP"; *chain gets the chained plan
+// when there is one.
+MlpPlan plan_mlp(const std::vector<DenseLayer>& layers, const DeviceInfo& info, int batch, const MlpOptions& options,
+                 model::ChainPlan* chain) {
+  MlpPlan p;
+  if (batch < 1) throw Error("mlp: the batch must have at least one sample");
+  if (options.step < 0) throw Error("mlp: the step must be 0 (the planner's choice) or a number of samples");
+  if (options.chain == MlpOptions::Chain::kNever) {
+    p.reason = "layer by layer on request";
+    return p;
+  }
+  // A step given is the caller's schedule: it is not weighed against the
+  // per-layer path.
+  const bool weigh = options.chain == MlpOptions::Chain::kAuto && options.step == 0;
+  // One layer has nothing to chain: dense() and its GEMM planner.
+  if (weigh && layers.size() == 1) {
+    p.reason = "one layer: a single dense";
+    return p;
+  }
+  model::ChainPlan c = chain_plan(layers, info, batch, options);
+  if (!c.fits()) {
+    if (options.chain == MlpOptions::Chain::kAlways) throw Error("mlp: the layers cannot be chained: " + c.why_not);
+    p.reason = c.why_not;
+    return p;
+  }
+  p.step = c.step_rows;
+  p.steps = c.steps;
+  p.loop_iterations = c.loop_iterations;
+  p.commands = c.programs;
+  p.instructions = c.instructions;
+  p.ub_rows = c.ub_rows_used;
+  p.chained_estimate = c.estimate;
+  if (weigh) {
+    p.per_layer_estimate = model::estimate_per_layer(chain_layers(layers), batch, core_config(info));
+    if (p.per_layer_estimate < p.chained_estimate) {
+      p.reason = "layer by layer is estimated faster (" + std::to_string(p.per_layer_estimate) + " cycles against " +
+                 std::to_string(p.chained_estimate) + " chained)";
+      return p;
+    }
+  }
+  p.chained = true;
+  if (chain) *chain = std::move(c);
+  return p;
+}
+
+}  // namespace
+
+MlpPlan Mlp::plan(const DeviceInfo& info, int batch, const MlpOptions& options) const {
+  return plan_mlp(layers_, info, batch, options, nullptr);
+}
+
+MatrixI8 Mlp::run(Device& dev, const MatrixI8& x, OpStats* stats, const MlpOptions& options) const {
   if (x.cols != inputs())
     throw Error("mlp: the input has " + std::to_string(x.cols) + " features; the model takes " +
                 std::to_string(inputs()));
-  MatrixI8 h = x;
-  for (const DenseLayer& d : layers_) h = dense(dev, h, d.w, d.bias, d.q, d.act, stats);
-  return h;
+  model::ChainPlan c;
+  if (x.rows < 1 || !plan_mlp(layers_, dev.info(), x.rows, options, &c).chained) {
+    MatrixI8 h = x;
+    for (const DenseLayer& d : layers_) h = dense(dev, h, d.w, d.bias, d.q, d.act, stats);
+    return h;
+  }
+  // Chained: the whole network in one command per program (docs/driver.md,
+  // "Chained MLP"); the activations stay in the unified buffer.
+  const std::vector<model::ChainLayer> chain = chain_layers(layers_);
+  const CoreConfig core = core_config(dev.info());
+  std::vector<const MatrixI8*> weights;
+  for (const DenseLayer& d : layers_) weights.push_back(&d.w);
+  Buffer records = dev.alloc(c.records_bytes()), out = dev.alloc(c.out_bytes());
+  const std::vector<int8_t> image = model::pack_chain_records(c, x, weights);
+  records.write(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(image.data()), image.size()));
+  const auto programs = model::chain_programs(c, chain, records.addr(), out.addr(), core);
+
+  OpStats s;
+  s.n = dev.info().n;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    s.macs += uint64_t(x.rows) * uint64_t(layers_[l].w.rows) * uint64_t(layers_[l].w.cols);
+    s.array_cycles += uint64_t(x.rows) * uint64_t(c.kb[l]) * uint64_t(c.ct[l]);
+  }
+  // Every step's input rows and its weight tiles cross the link to the
+  // device, its logits back.
+  s.read_bytes = uint64_t(c.steps) * (c.step_in_bytes + c.w_bytes);
+  s.write_bytes = uint64_t(c.steps) * c.step_out_bytes;
+  // The programs read the records and only write the outputs.
+  const Window windows[] = {records.read_only(), out.write_only()};
+  const uint64_t start = dev.cycles();
+  for (const auto& program : programs) {
+    dev.run(program, windows);
+    s.counters += dev.counters();
+    s.instructions += program.size();
+    ++s.commands;
+  }
+  s.cycles = dev.cycles() - start;
+  if (stats) *stats += s;
+  return model::unpack_chain_output(c, outputs(), out.read(0, c.out_bytes()));
 }
 
 MatrixI8 Mlp::run_reference(const MatrixI8& x) const {

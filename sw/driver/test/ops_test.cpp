@@ -2,15 +2,18 @@
 // Operators on the transport under test against the CPU reference, bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 
 #include "tpu/config.h"
 #include "tpu/device.h"
 #include "tpu/gemm_program.h"
+#include "tpu/mlp_program.h"
 #include "tpu/ops.h"
 #include "tpu/roofline.h"
 #include "transport_under_test.h"
@@ -290,8 +293,11 @@ TEST_F(OpsTest, MlpMatchesItsReference) {
   }
   const tpu::Mlp mlp(std::move(layers));
   const MatrixI8 x = random(50, 64);
+  // Layer by layer: one dense() each.
   tpu::OpStats stats;
-  EXPECT_EQ(mlp.run(*default_, x, &stats), mlp.run_reference(x));
+  const tpu::MlpOptions per_layer{.chain = tpu::MlpOptions::Chain::kNever};
+  EXPECT_FALSE(mlp.plan(default_->info(), 50, per_layer).chained);
+  EXPECT_EQ(mlp.run(*default_, x, &stats, per_layer), mlp.run_reference(x));
   EXPECT_EQ(stats.commands, 3u);
   // The layers' figures add up: rows x K blocks x column tiles, int8 outputs.
   const uint64_t n = uint64_t(default_->info().n);
@@ -308,6 +314,177 @@ TEST_F(OpsTest, MlpMatchesItsReference) {
   EXPECT_EQ(stats.array_cycles, array_cycles);
   EXPECT_EQ(stats.read_bytes, read_bytes);
   EXPECT_EQ(stats.write_bytes, write_bytes);
+}
+
+// ---- The MLP chained on the device ------------------------------------------------------
+
+namespace mlp_test {
+
+// A layer whose requantization spreads random int8 inputs over the int8
+// range (neither all clamped nor all zero), so that a wrong layer shows.
+tpu::DenseLayer random_layer(std::mt19937_64& rng, int k, int n_out, bool relu_input) {
+  const auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  tpu::DenseLayer d;
+  d.w = MatrixI8(k, n_out);
+  for (auto& v : d.w.data) v = int8_t(uniform(-128, 127));
+  if (uniform(0, 4) > 0) {
+    d.bias.resize(size_t(n_out));
+    for (auto& b : d.bias) b = uniform(-20000, 20000);
+  }
+  // A sum of k products of inputs of about 74 (uniform int8; after a ReLU
+  // about 40) and weights of about 74: to about 40.
+  const double spread = (relu_input ? 40.0 : 74.0) * 74.0 * std::sqrt(double(k)) / 40.0;
+  d.q.multiplier = uniform(1 << 30, INT32_MAX);
+  d.q.shift = std::clamp(int(std::log2(spread)), 0, 31);
+  d.q.zero_point = uniform(-20, 20);
+  d.q.qmin = uniform(-128, -100);
+  d.q.qmax = uniform(100, 127);
+  d.q.relu6_max = uniform(30, 90);
+  d.act = std::array{tpu::Activation::kNone, tpu::Activation::kRelu, tpu::Activation::kRelu6}[size_t(uniform(0, 2))];
+  return d;
+}
+
+// Rows an instruction kind moves over a program, each LOOP body counted
+// once per iteration.
+uint64_t rows_of(const std::vector<tpu::isa::Instr>& program, tpu::isa::Op op) {
+  uint64_t rows = 0;
+  for (size_t i = 0; i < program.size(); ++i) {
+    const auto& in = program[i];
+    if (in.op == uint8_t(tpu::isa::Op::kLoop)) {
+      for (size_t b = i + 1; b <= i + in.a && b < program.size(); ++b)
+        if (program[b].op == uint8_t(op)) rows += uint64_t(in.count) * program[b].count;
+      i += in.a;
+    } else if (in.op == uint8_t(op)) {
+      rows += in.count;
+    }
+  }
+  return rows;
+}
+
+}  // namespace mlp_test
+
+// Random networks chained on both configurations: 1 to 4 layers of sizes
+// that are not multiples of the array, batches that are not either, every
+// activation, with and without bias, each layer its own requantization; and
+// one network with many more outputs than inputs (the outputs image then
+// sets the LOOP's host increment). Each prefix of the network runs on its
+// own, with the planner's step and with a small one (many steps: the device
+// LOOP), so a wrong layer is caught at that layer: its int8 outputs must
+// equal run_reference's.
+TEST_F(OpsTest, MlpChainedMatchesItsReferenceAtEveryLayer) {
+  for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
+    const bool tiny = dev == tiny_.get();
+    for (int trial = 0; trial < 4; ++trial) {
+      const bool wide = trial == 3;
+      const int layers = wide ? 1 : rand_int(1, 4), batch = rand_int(wide ? (tiny ? 25 : 60) : 1, tiny ? 30 : 200);
+      std::vector<int> sizes{wide ? 3 : rand_int(1, tiny ? 20 : 90)};
+      for (int l = 0; l < layers; ++l) sizes.push_back(wide ? (tiny ? 25 : 90) : rand_int(1, tiny ? 12 : 70));
+      std::vector<tpu::DenseLayer> net;
+      std::string shape = std::to_string(sizes[0]);
+      for (int l = 0; l < layers; ++l) {
+        net.push_back(mlp_test::random_layer(rng_, sizes[size_t(l)], sizes[size_t(l) + 1],
+                                             l > 0 && net.back().act != tpu::Activation::kNone));
+        shape += "-" + std::to_string(sizes[size_t(l) + 1]);
+      }
+      const MatrixI8 x = random(batch, sizes[0]);
+      for (int l = 1; l <= layers; ++l) {
+        SCOPED_TRACE(dev->info().name + " " + shape + ", batch " + std::to_string(batch) + ", the first " +
+                     std::to_string(l) + " layer(s)");
+        const tpu::Mlp mlp(std::vector<tpu::DenseLayer>(net.begin(), net.begin() + l));
+        const MatrixI8 want = mlp.run_reference(x);
+        for (const int step : {0, std::max(1, batch / 6)}) {
+          SCOPED_TRACE("step " + std::to_string(step));
+          const tpu::MlpOptions chained{.chain = tpu::MlpOptions::Chain::kAlways, .step = step};
+          const tpu::MlpPlan plan = mlp.plan(dev->info(), batch, chained);
+          ASSERT_TRUE(plan.chained);
+          tpu::OpStats stats;
+          EXPECT_EQ(mlp.run(*dev, x, &stats, chained), want);
+          EXPECT_EQ(stats.commands, uint64_t(plan.commands));
+          EXPECT_EQ(stats.instructions, uint64_t(plan.instructions));
+          if (plan.instructions <= dev->info().imem_depth) EXPECT_EQ(stats.commands, 1u);
+          if (wide && step > 0) EXPECT_GT(plan.loop_iterations, 0);
+        }
+      }
+    }
+  }
+}
+
+// The digits demo's network (64-32-10): one command for the whole batch,
+// chosen by the planner, its steps in a device LOOP; forced step sizes with
+// and without the LOOP; only the logits leave the device.
+TEST_F(OpsTest, MlpChainedLoopsOverStepsInOneCommand) {
+  namespace m = tpu::model;
+  const tpu::Mlp mlp({mlp_test::random_layer(rng_, 64, 32, false), mlp_test::random_layer(rng_, 32, 10, true)});
+  const int batch = 450;
+  const MatrixI8 x = random(batch, 64);
+  const MatrixI8 want = mlp.run_reference(x);
+  const tpu::DeviceInfo& info = default_->info();
+  const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
+  std::vector<m::ChainLayer> chain;
+  for (const auto& d : mlp.layers()) chain.push_back({d.w.rows, d.w.cols, d.q, d.act, d.bias});
+  struct Case {
+    tpu::MlpOptions options;
+    bool looped;
+  };
+  for (const Case& c : {Case{{}, true}, Case{{.step = 45}, true}, Case{{.step = 45, .loop = false}, false},
+                        Case{{.step = 150}, false}, Case{{.step = 225}, false}}) {
+    SCOPED_TRACE("step " + std::to_string(c.options.step) + (c.options.loop ? "" : ", no loop"));
+    const tpu::MlpPlan plan = mlp.plan(info, batch, c.options);
+    ASSERT_TRUE(plan.chained) << plan.reason;
+    EXPECT_EQ(plan.loop_iterations > 0, c.looped);
+    if (c.options.step > 0) EXPECT_EQ(plan.step, c.options.step);
+    EXPECT_EQ(plan.steps, (batch + plan.step - 1) / plan.step);
+    if (c.options.step == 0) EXPECT_LE(plan.chained_estimate, plan.per_layer_estimate);
+    tpu::OpStats stats;
+    EXPECT_EQ(mlp.run(*default_, x, &stats, c.options), want);
+    EXPECT_EQ(stats.commands, 1u);
+    EXPECT_EQ(stats.macs, uint64_t(batch) * (64 * 32 + 32 * 10));
+    EXPECT_EQ(stats.array_cycles, uint64_t(batch) * (4 * 2 + 2 * 1));
+    // The link carries each step's inputs and weights in, its logits out.
+    const uint64_t n = 16, P = uint64_t(plan.step), S = uint64_t(plan.steps);
+    EXPECT_EQ(stats.read_bytes, S * (4 * P * n + 10 * n * n));
+    EXPECT_EQ(stats.write_bytes, S * P * n);
+    // In the program: one RHM of input rows and one WHM of logit rows per
+    // step, nothing else crosses (the hidden layer stays in the UB).
+    const m::ChainPlan cp = m::plan_chain(chain, batch, core, {.step_rows = c.options.step, .loop = c.options.loop});
+    const auto programs = m::chain_programs(cp, chain, 0, 1 << 20, core);
+    ASSERT_EQ(programs.size(), 1u);
+    EXPECT_EQ(mlp_test::rows_of(programs[0], tpu::isa::Op::kRhm), S * 4 * P);
+    EXPECT_EQ(mlp_test::rows_of(programs[0], tpu::isa::Op::kWhm), S * P);
+    EXPECT_EQ(mlp_test::rows_of(programs[0], tpu::isa::Op::kRw), S * 10);  // RW counts tiles
+  }
+  // The planner's choice beats layer by layer on the device too.
+  tpu::OpStats chained, per_layer;
+  mlp.run(*default_, x, &chained);
+  mlp.run(*default_, x, &per_layer, {.chain = tpu::MlpOptions::Chain::kNever});
+  EXPECT_LT(chained.commands, per_layer.commands);
+  if (tpu_test::transport() == "sim") EXPECT_LT(chained.cycles, per_layer.cycles);
+}
+
+// A network whose step does not fit runs layer by layer, exactly; forcing
+// the chain is an error that says why.
+TEST_F(OpsTest, MlpFallsBackLayerByLayerWhenItDoesNotFit) {
+  // On tiny (256 UB rows, 4x4): 600 inputs are 150 rows a sample, twice.
+  const tpu::Mlp mlp({mlp_test::random_layer(rng_, 600, 9, false), mlp_test::random_layer(rng_, 9, 5, true)});
+  const tpu::MlpPlan plan = mlp.plan(tiny_->info(), 6);
+  EXPECT_FALSE(plan.chained);
+  EXPECT_NE(plan.reason.find("unified-buffer rows"), std::string::npos) << plan.reason;
+  const MatrixI8 x = random(6, 600);
+  tpu::OpStats stats;
+  EXPECT_EQ(mlp.run(*tiny_, x, &stats), mlp.run_reference(x));
+  EXPECT_GE(stats.commands, 2u);
+  try {
+    mlp.run(*tiny_, x, nullptr, {.chain = tpu::MlpOptions::Chain::kAlways});
+    FAIL() << "no error";
+  } catch (const tpu::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("mlp: the layers cannot be chained: a step of one sample needs 307"),
+              std::string::npos)
+        << e.what();
+  }
+  // A forced step larger than what fits.
+  EXPECT_THROW(mlp.plan(default_->info(), 100, {.chain = tpu::MlpOptions::Chain::kAlways, .step = 100}),
+               tpu::Error);
+  EXPECT_FALSE(mlp.plan(default_->info(), 100, {.step = 100}).chained);
 }
 
 TEST_F(OpsTest, BadOperandsAreRejectedBeforeTheDevice) {

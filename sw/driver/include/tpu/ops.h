@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tpu/quant.h"
@@ -119,6 +120,34 @@ struct DenseLayer {
   Activation act = Activation::kRelu;
 };
 
+// How Mlp::run runs a batch. By default it chains the layers on the device
+// when the network fits and the planner expects that to be faster
+// (docs/driver.md, "Chained MLP").
+struct MlpOptions {
+  enum class Chain {
+    kAuto,    // chained when it fits and (unless step is given) is estimated faster than layer by layer
+    kNever,   // layer by layer: one dense() per layer
+    kAlways,  // chained; tpu::Error when the network does not fit
+  };
+  Chain chain = Chain::kAuto;
+  int step = 0;      // samples per device step when chained, at most the batch (0: the planner's choice)
+  bool loop = true;  // repeat steps with a device LOOP when the program allows it
+};
+
+// What Mlp::run does with a batch (Mlp::plan).
+struct MlpPlan {
+  bool chained = false;
+  std::string reason;          // why it runs layer by layer (empty when chained)
+  int step = 0;                // chained: samples per step (the last step is padded)
+  int steps = 0;               // chained: steps
+  int loop_iterations = 0;     // chained: LOOP iterations of two steps each (0: unrolled)
+  int commands = 0;            // chained: programs, each one command
+  int instructions = 0;        // chained: instructions in them
+  int ub_rows = 0;             // chained: unified-buffer rows a step pair uses
+  uint64_t chained_estimate = 0;    // the planner's estimates of the cycles (0: not estimated)
+  uint64_t per_layer_estimate = 0;
+};
+
 class Mlp {
  public:
   explicit Mlp(std::vector<DenseLayer> layers);
@@ -126,8 +155,13 @@ class Mlp {
   int inputs() const;
   int outputs() const;
 
-  // x: batch x inputs. Returns batch x outputs int8 logits.
-  MatrixI8 run(Device& dev, const MatrixI8& x, OpStats* stats = nullptr) const;
+  // x: batch x inputs. Returns batch x outputs int8 logits. Chained (one
+  // command for the whole batch when its program fits the instruction
+  // memory) or layer by layer, as plan() says; the results are the same.
+  MatrixI8 run(Device& dev, const MatrixI8& x, OpStats* stats = nullptr, const MlpOptions& options = {}) const;
+  // What run() does with `batch` samples on a device like `info`. Throws
+  // tpu::Error for kAlways when the network does not chain.
+  MlpPlan plan(const DeviceInfo& info, int batch, const MlpOptions& options = {}) const;
   // The same arithmetic on the CPU (quant.h), the int8 reference.
   MatrixI8 run_reference(const MatrixI8& x) const;
 

@@ -9,8 +9,12 @@ gemm_sweep.csv and gemm_sweep.png into --out. Per shape: the cycles; the utiliza
 (M*K*N MACs over cycles x n x n) and the array utilization (zero padding of partial tiles
 counted); the roofline bound (the largest of the MXU, link read and link write terms plus
 the commands' fixed cost), its limiting term and the fraction bound / cycles achieved
-(docs/cli.md, "bench"); the simulator's speed. Exits 1 if any run fails or is not exact.
---quick keeps only shapes whose sides are all <= 256 (a smoke test of a few seconds).
+(docs/cli.md, "bench"); the simulator's speed. Then a stream of STREAM_COUNT independent
+STREAM_SHAPE products (`tpu bench --stream`), with one command in flight and with as many as
+the device holds: cycles per product and the utilization over the stream, into
+gemm_stream.csv. Exits 1 if any run fails or is not exact.
+--quick keeps only shapes whose sides are all <= 256 and a shorter stream (a smoke test of a
+few seconds).
 
     python3 scripts/bench_gemm.py [--tpu build/bin/tpu] [--config default]
                                   [--out build/bench] [--quick]
@@ -32,6 +36,11 @@ RECTANGLES = [(1024, 64, 64), (64, 1024, 64), (64, 64, 1024), (512, 256, 1024),
 ODD = [(1000, 300, 70), (100, 100, 100), (17, 33, 65)]  # partial tiles on every array size
 QUICK_MAX = 256
 HEADLINE = (512, 512, 512)
+STREAM_SHAPE = (64, 64, 64)
+STREAM_COUNT = 100
+STREAM_DEPTHS = [1, None]  # None: as many commands in flight as the device holds
+STREAM_COLUMNS = ["m", "k", "n", "products", "depth", "cycles", "cycles_per_product", "utilization",
+                  "commands", "sim_cycles_per_second", "wall_seconds", "exact"]
 
 COLUMNS = ["m", "k", "n", "macs", "cycles", "utilization", "array_utilization", "useful_macs",
            "commands", "bound_cycles", "limit", "roofline_fraction", "sim_cycles_per_second",
@@ -46,12 +55,15 @@ def shapes(quick):
     return [s for s in all_shapes if not quick or max(s) <= QUICK_MAX]
 
 
-def run_one(tpu, config, shape, tmp):
-    """One `tpu bench`; returns its JSON, or raises RuntimeError with the tool's output."""
+def run_one(tpu, config, shape, tmp, stream=None, depth=None):
+    """One `tpu bench` (with --stream: a stream of products); returns its JSON, or raises
+    RuntimeError with the tool's output."""
     m, k, n = shape
-    out = Path(tmp) / f"bench_{m}x{k}x{n}.json"
+    out = Path(tmp) / f"bench_{m}x{k}x{n}_{stream}_{depth}.json"
     cmd = [str(tpu), "--config", config, "bench", "--m", str(m), "--k", str(k), "--n", str(n),
            "--json", str(out)]
+    if stream:
+        cmd += ["--stream", str(stream)] + (["--depth", str(depth)] if depth else [])
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as e:
@@ -99,6 +111,39 @@ def plot(rows, path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def run_stream(args, out, failures):
+    """The stream rows: STREAM_COUNT products of STREAM_SHAPE at each of STREAM_DEPTHS."""
+    m, k, n = STREAM_SHAPE
+    count = 10 if args.quick else STREAM_COUNT
+    print(f"\nstream of {count} independent {m}x{k}x{n} products (tpu bench --stream)")
+    header = f"{'in flight':>9} {'cycles':>10} {'per product':>11} {'util %':>7} {'sim cyc/s':>10} {'wall s':>7}  check"
+    print(header)
+    print("-" * len(header))
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for depth in STREAM_DEPTHS:
+            try:
+                r = run_one(args.tpu, args.config, STREAM_SHAPE, tmp, stream=count, depth=depth)
+            except RuntimeError as e:
+                print(f"{depth or 'max':>9} FAILED: {e}", flush=True)
+                failures.append(f"stream of {m}x{k}x{n} at depth {depth or 'max'}: {e}")
+                continue
+            st = r["stream"]
+            row = {"m": m, "k": k, "n": n, "products": st["products"], "depth": st["depth"],
+                   "cycles": r["cycles"], "cycles_per_product": st["cycles_per_product"],
+                   "utilization": r["utilization"], "commands": r["commands"],
+                   "sim_cycles_per_second": r["sim_cycles_per_second"],
+                   "wall_seconds": r["wall_seconds"], "exact": r["exact"]}
+            exact = r.get("exact") is True
+            print(f"{st['depth']:>9} {row['cycles']:>10,} {row['cycles_per_product']:>11,.1f} "
+                  f"{100 * row['utilization']:>7.1f} {row['sim_cycles_per_second']:>10,.0f} "
+                  f"{row['wall_seconds']:>7.1f}  {'exact' if exact else 'NOT EXACT'}", flush=True)
+            if not exact:
+                failures.append(f"stream of {m}x{k}x{n}: a result differs from the CPU reference")
+            rows.append(row)
+    return rows
 
 
 def main():
@@ -164,6 +209,14 @@ def main():
         if sim_seconds > 0:
             print(f"simulator speed: {total_cycles / sim_seconds:,.0f} device cycles/s overall "
                   f"({total_cycles:,} cycles in {sim_seconds:.1f} s of simulation)")
+
+    stream_rows = run_stream(args, out, failures) if not any("cannot run" in f for f in failures) else []
+    if stream_rows:
+        with open(out / "gemm_stream.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=STREAM_COLUMNS)
+            w.writeheader()
+            w.writerows(stream_rows)
+        print(f"wrote {out / 'gemm_stream.csv'}")
 
     if failures:
         print("bench_gemm: error: " + "; ".join(failures), file=sys.stderr)

@@ -25,6 +25,8 @@ class Config:
     ub_rows: int            # unified buffer, int8 rows
     acc_rows: int           # accumulators, int32 rows
     imem_depth: int         # instruction memory, 16-byte instructions
+    prefetch_depth: int     # command prefetch buffer, 16-byte words: the next command's
+                            # window list (8 words) and a program of up to the rest
     wgt_fifo_tiles: int     # weight FIFO depth in array_n x array_n tiles
     # ---- DMA engine ----
     dma_tags: int           # read sub-requests in flight (PCIe tags)
@@ -45,6 +47,7 @@ FIELD_DOCS = {
     "ub_rows": "unified buffer rows (N int8 each)",
     "acc_rows": "accumulator rows (N int32 each)",
     "imem_depth": "instruction memory, instructions",
+    "prefetch_depth": "command prefetch buffer, 16-byte words: 8 for the next command's window list, the rest for its program",
     "wgt_fifo_tiles": "weight FIFO, N×N tiles",
     "dma_tags": "DMA read tags (sub-requests in flight)",
     "dma_rd_xfers": "DMA read descriptors in flight",
@@ -64,19 +67,19 @@ _COMMON = dict(datapath="int8", dma_tags=32, dma_rd_xfers=32, dma_rob_bytes=1638
 
 CONFIGS = (
     Config(name="tiny", summary="4×4, small memories: the fastest to simulate",
-           array_n=4, ub_rows=256, acc_rows=128, imem_depth=256, wgt_fifo_tiles=4, **_COMMON),
+           array_n=4, ub_rows=256, acc_rows=128, imem_depth=256, prefetch_depth=128, wgt_fifo_tiles=4, **_COMMON),
     Config(name="small", summary="8×8, for small FPGAs",
-           array_n=8, ub_rows=4096, acc_rows=1024, imem_depth=1024, wgt_fifo_tiles=8, **_COMMON),
+           array_n=8, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=8, **_COMMON),
     Config(name="default", summary="16×16, the reference configuration",
-           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, wgt_fifo_tiles=16, **_COMMON),
+           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16, **_COMMON),
     Config(name="wide", summary="32×32",
-           array_n=32, ub_rows=4096, acc_rows=1024, imem_depth=1024, wgt_fifo_tiles=16, **_COMMON),
+           array_n=32, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16, **_COMMON),
     # The headline sizes, for make bench-large (not make test): TPU v2's
     # 128×128 and TPU v1's 256×256 arrays, with its four-tile weight FIFO.
     Config(name="v2", summary="128×128, the size of a TPU v2 core's matrix unit",
-           array_n=128, ub_rows=4096, acc_rows=2048, imem_depth=1024, wgt_fifo_tiles=8, **_COMMON),
+           array_n=128, ub_rows=4096, acc_rows=2048, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=8, **_COMMON),
     Config(name="v1", summary="256×256, the size of TPU v1's matrix unit",
-           array_n=256, ub_rows=4096, acc_rows=2048, imem_depth=1024, wgt_fifo_tiles=4, **_COMMON),
+           array_n=256, ub_rows=4096, acc_rows=2048, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=4, **_COMMON),
 )
 
 DEFAULT = "default"
@@ -114,6 +117,7 @@ RULES = (
     Rule("ub_rows", 64, 32768, pow2=True, why="CAPS1 has 16 bits"),
     Rule("acc_rows", 16, 32768, pow2=True),
     Rule("imem_depth", 16, 32768, pow2=True),
+    Rule("prefetch_depth", 16, 32768, pow2=True, why="the 8-word window list and a program"),
     Rule("wgt_fifo_tiles", 2, 64),
     Rule("dma_tags", 2, 128, pow2=True),
     Rule("dma_rd_xfers", 2, 256, pow2=True),

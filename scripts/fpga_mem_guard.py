@@ -72,6 +72,10 @@ BLOCKS = [
     Block("tpu_acc", "tpu_acc", files="all", memories=2, dp16kd=8, max_ff=300),
     Block("vpu_lut", "vpu_lut", files="all", memories=2, dp16kd=2, max_ff=32),
     Block("dma_rob", "dma_rob", files="all", memories=16, dp16kd=16, max_ff=16),
+    # The command processor's prefetch buffer (128 words of 128 bits at tiny's
+    # size); its flip-flops are the window table, the next command's entry
+    # and the ring state.
+    Block("cmd_proc", "cmd_proc", files="all", memories=1, dp16kd=4, max_ff=1700),
 ]
 
 BLOCK_RAM_MAPS = ("$__DP16KD_", "$__PDPW16KD_")

@@ -26,6 +26,9 @@ module tpu_cfg_check #(
   if (!in_range(Cfg.imem_depth, 16, 32768, 1'b1)) begin : g_bad_imem_depth
     $fatal(1, "tpu_cfg: imem_depth = %0d must be a power of two from 16 to 32768", Cfg.imem_depth);
   end
+  if (!in_range(Cfg.prefetch_depth, 16, 32768, 1'b1)) begin : g_bad_prefetch_depth
+    $fatal(1, "tpu_cfg: prefetch_depth = %0d must be a power of two from 16 to 32768 (the 8-word window list and a program)", Cfg.prefetch_depth);
+  end
   if (!in_range(Cfg.wgt_fifo_tiles, 2, 64, 1'b0)) begin : g_bad_wgt_fifo_tiles
     $fatal(1, "tpu_cfg: wgt_fifo_tiles = %0d must be from 2 to 64", Cfg.wgt_fifo_tiles);
   end

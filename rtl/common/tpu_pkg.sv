@@ -21,6 +21,7 @@ package tpu_pkg;
     int unsigned ub_rows;
     int unsigned acc_rows;
     int unsigned imem_depth;
+    int unsigned prefetch_depth;
     int unsigned wgt_fifo_tiles;
     int unsigned dma_tags;
     int unsigned dma_rd_xfers;
@@ -40,6 +41,7 @@ package tpu_pkg;
     ub_rows:              256,
     acc_rows:             128,
     imem_depth:           256,
+    prefetch_depth:       128,
     wgt_fifo_tiles:       4,
     dma_tags:             32,
     dma_rd_xfers:         32,
@@ -58,6 +60,7 @@ package tpu_pkg;
     ub_rows:              4096,
     acc_rows:             1024,
     imem_depth:           1024,
+    prefetch_depth:       512,
     wgt_fifo_tiles:       8,
     dma_tags:             32,
     dma_rd_xfers:         32,
@@ -76,6 +79,7 @@ package tpu_pkg;
     ub_rows:              4096,
     acc_rows:             1024,
     imem_depth:           1024,
+    prefetch_depth:       512,
     wgt_fifo_tiles:       16,
     dma_tags:             32,
     dma_rd_xfers:         32,
@@ -94,6 +98,7 @@ package tpu_pkg;
     ub_rows:              4096,
     acc_rows:             2048,
     imem_depth:           1024,
+    prefetch_depth:       512,
     wgt_fifo_tiles:       8,
     dma_tags:             32,
     dma_rd_xfers:         32,
@@ -112,6 +117,7 @@ package tpu_pkg;
     ub_rows:              4096,
     acc_rows:             2048,
     imem_depth:           1024,
+    prefetch_depth:       512,
     wgt_fifo_tiles:       4,
     dma_tags:             32,
     dma_rd_xfers:         32,
@@ -130,6 +136,7 @@ package tpu_pkg;
     ub_rows:              4096,
     acc_rows:             1024,
     imem_depth:           1024,
+    prefetch_depth:       512,
     wgt_fifo_tiles:       16,
     dma_tags:             32,
     dma_rd_xfers:         32,

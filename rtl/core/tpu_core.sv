@@ -3,7 +3,8 @@
 // (memory, weight, matrix, vector), the unified buffer and the accumulators.
 //
 // Host side (tpu_top connects it to the command processor and the DMA engine):
-//   imem_wr_*   writes the program into instruction memory
+//   imem_wr_*   writes the program into instruction memory, while no program
+//               runs or once the running one's HALT is decoded (imem_free_o)
 //   start_i     runs it from start_pc_i; done_o pulses at the end with
 //               err_code_o / err_pc_o (index of the faulting instruction)
 //   mem_*       one memory port for RHM, WHM and RW, in bursts of rows of N
@@ -32,6 +33,7 @@ module tpu_core #(
   input  logic [127:0]                imem_wr_data_i,
   input  logic                        start_i,
   input  logic [31:0]                 start_pc_i,
+  output logic                        imem_free_o,  // imem may be written: no word read now is issued
   output logic                        busy_o,
   output logic                        done_o,
   output logic [3:0]                  err_code_o,
@@ -79,7 +81,8 @@ module tpu_core #(
   // ---------------------------------------------------------------------------
   // Instruction memory
   // ---------------------------------------------------------------------------
-  // Block RAM, written by the host while the core is idle. The controller
+  // Block RAM, written by the host while the core is idle or the running
+  // program's HALT waits to issue (imem_free_o). The controller
   // reads it synchronously, addressed with its next pc.
   logic [PcW-1:0]    imem_rd_addr;
   instr_t            imem_rd_data;
@@ -125,6 +128,7 @@ module tpu_core #(
     .irq_o,
     .imem_rd_addr_o(imem_rd_addr),
     .imem_rd_data_i(imem_rd_data),
+    .imem_free_o,
     .cmd_valid_o   (cmd_valid),
     .cmd_ready_i   (cmd_ready),
     .cmd_o         (cmd),

@@ -5,7 +5,7 @@
 //   fetch   (ctrl_fetch) reads the instruction memory ahead, following LOOP
 //           back edges, into a small queue. The memory reads synchronously
 //           and its address comes from a flop; it must not be written while
-//           a program runs.
+//           a program runs, except once its HALT has been decoded (imem_free_o).
 //   offset  takes the queue head and adds the loop offsets to its address
 //           fields; a LOOP sets the offsets and restarts fetch after it.
 //   decode  checks the instruction (docs/isa.md, "Errors") and computes its
@@ -51,6 +51,7 @@ module tpu_ctrl #(
   // ---- instruction memory ----
   output logic [PcW-1:0]               imem_rd_addr_o, // read next cycle: the next pc
   input  tpu_isa_pkg::instr_t          imem_rd_data_i, // the word at pc (a cycle after its address)
+  output logic                         imem_free_o,    // no word read from now on is issued
   // ---- unit command queues ----
   output logic [NU-1:0]                cmd_valid_o,
   input  logic [NU-1:0]                cmd_ready_i,
@@ -532,6 +533,12 @@ module tpu_ctrl #(
   `COVER(WeightRoomUsedUp, run && room_q == '0)
 
   assign busy_o     = state_q != StIdle;
+  // The instruction memory may be written (the next program, while this one
+  // drains): no program runs, or the running one's HALT has passed its
+  // checks and waits to issue. Nothing behind a HALT is ever issued, and the
+  // program ends when it issues (or with a memory fault), so the words read
+  // from now on are dropped.
+  assign imem_free_o = !run || (d_valid_q && d_q.is_halt && d_q.err == ErrOk);
   assign err_code_o = err_q;
   assign err_pc_o   = err_pc_q;
 

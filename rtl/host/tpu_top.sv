@@ -4,9 +4,11 @@
 // runs the submission and completion rings, and the compute core.
 //
 //   cq -> MMIO decode -> tpu_regs (generated from rtl/host/tpu_regs.rdl) -> cc
-//   cmd_proc: ring entries, program fetch into instruction memory, completion
-//             entry, MSI                      -> DMA engine <-> rq/rc
-//   tpu_core: RHM/WHM/RW -> core_dma_bridge  -> DMA engine (while it runs)
+//   cmd_proc: ring entries, program fetch into instruction memory (the next
+//             command's while the current one runs), completion entry, MSI
+//                                             -> DMA engine <-> rq/rc
+//   tpu_core: RHM/WHM/RW -> core_dma_bridge  -> DMA engine (reads shared with
+//             cmd_proc, writes while the core runs)
 // MMIO: one 32-bit access per cq beat. Reads are answered on cc; an offset
 // past the 4 KiB BAR, an unaligned one or an unmapped one reads as UR (and a
 // write is dropped), and either sets ERR_CAUSE.mmio_unmapped.
@@ -225,9 +227,18 @@ module tpu_top #(
     .cnt_malformed_o (cnt_malformed)
   );
 
-  // Command processor side (c_*) and bridge side (b_*); run selects.
-  logic              c_rd_req_valid, c_rd_data_ready, c_rd_done_ready, c_wr_req_valid;
+  // Command processor side (c_*) and bridge side (b_*). The write channel is
+  // the bridge's while the core runs (run), else the command processor's.
+  // The read channel is shared: the command processor fetches the next
+  // command while the core's bridge reads for the running one. Requests are
+  // arbitrated (the command processor first; a request on offer keeps its
+  // grant until taken), and since the engine delivers every transfer's data
+  // and done in request order, a FIFO of the requesters routes them back.
+  logic              c_rd_req_valid, c_rd_req_ready, c_rd_data_valid, c_rd_data_ready;
+  logic              c_rd_done_valid, c_rd_done_ready, c_wr_req_valid;
   logic              c_wr_data_valid, c_wr_done_ready, c_dma_fault;
+  dma_pkg::err_e     c_dma_class;
+  logic [63:0]       c_dma_addr;
   dma_pkg::rd_req_t  c_rd_req;
   dma_pkg::wr_req_t  c_wr_req;
   dma_pkg::wr_data_t c_wr_data;
@@ -237,10 +248,37 @@ module tpu_top #(
   dma_pkg::wr_req_t  b_wr_req;
   dma_pkg::wr_data_t b_wr_data;
 
-  assign rd_req_valid  = run ? b_rd_req_valid  : c_rd_req_valid;
-  assign rd_req        = run ? b_rd_req        : c_rd_req;
-  assign rd_data_ready = run ? b_rd_data_ready : c_rd_data_ready;
-  assign rd_done_ready = run ? b_rd_done_ready : c_rd_done_ready;
+  logic rd_sel_b, rd_lock_q, rd_lock_b_q, own_ready, own_valid, own_b;
+  logic [$clog2(Cfg.dma_rd_xfers+1)-1:0] unused_own_count;
+
+  assign rd_sel_b      = rd_lock_q ? rd_lock_b_q : !c_rd_req_valid;
+  assign rd_req_valid  = own_ready && (rd_sel_b ? b_rd_req_valid : c_rd_req_valid);
+  assign rd_req        = rd_sel_b ? b_rd_req : c_rd_req;
+  `FF(rd_lock_q, rd_req_valid && !rd_req_ready && !resetting_q, 1'b0)
+  `FF(rd_lock_b_q, rd_sel_b, 1'b0)
+
+  // One entry per transfer in flight (at most Cfg.dma_rd_xfers): 1 = bridge.
+  stream_fifo #(
+    .Width(1),
+    .Depth(Cfg.dma_rd_xfers)
+  ) u_rd_owner (
+    .clk_i,
+    .rst_ni,
+    .clear_i(resetting_q),
+    .valid_i(rd_req_valid && rd_req_ready),
+    .ready_o(own_ready),
+    .data_i (rd_sel_b),
+    .valid_o(own_valid),
+    .ready_i(rd_done_valid && rd_done_ready),
+    .data_o (own_b),
+    .count_o(unused_own_count)
+  );
+
+  assign c_rd_req_ready  = rd_req_ready && own_ready && !rd_sel_b;
+  assign c_rd_data_valid = rd_data_valid && own_valid && !own_b;
+  assign c_rd_done_valid = rd_done_valid && own_valid && !own_b;
+  assign rd_data_ready   = own_valid && (own_b ? b_rd_data_ready : c_rd_data_ready);
+  assign rd_done_ready   = own_valid && (own_b ? b_rd_done_ready : c_rd_done_ready);
   assign wr_req_valid  = run ? b_wr_req_valid  : c_wr_req_valid;
   assign wr_req        = run ? b_wr_req        : c_wr_req;
   assign wr_data_valid = run ? b_wr_data_valid : c_wr_data_valid;
@@ -250,7 +288,7 @@ module tpu_top #(
   // ---------------------------------------------------------------------------
   // Command processor
   // ---------------------------------------------------------------------------
-  logic               imem_wr_en, core_start, core_done, core_busy, core_irq;
+  logic               imem_wr_en, core_start, core_done, core_busy, core_irq, core_imem_free;
   logic [PcW-1:0]     imem_wr_addr;
   logic [127:0]       imem_wr_data;
   logic [3:0]         core_err;
@@ -263,7 +301,8 @@ module tpu_top #(
   dma_pkg::window_t [dma_pkg::MaxWindows-1:0] windows;
 
   cmd_proc #(
-    .ImemDepth(ImemDepth)
+    .ImemDepth(ImemDepth),
+    .PfDepth  (Cfg.prefetch_depth)
   ) u_cmd (
     .clk_i,
     .rst_ni,
@@ -288,15 +327,17 @@ module tpu_top #(
     .msi_data_i     (link_cfg_i.msi_data),
     .run_o          (run),
     .rd_req_valid_o (c_rd_req_valid),
-    .rd_req_ready_i (rd_req_ready),
+    .rd_req_ready_i (c_rd_req_ready),
     .rd_req_o       (c_rd_req),
-    .rd_data_valid_i(rd_data_valid),
+    .rd_data_valid_i(c_rd_data_valid),
     .rd_data_ready_o(c_rd_data_ready),
     .rd_data_i      (rd_data),
-    .rd_done_valid_i(rd_done_valid),
+    .rd_done_valid_i(c_rd_done_valid),
     .rd_done_ready_o(c_rd_done_ready),
     .rd_done_i      (rd_done),
     .dma_fault_o    (c_dma_fault),
+    .dma_fault_class_o(c_dma_class),
+    .dma_fault_addr_o (c_dma_addr),
     .wr_req_valid_o (c_wr_req_valid),
     .wr_req_ready_i (wr_req_ready),
     .wr_req_o       (c_wr_req),
@@ -309,6 +350,7 @@ module tpu_top #(
     .imem_wr_en_o   (imem_wr_en),
     .imem_wr_addr_o (imem_wr_addr),
     .imem_wr_data_o (imem_wr_data),
+    .core_imem_free_i(core_imem_free),
     .core_start_o   (core_start),
     .core_done_i    (core_done),
     .core_err_i     (core_err),
@@ -344,6 +386,7 @@ module tpu_top #(
     .imem_wr_data_i    (imem_wr_data),
     .start_i           (core_start),
     .start_pc_i        ('0),
+    .imem_free_o       (core_imem_free),
     .busy_o            (core_busy),
     .done_o            (core_done),
     .err_code_o        (core_err),
@@ -376,9 +419,9 @@ module tpu_top #(
 
   logic b_rd_req_ready, b_rd_data_valid, b_rd_done_valid, b_wr_req_ready, b_wr_data_ready;
   logic b_wr_done_valid;
-  assign b_rd_req_ready  = run && rd_req_ready;
-  assign b_rd_data_valid = run && rd_data_valid;
-  assign b_rd_done_valid = run && rd_done_valid;
+  assign b_rd_req_ready  = rd_req_ready && own_ready && rd_sel_b;
+  assign b_rd_data_valid = rd_data_valid && own_valid && own_b;
+  assign b_rd_done_valid = rd_done_valid && own_valid && own_b;
   assign b_wr_req_ready  = run && wr_req_ready;
   assign b_wr_data_ready = run && wr_data_ready;
   assign b_wr_done_valid = run && wr_done_valid;
@@ -438,10 +481,13 @@ module tpu_top #(
   logic [2:0]  dma_err_class;
   logic [63:0] dma_err_addr, err_addr_q, err_addr_d;
 
-  // A failed DMA read of the command processor or of the bridge.
-  assign dma_err_valid = (c_dma_fault && !run) || br_err_valid;
-  assign dma_err_class = br_err_valid ? br_err_class : rd_done.err;
-  assign dma_err_addr  = br_err_valid ? br_err_addr : rd_done.err_addr;
+  // A failed DMA read of the command processor (reported when its command is
+  // taken, with the class and address it recorded, so while the core and its
+  // bridge are idle) or of the bridge.
+  assign dma_err_valid = c_dma_fault || br_err_valid;
+  assign dma_err_class = br_err_valid ? br_err_class : c_dma_class;
+  assign dma_err_addr  = br_err_valid ? br_err_addr : c_dma_addr;
+  `ASSERT(OneDmaErrorAtATime, !(c_dma_fault && br_err_valid))
 
   always_comb begin
     err_addr_d = err_addr_q;
@@ -485,8 +531,7 @@ module tpu_top #(
     hwif_in.ERR_ADDR_LO.addr.next       = err_addr_q[31:0];
     hwif_in.ERR_ADDR_HI.addr.next       = err_addr_q[63:32];
     hwif_in.INT_STATUS.completion.next  = cmd_done;
-    hwif_in.INT_STATUS.error.next       = (cmd_done && prog_error) || bad_doorbell ||
-                                          (c_dma_fault && !run);
+    hwif_in.INT_STATUS.error.next       = (cmd_done && prog_error) || bad_doorbell || c_dma_fault;
     hwif_in.SQ_TAIL.tail.hwclr          = resetting_q;
     hwif_in.CQ_HEAD.head.hwclr          = resetting_q;
     hwif_in.SQ_HEAD.head.next           = sq_head;

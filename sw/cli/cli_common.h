@@ -49,6 +49,8 @@ int cmd_matmul(const Global& g, const MatmulArgs& args);
 struct GemmArgs {  // bench and perf
   int m = 0, k = 0, n = 0;
   std::string json;
+  int stream = 0;  // bench: independent products in one stream of commands (0: one GEMM)
+  int depth = 0;   // bench --stream: commands in flight (0: as many as the device holds)
 };
 int cmd_bench(const Global& g, const GemmArgs& args);
 int cmd_perf(const Global& g, const GemmArgs& args);
@@ -96,6 +98,7 @@ constexpr uint64_t kMaxLoadBytes = uint64_t{256} << 20;    // run --load, and on
 // Limits of numbers on the command line.
 constexpr uint64_t kMaxTimeoutCycles = 1'000'000'000'000;  // --timeout
 constexpr int kMaxDim = 1 << 20;                            // bench/perf --m --k --n, mlp --batch
+constexpr int kMaxStream = 100000;                          // bench --stream
 
 // The .npy bytes of an array, for Outputs::stage.
 std::vector<uint8_t> npy_bytes(const npy::Array& a);

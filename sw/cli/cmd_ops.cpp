@@ -253,7 +253,78 @@ int cmd_matmul(const Global& g, const MatmulArgs& args) {
 
 // ---- bench and perf ------------------------------------------------------------------
 
+namespace {
+
+// bench --stream: args.stream independent products of one shape, as one
+// stream of commands with up to args.depth in flight (matmul_batch).
+int bench_stream(const Global& g, const GemmArgs& args) {
+  Outputs out;
+  out.add("--json", args.json);
+  Device dev = g.open();
+  std::mt19937_64 rng(g.seed);
+  std::vector<MatrixI8> a, b;
+  for (int i = 0; i < args.stream; ++i) {
+    a.push_back(random_matrix(rng, args.m, args.k));
+    b.push_back(random_matrix(rng, args.k, args.n));
+  }
+  const size_t depth = args.depth ? std::min(size_t(args.depth), dev.max_in_flight()) : dev.max_in_flight();
+  const uint64_t command_cycles = command_latency(dev);
+  OpStats stats;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<MatrixI32> c = matmul_batch(dev, a, b, &stats, depth);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string mismatch;
+  for (int i = 0; i < args.stream && mismatch.empty(); ++i) {
+    const MatrixI32 ref = model::matmul_i8(a[size_t(i)], b[size_t(i)]);
+    if (c[size_t(i)] == ref) continue;
+    size_t wrong = 0, first = SIZE_MAX;
+    for (size_t e = 0; e < ref.data.size(); ++e)
+      if (e >= c[size_t(i)].data.size() || c[size_t(i)].data[e] != ref.data[e]) {
+        ++wrong;
+        if (first == SIZE_MAX) first = e;
+      }
+    mismatch = "product " + std::to_string(i) + ": C[" + std::to_string(first / size_t(ref.cols)) + "][" +
+               std::to_string(first % size_t(ref.cols)) + "] differs from the CPU reference (" +
+               std::to_string(wrong) + " of " + std::to_string(ref.data.size()) + " elements)";
+  }
+  const double per_product = double(stats.cycles) / args.stream;
+  const double speed = wall > 0 ? double(stats.cycles) / wall : 0.0;
+  std::printf("bench --stream %d x %s (MxKxN), %zu in flight, on %s, seed %llu\n", args.stream,
+              gemm_shape(args).c_str(), depth, dev.info().name.c_str(),
+              static_cast<unsigned long long>(g.seed));
+  char buf[96];
+  constexpr int kWidth = -9;
+  line(kWidth, "cycles", std::to_string(stats.cycles), "first submission to last completion");
+  std::snprintf(buf, sizeof buf, "%.1f", per_product);
+  line(kWidth, "per product", buf, count(stats.commands / uint64_t(args.stream), "command") + " each");
+  line(kWidth, "utilization", percent(stats.utilization()),
+       "M*K*N MACs of all products over cycles x " + std::to_string(stats.n) + " x " + std::to_string(stats.n));
+  line(kWidth, "MXU bound", std::to_string(stats.array_cycles), "array rows at one a cycle");
+  line(kWidth, "command", std::to_string(command_cycles), "cycles of one HALT-only command, alone");
+  line(0, "commands", std::to_string(stats.commands) + " (" + count(stats.instructions, "instruction") + ")", "");
+  line(0, "exact", mismatch.empty() ? "yes (every product matches the CPU reference)" : "NO", "");
+  std::snprintf(buf, sizeof buf, "%.0f device cycles/s (%.3f s wall)", speed, wall);
+  line(0, "simulator", buf, "");
+  if (!args.json.empty()) {
+    json j = stats_json(g, dev, stats);
+    j["shape"] = shape_json(args.m, args.k, args.n);
+    j["stream"] = {{"products", args.stream}, {"depth", depth}, {"cycles_per_product", per_product},
+                   {"command_cycles", command_cycles}};
+    j["seed"] = g.seed;
+    j["wall_seconds"] = wall;
+    j["sim_cycles_per_second"] = speed;
+    j["exact"] = mismatch.empty();
+    out.stage_json(args.json, j);
+    out.commit();
+  }
+  if (!mismatch.empty()) throw Error("bench --stream " + gemm_shape(args) + ": wrong result: " + mismatch);
+  return 0;
+}
+
+}  // namespace
+
 int cmd_bench(const Global& g, const GemmArgs& args) {
+  if (args.stream > 0) return bench_stream(g, args);
   Outputs out;
   out.add("--json", args.json);
   Device dev = g.open();

@@ -164,7 +164,14 @@ int main(int argc, char** argv) {
     add_number(sub, "--n", &args->n, "columns of B", 1, kMaxDim)->required();
     sub->add_option("--json", args->json, "write the statistics here");
   }
-  app.get_subcommand("bench")->callback([&] { code = cmd_bench(g, bench_args); });
+  auto* benchc = app.get_subcommand("bench");
+  auto* stream = add_number(benchc, "--stream", &bench_args.stream,
+                            "run this many independent MxKxN products as one stream of commands", 1,
+                            kMaxStream);
+  add_number(benchc, "--depth", &bench_args.depth,
+             "with --stream: commands in flight, default as many as the device holds", 1, kMaxStream)
+      ->needs(stream);
+  benchc->callback([&] { code = cmd_bench(g, bench_args); });
   app.get_subcommand("perf")->callback([&] { code = cmd_perf(g, perf_args); });
 
   MlpArgs mlp;

@@ -3,6 +3,7 @@
 // fetch, RHM/WHM/RW by DMA, completion entry, MSI) and are compared with the
 // reference model; the host-interface negative checklist; a seeded fuzz run.
 #include <cstdio>
+#include <functional>
 
 #include "device_harness.h"
 #include "tpu/gemm_program.h"
@@ -130,10 +131,107 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
     EXPECT_TRUE(dev_->rc().protocol_errors().empty()) << dev_->rc().protocol_errors().front();
   }
 
+  // ---- streams of commands (fetched ahead) ----
+
+  // Submits the commands in order, each program at its own host slot, with
+  // at most `depth` queued in the 8-entry rings, and returns their
+  // completions (in order, ids id0, id0 + 1, ...). before_submit(i), when
+  // given, runs just before command i is submitted (to plant a fault or a
+  // malformed entry: it returns true when it submitted the entry itself).
+  std::vector<tb::CqEntry> run_stream(const std::vector<std::vector<isa::Instr>>& progs,
+                                      const std::vector<std::vector<tpu::Window>>& windows, uint16_t id0,
+                                      size_t depth = 7, uint64_t max_cycles = 2'000'000,
+                                      const std::function<bool(size_t)>& before_submit = {}) {
+    std::vector<tb::CqEntry> out;
+    size_t next = 0;
+    while (out.size() < progs.size()) {
+      while (next < progs.size() && next - out.size() < depth) {
+        if (!before_submit || !before_submit(next))
+          dev_->submit(uint16_t(id0 + next), progs[next], prog_slot(next), true, windows[next]);
+        ++next;
+      }
+      const auto cpl = dev_->wait_completion(max_cycles);
+      if (!cpl) {
+        ADD_FAILURE() << "no completion for command " << id0 + out.size() << std::hex << ": STATUS 0x"
+                      << reg(TPU_REG(STATUS)) << ", ERR_CAUSE 0x" << reg(TPU_REG(ERR_CAUSE));
+        break;
+      }
+      EXPECT_EQ(cpl->id, uint16_t(id0 + out.size())) << "completions out of submission order";
+      out.push_back(*cpl);
+    }
+    return out;
+  }
+
+  // The host address of command i's program in run_stream (8 slots in turn:
+  // a slot is reused only after its previous command completed).
+  static uint64_t prog_slot(size_t i) { return kProg + (i % 8) * 0x10000; }
+
+  // A GEMM of its own: inputs, packed images and output at base.
+  struct StreamGemm {
+    MatrixI8 a, w;
+    tpu::model::GemmProgram gemm;
+    std::vector<tpu::Window> windows;  // exactly its buffers
+  };
+  StreamGemm make_gemm(uint64_t base, int m, int k, int n_out) {
+    StreamGemm g{MatrixI8(m, k), MatrixI8(k, n_out), {}, {}};
+    for (auto& v : g.a.data) v = int8_t(this->rand_int(-128, 127));
+    for (auto& v : g.w.data) v = int8_t(this->rand_int(-128, 127));
+    tpu::model::write_matrix(dev_->mem(), base, g.a);
+    tpu::model::write_matrix(dev_->mem(), base + 0x40000, g.w);
+    g.gemm = tpu::model::build_gemm(dev_->mem(), {m, k, n_out},
+                                    {base, base + 0x40000, base + 0x80000, base + 0xC0000}, config());
+    g.windows = {tpu::Window{base + 0xC0000, 0x40000, tpu::kWindowRead},
+                 tpu::Window{base + 0x80000, 0x40000, tpu::kWindowWrite}};
+    return g;
+  }
+  bool gemm_exact(const StreamGemm& g) {
+    return tpu::model::read_gemm_result(dev_->mem(), g.gemm) == tpu::model::matmul_i8(g.a, g.w);
+  }
+
+  // The rq sequence numbers of the device's reads at [addr, addr + len).
+  std::vector<uint64_t> read_seqs(uint64_t addr, uint64_t len) {
+    std::vector<uint64_t> seqs;
+    for (const auto& r : dev_->rc().reads())
+      if (r.addr >= addr && r.addr < addr + len) seqs.push_back(r.seq);
+    return seqs;
+  }
+  // ... and of its writes there.
+  std::vector<uint64_t> write_seqs(uint64_t addr, uint64_t len) {
+    std::vector<uint64_t> seqs;
+    for (const auto& w : dev_->rc().writes())
+      if (w.addr >= addr && w.addr < addr + len) seqs.push_back(w.seq);
+    return seqs;
+  }
+
   std::unique_ptr<tb::Device<typename Cfg::Model>> dev_;
 };
 
 using DeviceTest = DeviceFixture<TopCfg>;
+
+// Instructions of a program the device fetches ahead into its buffer; one
+// more is fetched after the command before it (docs/host_interface.md).
+constexpr int kPrefetchProg = tb::kConfig.prefetch_depth - 8;
+
+// A program of exactly `len` instructions (>= 3): an RHM of `rows` rows from
+// `in`, SYNCs, a WHM of them to `out` as its second to last, HALT. Any
+// instruction lost or stale on its way into instruction memory changes what
+// it writes (or makes it fail).
+std::vector<isa::Instr> copy_program(int len, uint32_t ub, uint32_t rows, uint64_t in, uint64_t out) {
+  std::vector<isa::Instr> p{isa::rhm(ub, rows, in, uint32_t(TopCfg::N))};
+  while (int(p.size()) < len - 2) p.push_back(isa::sync(0));
+  p.push_back(isa::whm(ub, rows, out, uint32_t(TopCfg::N)));
+  p.push_back(isa::halt());
+  return p;
+}
+
+// A program that keeps the core busy for about `cycles` cycles (a LOOP of
+// IRQs), then does `tail`.
+std::vector<isa::Instr> busy_program(uint32_t cycles, std::vector<isa::Instr> tail = {}) {
+  std::vector<isa::Instr> p{isa::loop(cycles, 1), isa::irq()};
+  p.insert(p.end(), tail.begin(), tail.end());
+  p.push_back(isa::halt());
+  return p;
+}
 
 // ---------------------------------------------------------------------------
 // Programs end to end
@@ -548,6 +646,284 @@ TEST_F(DeviceTest, SoftResetInTheMiddleOfDma) {
   EXPECT_EQ(reg(TPU_REG(SQ_HEAD)), 0u);
   dev_->setup_rings(kSq, 3, kCq, 3);
   check_gemm(6, 5, 4, 13);
+}
+
+// ---------------------------------------------------------------------------
+// Commands fetched ahead: the next entry, its windows and program are read
+// while a command runs; nothing may be reordered, lost or mixed up
+// ---------------------------------------------------------------------------
+
+// GEMMs back to back, up to 7 queued in 8-entry rings (both wrap): each
+// exact, completions in order, and the next entry read before the previous
+// command's completion (fetched ahead) for most of them.
+TEST_F(DeviceTest, StreamOfGemmsFetchedAheadIsExact) {
+  start();
+  std::vector<StreamGemm> gemms;
+  std::vector<std::vector<isa::Instr>> progs;
+  std::vector<std::vector<tpu::Window>> wins;
+  // On tiny a GEMM may take several programs (run in order; state carries
+  // over between them), some longer than the prefetch buffer.
+  const int cube = N >= 16 ? 64 : 32;
+  for (int i = 0; i < 14; ++i) {
+    const bool big = i % 5 == 0;
+    gemms.push_back(make_gemm(0x1000000 + uint64_t(i) * 0x100000, big ? cube : rand_int(1, 40),
+                              big ? cube : rand_int(1, 48), big ? cube : rand_int(1, 40)));
+    for (const auto& program : gemms.back().gemm.programs) {
+      progs.push_back(program);
+      wins.push_back(gemms.back().windows);
+    }
+  }
+  const auto cpls = run_stream(progs, wins, 100);
+  ASSERT_EQ(cpls.size(), progs.size());
+  for (size_t i = 0; i < cpls.size(); ++i) {
+    EXPECT_EQ(cpls[i].status, 0) << "command " << i << " ended with " << cpls[i].status;
+    EXPECT_GT(cpls[i].cycles, 0u);
+  }
+  for (size_t i = 0; i < gemms.size(); ++i) EXPECT_TRUE(gemm_exact(gemms[i])) << "GEMM " << i << " differs";
+  // Entry i + 1 read before command i's completion was written.
+  const auto entries = read_seqs(kSq, 8 * 32), cpl_writes = write_seqs(kCq, 8 * 16);
+  ASSERT_EQ(entries.size(), progs.size());
+  ASSERT_EQ(cpl_writes.size(), progs.size());
+  size_t ahead = 0;
+  for (size_t i = 0; i + 1 < progs.size(); ++i) ahead += entries[i + 1] < cpl_writes[i];
+  EXPECT_GE(ahead, progs.size() * 2 / 3) << "the device did not fetch commands ahead";
+  EXPECT_EQ(reg(TPU_REG(COMMANDS_DONE)), uint32_t(progs.size()));
+  EXPECT_EQ(reg(TPU_REG(SQ_HEAD)), uint32_t(progs.size() % 8));
+  EXPECT_TRUE(dev_->rc().protocol_errors().empty());
+}
+
+// Every way a command can fail, each queued behind a running command and in
+// front of a good one: each keeps its own status and err_pc, and the good
+// ones' results are exact.
+TEST_F(DeviceTest, FaultsInAStreamStayWithTheirCommand) {
+  RootComplexConfig cfg;
+  cfg.latency = 200;
+  start(cfg);
+  dev_->mmio_write(TPU_REG(ERR_CAUSE), 0xffffffff);
+  const uint64_t src = 0x90000;
+  std::vector<uint8_t> bytes(0x1000);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  dev_->mem().write(src, bytes);
+  const tpu::Window data_win{src, 0x1000, tpu::kWindowRead};
+  isa::Instr illegal{};
+  illegal.op = 0x7f;
+
+  std::vector<StreamGemm> gemms;
+  for (int i = 0; i < 5; ++i) {
+    gemms.push_back(make_gemm(0x1000000 + uint64_t(i) * 0x100000, rand_int(8, 40), rand_int(8, 40),
+                              rand_int(8, 40)));
+    // One program each (on tiny too), so each GEMM is one command of the list.
+    while (gemms.back().gemm.programs.size() != 1)
+      gemms.back() = make_gemm(0x1000000 + uint64_t(i) * 0x100000, rand_int(4, 20), rand_int(4, 20),
+                               rand_int(4, 20));
+  }
+  struct Cmd {
+    std::vector<isa::Instr> prog;
+    std::vector<tpu::Window> wins;
+    uint16_t status;
+    uint32_t err_pc;
+    int gemm;  // index of its GEMM, or -1
+  };
+  const uint16_t mem_fault = uint16_t(ErrCode::kMemFault);
+  const std::vector<Cmd> cmds = {
+      {gemms[0].gemm.programs[0], gemms[0].windows, 0, 0, 0},
+      // outside its windows: MEM_FAULT at the RHM
+      {{isa::sync(0), isa::rhm(0, 8, src + 0x2000, N), isa::halt()}, {data_win}, mem_fault, 1, -1},
+      {gemms[1].gemm.programs[0], gemms[1].windows, 0, 0, 1},
+      // an illegal instruction
+      {{isa::sync(0), illegal, isa::halt()}, {}, uint16_t(ErrCode::kIllegalOpcode), 1, -1},
+      {gemms[2].gemm.programs[0], gemms[2].windows, 0, 0, 2},
+      // its data read answered UR (fault planted below)
+      {{isa::rhm(0, 16, src, N), isa::halt()}, {data_win}, mem_fault, 0, -1},
+      {gemms[3].gemm.programs[0], gemms[3].windows, 0, 0, 3},
+      // its program cannot be fetched (fault planted below)
+      {{isa::halt()}, {}, tb::kStatusFetchFault, 0, -1},
+      // a malformed entry (submitted raw below)
+      {{isa::halt()}, {}, tb::kStatusBadCommand, 0, -1},
+      // a malformed window list: a window of length 0
+      {{isa::halt()}, {tpu::Window{src, 0, tpu::kWindowRead}}, tb::kStatusBadCommand, 0, -1},
+      {gemms[4].gemm.programs[0], gemms[4].windows, 0, 0, 4},
+  };
+  std::vector<std::vector<isa::Instr>> progs;
+  std::vector<std::vector<tpu::Window>> wins;
+  for (const Cmd& c : cmds) progs.push_back(c.prog), wins.push_back(c.wins);
+  const auto cpls = run_stream(progs, wins, 1, 7, 2'000'000, [&](size_t i) {
+    if (i == 5) dev_->rc().add_fault(FaultRule{FaultKind::kUr, src, 16});
+    if (i == 7) dev_->rc().add_fault(FaultRule{FaultKind::kCa, prog_slot(7), 16});
+    if (i == 8) {
+      dev_->submit_raw(tb::Device<TopCfg::Model>::run_entry(9, 1, prog_slot(8), 0, 0, /*op=*/7));
+      return true;
+    }
+    return false;
+  });
+  ASSERT_EQ(cpls.size(), cmds.size());
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    SCOPED_TRACE("command " + std::to_string(i));
+    EXPECT_EQ(cpls[i].status, cmds[i].status);
+    EXPECT_EQ(cpls[i].err_pc, cmds[i].err_pc);
+    if (cmds[i].gemm >= 0) EXPECT_TRUE(gemm_exact(gemms[size_t(cmds[i].gemm)]));
+  }
+  const uint32_t cause = reg(TPU_REG(ERR_CAUSE));
+  for (uint32_t bit : {TPU_REGS__ERR_CAUSE__WINDOW_READ_bm, TPU_REGS__ERR_CAUSE__DMA_UR_bm,
+                       TPU_REGS__ERR_CAUSE__DMA_CA_bm, TPU_REGS__ERR_CAUSE__BAD_COMMAND_bm,
+                       TPU_REGS__ERR_CAUSE__PROG_ERROR_bm})
+    EXPECT_TRUE(cause & bit) << std::hex << "ERR_CAUSE 0x" << cause << " lacks 0x" << bit;
+  dev_->rc().clear_faults();
+  check_gemm(7, 9, 5, 20);
+}
+
+// Programs around the prefetch buffer's size, between GEMMs: up to
+// kPrefetchProg instructions are fetched while the command before runs, a
+// longer one after it completes; every one arrives whole.
+TEST_F(DeviceTest, ProgramsTooLongForThePrefetchBufferRunAfterTheirPredecessor) {
+  RootComplexConfig cfg;
+  cfg.latency = 100;
+  start(cfg);
+  const uint64_t in = 0x90000, out = 0xA0000;
+  std::vector<uint8_t> bytes(0x4000);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  dev_->mem().write(in, bytes);
+  std::vector<int> lengths{kPrefetchProg - 1, kPrefetchProg, kPrefetchProg + 1, TopCfg::Imem};
+  std::vector<StreamGemm> gemms;
+  std::vector<std::vector<isa::Instr>> progs;
+  std::vector<std::vector<tpu::Window>> wins;
+  std::vector<size_t> copies;  // command index of each copy program
+  for (size_t j = 0; j < lengths.size(); ++j) {
+    gemms.push_back(make_gemm(0x1000000 + uint64_t(j) * 0x100000, 48, 64, 48));
+    for (const auto& program : gemms.back().gemm.programs) {
+      progs.push_back(program);
+      wins.push_back(gemms.back().windows);
+    }
+    const uint32_t rows = uint32_t(4 + j);
+    copies.push_back(progs.size());
+    progs.push_back(copy_program(lengths[j], uint32_t(16 * j), rows, in + 0x400 * j, out + 0x400 * j));
+    wins.push_back({tpu::Window{in, 0x4000, tpu::kWindowRead}, tpu::Window{out, 0x4000, tpu::kWindowWrite}});
+  }
+  const auto cpls = run_stream(progs, wins, 1);
+  ASSERT_EQ(cpls.size(), progs.size());
+  for (size_t i = 0; i < cpls.size(); ++i) EXPECT_EQ(cpls[i].status, 0) << "command " << i;
+  for (const StreamGemm& g : gemms) EXPECT_TRUE(gemm_exact(g));
+  const auto cpl_writes = write_seqs(kCq, 8 * 16);
+  for (size_t j = 0; j < lengths.size(); ++j) {
+    SCOPED_TRACE("a program of " + std::to_string(lengths[j]) + " instructions");
+    const size_t rows = 4 + j;
+    EXPECT_EQ(dev_->mem().read(out + 0x400 * j, rows * N), dev_->mem().read(in + 0x400 * j, rows * N));
+    // Its program read: during the GEMM before it when it fits the buffer,
+    // after that GEMM's completion when it does not.
+    // (Its slot's reads after command c - 8 completed and before c did: its own.)
+    const size_t c = copies[j];
+    std::vector<uint64_t> prog_reads;
+    for (const uint64_t seq : read_seqs(prog_slot(c), uint64_t(lengths[j]) * 16))  // not its window list
+      if ((c < 8 || seq > cpl_writes[c - 8]) && seq < cpl_writes[c]) prog_reads.push_back(seq);
+    ASSERT_FALSE(prog_reads.empty());
+    if (lengths[j] <= kPrefetchProg) EXPECT_LT(prog_reads.back(), cpl_writes[c - 1]);
+    else EXPECT_GT(prog_reads.front(), cpl_writes[c - 1]);
+  }
+}
+
+// The next command's windows are fetched while the current one runs; the
+// current one's late WHM is still checked against its own windows, and the
+// next is held to its own.
+TEST_F(DeviceTest, WindowsFetchedAheadDoNotReachTheRunningCommand) {
+  start();
+  const uint64_t z = 0x90000, x = 0xA0000, y = 0xB0000;
+  std::vector<uint8_t> bytes(8 * N);
+  for (auto& b : bytes) b = uint8_t(rand_int(1, 255));
+  dev_->mem().write(z, bytes);
+  const std::vector<uint8_t> zeros(8 * N, 0);
+  dev_->mem().write(x, zeros);
+  dev_->mem().write(y, zeros);
+  const tpu::Window zr{z, uint64_t(8 * N), tpu::kWindowRead}, xw{x, uint64_t(8 * N), tpu::kWindowWrite},
+      yw{y, uint64_t(8 * N), tpu::kWindowWrite};
+  const auto cpls = run_stream(
+      {busy_program(4000, {isa::rhm(0, 8, z, N), isa::whm(0, 8, x, N)}),  // A: late write to x
+       {isa::whm(0, 8, x, N), isa::halt()},                                // B: x is not its own
+       {isa::whm(0, 8, y, N), isa::halt()}},                               // C: y is
+      {{zr, xw}, {yw}, {yw}}, 1);
+  ASSERT_EQ(cpls.size(), 3u);
+  EXPECT_EQ(cpls[0].status, 0);
+  EXPECT_EQ(cpls[1].status, uint16_t(ErrCode::kMemFault));
+  EXPECT_EQ(cpls[1].err_pc, 0u);
+  EXPECT_EQ(cpls[2].status, 0);
+  EXPECT_EQ(dev_->mem().read(x, 8 * N), bytes) << "A's write, checked against B's windows?";
+  EXPECT_EQ(dev_->mem().read(y, 8 * N), bytes);
+  EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__WINDOW_WRITE_bm);
+  EXPECT_EQ(reg(TPU_REG(ERR_ADDR_LO)), uint32_t(x));
+}
+
+// What the device learns while fetching ahead is reported in command order:
+// A's late MEM_FAULT (at address a) before B's program fetch fault (at b),
+// though B's fetch failed first. ERR_ADDR ends with b, as when commands were
+// fetched one after the other.
+TEST_F(DeviceTest, FaultsFoundAheadAreReportedInCommandOrder) {
+  RootComplexConfig cfg;
+  cfg.latency = 100;
+  start(cfg);
+  dev_->mmio_write(TPU_REG(ERR_CAUSE), 0xffffffff);
+  const uint64_t a = 0xC0000;
+  dev_->rc().add_fault(FaultRule{FaultKind::kCa, prog_slot(1), 16});
+  const auto cpls = run_stream({busy_program(3000, {isa::rhm(0, 2, a, N)}), {isa::halt()}},
+                               {{tpu::Window{0x90000, 64, tpu::kWindowRead}}, {}}, 1);
+  ASSERT_EQ(cpls.size(), 2u);
+  EXPECT_EQ(cpls[0].status, uint16_t(ErrCode::kMemFault));
+  EXPECT_EQ(cpls[1].status, tb::kStatusFetchFault);
+  const uint64_t b_fault = dev_->rc().faults_applied().at(0).seq;
+  EXPECT_LT(b_fault, write_seqs(kCq, 16).at(0)) << "B's program was not fetched while A ran";
+  const uint32_t cause = reg(TPU_REG(ERR_CAUSE));
+  EXPECT_TRUE(cause & TPU_REGS__ERR_CAUSE__WINDOW_READ_bm) << std::hex << cause;
+  EXPECT_TRUE(cause & TPU_REGS__ERR_CAUSE__DMA_CA_bm) << std::hex << cause;
+  const uint64_t err_addr = reg(TPU_REG(ERR_ADDR_LO)) | uint64_t(reg(TPU_REG(ERR_ADDR_HI))) << 32;
+  EXPECT_EQ(err_addr, prog_slot(1)) << "B's fault was reported before A's";
+}
+
+// An unreadable entry fetched while a command runs: that command completes
+// as usual first, then the ring halts (not before).
+TEST_F(DeviceTest, UnreadableEntryFetchedAheadHaltsTheRingAfterTheRunningCommand) {
+  RootComplexConfig cfg;
+  cfg.latency = 50;
+  start(cfg);
+  dev_->rc().add_fault(FaultRule{FaultKind::kUr, kSq + 32, 32});  // entry 1
+  dev_->submit(1, busy_program(3000), prog_slot(0), false);
+  dev_->submit(2, {isa::halt()}, prog_slot(1));
+  // Until entry 1 has been read and refused, and while command 1 runs,
+  // nothing of it shows.
+  for (int i = 0; i < 20000 && dev_->rc().faults_applied().empty(); ++i) dev_->step();
+  ASSERT_FALSE(dev_->rc().faults_applied().empty()) << "entry 1 was not read while command 1 ran";
+  EXPECT_FALSE(reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__SQ_ERROR_bm) << "halted before command 1 completed";
+  EXPECT_FALSE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__DMA_UR_bm);
+  EXPECT_FALSE(reg(TPU_REG(INT_STATUS)) & TPU_REGS__INT_STATUS__ERROR_bm);
+  const auto cpl = dev_->wait_completion(100000);
+  ASSERT_TRUE(cpl.has_value());
+  EXPECT_EQ(cpl->id, 1);
+  EXPECT_EQ(cpl->status, 0);
+  EXPECT_FALSE(dev_->wait_completion(5000).has_value()) << "a completion for an unreadable entry";
+  EXPECT_TRUE(reg(TPU_REG(STATUS)) & TPU_REGS__STATUS__SQ_ERROR_bm);
+  EXPECT_TRUE(reg(TPU_REG(ERR_CAUSE)) & TPU_REGS__ERR_CAUSE__DMA_UR_bm);
+  EXPECT_TRUE(reg(TPU_REG(INT_STATUS)) & TPU_REGS__INT_STATUS__ERROR_bm);
+  EXPECT_EQ(reg(TPU_REG(SQ_HEAD)), 1u);
+  dev_->rc().clear_faults();
+  ASSERT_TRUE(soft_reset());
+  dev_->setup_rings(kSq, 3, kCq, 3);
+  check_gemm(4, 5, 6, 3);
+}
+
+// A soft reset while one command runs and the next is fetched ahead: both
+// are dropped, nothing leaves the device afterwards, the rings restart.
+TEST_F(DeviceTest, SoftResetWithACommandFetchedAhead) {
+  start();
+  dev_->submit(1, busy_program(20000), prog_slot(0), false);
+  dev_->submit(2, copy_program(40, 0, 8, 0x90000, 0xA0000), prog_slot(1));
+  for (int i = 0; i < 20000 && read_seqs(prog_slot(1), 0x10000).empty(); ++i) dev_->step();
+  ASSERT_FALSE(read_seqs(prog_slot(1), 0x10000).empty()) << "command 2 was not fetched ahead";
+  dev_->run(600);  // its program has arrived
+  ASSERT_TRUE(soft_reset()) << "soft reset never finished";
+  const size_t reads = dev_->rc().reads().size(), writes = dev_->rc().writes().size();
+  dev_->run(3000);
+  EXPECT_EQ(dev_->rc().reads().size(), reads) << "a read left the device after the reset";
+  EXPECT_EQ(dev_->rc().writes().size(), writes) << "a write left the device after the reset";
+  EXPECT_EQ(reg(TPU_REG(COMMANDS_DONE)), 0u);
+  dev_->setup_rings(kSq, 3, kCq, 3);
+  check_gemm(6, 5, 4, 3);
 }
 
 // ---------------------------------------------------------------------------

@@ -575,6 +575,27 @@ def bench_and_perf():
         check(f"limit: {expect}" in p.stdout, p.stdout)
 
 
+@case
+def bench_stream():
+    """bench --stream: independent products as one stream of commands, every one exact."""
+    js = path("stream.json")
+    for depth in ([], ["--depth", "1"], ["--depth", "3"]):
+        p = ok("--seed", "5", "bench", "--m", "20", "--k", "33", "--n", "17", "--stream", "6", *depth,
+               "--json", js)
+        for word in ("cycles", "per product", "utilization", "exact", "yes"):
+            check(word in p.stdout, f"bench --stream lacks {word!r}:\n{p.stdout}")
+        s = json.load(open(js))
+        st = s["stream"]
+        check(s["exact"] is True and st["products"] == 6 and s["commands"] == 6, str(s))
+        check(st["depth"] == (int(depth[1]) if depth else 63), str(st))
+        check(abs(st["cycles_per_product"] - s["cycles"] / 6) < 1e-6, str(s))
+        check(s["macs"] == 6 * 20 * 33 * 17, str(s))
+        check(abs(s["utilization"] - s["macs"] / (s["cycles"] * 256)) < 1e-9, str(s))
+    fails("bench", "--m", "3", "--k", "3", "--n", "3", "--depth", "2", code=2, contains=["--stream"])
+    fails("bench", "--m", "3", "--k", "3", "--n", "3", "--stream", "0", code=2,
+          contains=["--stream: 0 is out of range; it takes 1..100000"])
+
+
 # ---- mlp -------------------------------------------------------------------------
 
 def act_lane(acc, bias, layer):

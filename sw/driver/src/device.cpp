@@ -466,6 +466,10 @@ Completion Device::run(const std::vector<isa::Instr>& program, std::span<const W
   throw failure(c);
 }
 
+void Device::check(const Completion& c) {
+  if (!c.ok()) throw failure(c);
+}
+
 DeviceError Device::failure(const Completion& c) {
   std::string msg = "the program failed at instruction " + std::to_string(c.err_pc) + ": " +
                     status_text(c.status);

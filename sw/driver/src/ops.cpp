@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tpu/ops.h"
 
+#include <algorithm>
 #include <array>
+#include <deque>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -34,10 +37,19 @@ void check_quant(const char* op, const QuantParams& q) {
   if (q.relu6_max < -128 || q.relu6_max > 127) bad("relu6_max must be -128..127");
 }
 
-// Packs the operands into device buffers, runs the GEMM's programs one after
-// the other (the counters restart with each) and returns the packed result.
-std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, const MatrixI8& b,
-                              const model::GemmEpilogue& epi, model::GemmPlan* plan_out, OpStats* stats) {
+// One GEMM made ready to run: its plan, its buffers (A and B packed and
+// written, C allocated) and its programs, each granted exactly the three
+// buffers.
+struct PreparedGemm {
+  model::GemmPlan plan;
+  std::vector<std::vector<isa::Instr>> programs;
+  Buffer abuf, bbuf, cbuf;
+  std::array<Window, 3> windows;
+  OpStats stats;  // everything but cycles and counters
+};
+
+PreparedGemm prepare_gemm(Device& dev, const char* op, const MatrixI8& a, const MatrixI8& b,
+                          const model::GemmEpilogue& epi) {
   if (a.rows < 1 || a.cols < 1 || b.rows < 1 || b.cols < 1)
     throw Error(std::string(op) + ": empty matrix (A is " + shape(a.rows, a.cols) + ", B is " +
                 shape(b.rows, b.cols) + ")");
@@ -45,47 +57,54 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, co
     throw Error(std::string(op) + ": inner dimensions differ: A is " + shape(a.rows, a.cols) +
                 " but B is " + shape(b.rows, b.cols) + " (A's columns must equal B's rows)");
   const CoreConfig core = core_config(dev.info());
-  model::GemmPlan plan;
-  std::vector<std::vector<isa::Instr>> programs;
-  Buffer abuf, bbuf, cbuf;
+  PreparedGemm g;
   try {
     // A bias or a scale per output column rules out the transposed form
     // (C^T = W^T x A^T).
     const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty()};
-    plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
-    abuf = dev.alloc(plan.a_bytes());
-    bbuf = dev.alloc(plan.w_bytes());
-    cbuf = dev.alloc(plan.c_bytes());
-    programs = model::gemm_programs(plan, epi, abuf.addr(), bbuf.addr(), cbuf.addr(), core);
+    g.plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
+    g.abuf = dev.alloc(g.plan.a_bytes());
+    g.bbuf = dev.alloc(g.plan.w_bytes());
+    g.cbuf = dev.alloc(g.plan.c_bytes());
+    g.programs = model::gemm_programs(g.plan, epi, g.abuf.addr(), g.bbuf.addr(), g.cbuf.addr(), core);
   } catch (const std::invalid_argument& e) {
     throw Error(std::string(op) + ": " + e.what());
   }
   const auto as_bytes = [](const std::vector<int8_t>& v) {
     return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size());
   };
-  abuf.write(as_bytes(model::pack_a(plan, a)));
-  bbuf.write(as_bytes(model::pack_w(plan, b)));
-
-  OpStats s;
-  s.n = dev.info().n;
-  s.macs = uint64_t(a.rows) * uint64_t(a.cols) * uint64_t(b.cols);
-  s.read_bytes = plan.a_bytes() + plan.w_bytes();
-  s.write_bytes = plan.c_bytes();
-  s.array_cycles = uint64_t(plan.dm) * uint64_t(plan.k_blocks) * uint64_t(plan.col_tiles);
+  g.abuf.write(as_bytes(model::pack_a(g.plan, a)));
+  g.bbuf.write(as_bytes(model::pack_w(g.plan, b)));
   // The programs read A and B and only write C (gemm_program.h): each may
   // touch these three buffers and nothing else.
-  const Window windows[] = {abuf.read_only(), bbuf.read_only(), cbuf.write_only()};
+  g.windows = {g.abuf.read_only(), g.bbuf.read_only(), g.cbuf.write_only()};
+
+  OpStats& s = g.stats;
+  s.n = dev.info().n;
+  s.macs = uint64_t(a.rows) * uint64_t(a.cols) * uint64_t(b.cols);
+  s.read_bytes = g.plan.a_bytes() + g.plan.w_bytes();
+  s.write_bytes = g.plan.c_bytes();
+  s.array_cycles = uint64_t(g.plan.dm) * uint64_t(g.plan.k_blocks) * uint64_t(g.plan.col_tiles);
+  s.commands = g.programs.size();
+  for (const auto& program : g.programs) s.instructions += program.size();
+  return g;
+}
+
+// Packs the operands into device buffers, runs the GEMM's programs one after
+// the other (the counters restart with each) and returns the packed result.
+std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, const MatrixI8& b,
+                              const model::GemmEpilogue& epi, model::GemmPlan* plan_out, OpStats* stats) {
+  PreparedGemm g = prepare_gemm(dev, op, a, b, epi);
+  OpStats& s = g.stats;
   const uint64_t start = dev.cycles();
-  for (const auto& program : programs) {
-    dev.run(program, windows);
+  for (const auto& program : g.programs) {
+    dev.run(program, g.windows);
     s.counters += dev.counters();
-    s.instructions += program.size();
-    ++s.commands;
   }
   s.cycles = dev.cycles() - start;
   if (stats) *stats += s;
-  if (plan_out) *plan_out = plan;
-  return cbuf.read(0, plan.c_bytes());
+  if (plan_out) *plan_out = g.plan;
+  return g.cbuf.read(0, g.plan.c_bytes());
 }
 
 }  // namespace
@@ -117,6 +136,77 @@ MatrixI32 matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* sta
   model::GemmPlan plan;
   const auto c = run_gemm(dev, "matmul", a, b, {}, &plan, stats);
   return model::unpack_c_i32(plan, c);
+}
+
+std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, std::span<const MatrixI8> b,
+                                    OpStats* stats, size_t depth) {
+  if (a.size() != b.size())
+    throw Error("matmul_batch: " + std::to_string(a.size()) + " left operands but " +
+                std::to_string(b.size()) + " right operands; give one B per A");
+  const size_t limit = depth == 0 ? dev.max_in_flight() : std::min(depth, dev.max_in_flight());
+  std::vector<MatrixI32> out(a.size());
+  // The products being worked on, oldest first, each until its result is read.
+  struct Job {
+    size_t index;
+    PreparedGemm g;
+    size_t done = 0;  // its commands completed
+  };
+  std::deque<Job> jobs;
+  std::deque<std::pair<Command, size_t>> queued;  // a command and its product
+  OpStats total;
+  total.n = dev.info().n;
+  std::optional<Completion> failed;  // the first command that did not complete OK
+
+  // Takes the oldest command's completion; reads the result of every product
+  // whose commands have all completed, and frees its buffers.
+  const auto complete_oldest = [&] {
+    const auto [cmd, index] = queued.front();
+    queued.pop_front();
+    const Completion c = dev.wait(cmd);
+    // The device's counters restart with each command and another one may
+    // be running already: read them only when one command at a time runs.
+    if (limit == 1) total.counters += dev.counters();
+    else total.counters.cycles += c.cycles;
+    if (!c.ok() && !failed) failed = c;
+    for (Job& j : jobs)
+      if (j.index == index) ++j.done;
+    while (!jobs.empty() && jobs.front().done == jobs.front().g.programs.size()) {
+      Job& j = jobs.front();
+      if (!failed) out[j.index] = model::unpack_c_i32(j.g.plan, j.g.cbuf.read(0, j.g.plan.c_bytes()));
+      jobs.pop_front();
+    }
+  };
+
+  const uint64_t start = dev.cycles();
+  try {
+    for (size_t i = 0; i < a.size() && !failed; ++i) {
+      jobs.push_back(Job{i, prepare_gemm(dev, "matmul_batch", a[i], b[i], {})});
+      const PreparedGemm& g = jobs.back().g;
+      total += g.stats;
+      for (const auto& program : g.programs) {
+        while (queued.size() >= limit) complete_oldest();
+        if (failed) break;
+        queued.emplace_back(dev.submit(program, g.windows), i);
+      }
+    }
+    while (!queued.empty()) complete_oldest();
+  } catch (const TimeoutError&) {
+    throw;  // the device was reset: nothing queued touches the buffers any more
+  } catch (const ProtocolError&) {
+    throw;
+  } catch (...) {
+    // The commands already queued still use their products' buffers: let
+    // them finish before the buffers go.
+    try {
+      while (!queued.empty()) complete_oldest();
+    } catch (const Error&) {
+    }
+    throw;
+  }
+  total.cycles = dev.cycles() - start;
+  if (failed) dev.check(*failed);
+  if (stats) *stats += total;
+  return out;
 }
 
 namespace {

@@ -143,6 +143,27 @@ TEST_F(DeviceTest, CommandsQueueAndCompleteInOrder) {
   EXPECT_THROW(dev_.wait(cmds[0]), tpu::Error);  // already waited for
 }
 
+// As many commands in flight as the ring holds, more refused; each completes
+// in order with its own status, a failing one among them.
+TEST_F(DeviceTest, TheRingHoldsMaxInFlightCommands) {
+  EXPECT_EQ(dev_.max_in_flight(), 63u);
+  std::vector<tpu::Command> cmds;
+  for (size_t i = 0; i < dev_.max_in_flight(); ++i) {
+    cmds.push_back(dev_.submit(i == 7 ? std::vector<isa::Instr>{isa::mmc(0, 0, 1, false, true), isa::halt()}
+                                      : std::vector<isa::Instr>{isa::irq(), isa::halt()}));
+    EXPECT_EQ(dev_.in_flight(), i + 1);
+  }
+  EXPECT_NE(error_of([&] { dev_.submit({isa::halt()}); }).find("the ring is full"), std::string::npos);
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const tpu::Completion c = dev_.wait(cmds[i]);
+    EXPECT_EQ(c.id, cmds[i].id);
+    EXPECT_EQ(c.status, i == 7 ? uint16_t(isa::ErrCode::kNoWeights) : tpu::kStatusOk) << i;
+    if (i == 7) EXPECT_THROW(dev_.check(c), tpu::DeviceError);
+    else EXPECT_NO_THROW(dev_.check(c));
+  }
+  EXPECT_EQ(dev_.in_flight(), 0u);
+}
+
 TEST_F(DeviceTest, ProgramErrorsBecomeDeviceErrorsAndTheDeviceGoesOn) {
   try {
     dev_.run({isa::irq(), isa::mmc(0, 0, 1, false, true), isa::halt()});

@@ -115,6 +115,54 @@ TEST_F(OpsTest, MatmulManyPassesAndProgramsOnTiny) {
   EXPECT_GT(stats.commands, 1u);
 }
 
+// Independent products as one stream of commands, at several depths: every
+// result exact and in its place, products of one command and of several
+// (tiny: many programs each), the statistics summed.
+TEST_F(OpsTest, MatmulBatchIsExactAtEveryDepth) {
+  for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
+    std::vector<MatrixI8> a, b;
+    uint64_t macs = 0;
+    for (int i = 0; i < 9; ++i) {
+      const bool big = dev == tiny_.get() && i % 4 == 1;  // several programs on tiny
+      const int m = big ? 40 : rand_int(1, 40), k = big ? 80 : rand_int(1, 70), n = big ? 30 : rand_int(1, 40);
+      a.push_back(random(m, k));
+      b.push_back(random(k, n));
+      macs += uint64_t(m) * k * n;
+    }
+    for (size_t depth : {size_t(1), size_t(2), size_t(5), size_t(0)}) {
+      SCOPED_TRACE(dev->info().name + " depth " + std::to_string(depth));
+      tpu::OpStats stats;
+      const std::vector<MatrixI32> c = tpu::matmul_batch(*dev, a, b, &stats, depth);
+      ASSERT_EQ(c.size(), a.size());
+      for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(c[i], tpu::model::matmul_i8(a[i], b[i])) << "product " << i;
+      EXPECT_EQ(stats.macs, macs);
+      EXPECT_GE(stats.commands, a.size());
+      if (dev == tiny_.get()) EXPECT_GT(stats.commands, a.size());
+      EXPECT_GT(stats.cycles, 0u);
+      EXPECT_GT(stats.counters.cycles, 0u);
+      if (depth == 1) EXPECT_GT(stats.counters.useful_macs, 0u);
+      EXPECT_EQ(dev->in_flight(), 0u);
+    }
+  }
+  EXPECT_TRUE(tpu::matmul_batch(*default_, std::vector<MatrixI8>{}, std::vector<MatrixI8>{}).empty());
+}
+
+TEST_F(OpsTest, MatmulBatchRefusesBadListsAndQueuesNothing) {
+  const std::vector<MatrixI8> a{random(3, 4), random(5, 6)}, b{random(4, 2)};
+  EXPECT_THROW(tpu::matmul_batch(*default_, a, b), tpu::Error);
+  // The second product's shapes do not fit: the first product's command,
+  // already queued, completes before the error leaves.
+  const std::vector<MatrixI8> b2{random(4, 2), random(7, 2)};
+  try {
+    tpu::matmul_batch(*default_, a, b2);
+    ADD_FAILURE() << "no error";
+  } catch (const tpu::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("inner dimensions differ"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(default_->in_flight(), 0u);
+  EXPECT_EQ(tpu::matmul(*default_, a[0], b[0]), tpu::model::matmul_i8(a[0], b[0]));
+}
+
 TEST_F(OpsTest, ExtremeValuesKeepEveryBit) {
   for (int8_t av : {int8_t(-128), int8_t(127)}) {
     const MatrixI8 a(9, 200, av), b(200, 20, -128);

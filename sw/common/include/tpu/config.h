@@ -22,6 +22,7 @@ struct Config {
   int      ub_rows;
   int      acc_rows;
   int      imem_depth;
+  int      prefetch_depth;
   int      wgt_fifo_tiles;
   int      dma_tags;
   int      dma_rd_xfers;
@@ -41,6 +42,7 @@ inline constexpr Config kConfigs[] = {
            .ub_rows = 256,
            .acc_rows = 128,
            .imem_depth = 256,
+           .prefetch_depth = 128,
            .wgt_fifo_tiles = 4,
            .dma_tags = 32,
            .dma_rd_xfers = 32,
@@ -57,6 +59,7 @@ inline constexpr Config kConfigs[] = {
            .ub_rows = 4096,
            .acc_rows = 1024,
            .imem_depth = 1024,
+           .prefetch_depth = 512,
            .wgt_fifo_tiles = 8,
            .dma_tags = 32,
            .dma_rd_xfers = 32,
@@ -73,6 +76,7 @@ inline constexpr Config kConfigs[] = {
            .ub_rows = 4096,
            .acc_rows = 1024,
            .imem_depth = 1024,
+           .prefetch_depth = 512,
            .wgt_fifo_tiles = 16,
            .dma_tags = 32,
            .dma_rd_xfers = 32,
@@ -89,6 +93,7 @@ inline constexpr Config kConfigs[] = {
            .ub_rows = 4096,
            .acc_rows = 1024,
            .imem_depth = 1024,
+           .prefetch_depth = 512,
            .wgt_fifo_tiles = 16,
            .dma_tags = 32,
            .dma_rd_xfers = 32,
@@ -105,6 +110,7 @@ inline constexpr Config kConfigs[] = {
            .ub_rows = 4096,
            .acc_rows = 2048,
            .imem_depth = 1024,
+           .prefetch_depth = 512,
            .wgt_fifo_tiles = 8,
            .dma_tags = 32,
            .dma_rd_xfers = 32,
@@ -121,6 +127,7 @@ inline constexpr Config kConfigs[] = {
            .ub_rows = 4096,
            .acc_rows = 2048,
            .imem_depth = 1024,
+           .prefetch_depth = 512,
            .wgt_fifo_tiles = 4,
            .dma_tags = 32,
            .dma_rd_xfers = 32,

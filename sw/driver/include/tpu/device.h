@@ -171,6 +171,17 @@ class Device {
   // completed, out of order, or more completions than commands queued), or
   // when kMaxSpuriousInterrupts interrupts in a row bring no completion.
   Completion wait(Command cmd, uint64_t timeout_cycles = 0);
+  // Commands the device can hold queued at once (submitted, not yet waited
+  // for): the submission ring's entries less one. submit() throws beyond it.
+  size_t max_in_flight() const { return sq_size_ - 1; }
+  // Commands submitted and not yet completed (whose completion entry the
+  // driver has not consumed yet).
+  size_t in_flight() const { return order_.size(); }
+  // Throws the DeviceError run() throws for a completion that is not OK;
+  // does nothing for an OK one. The error registers it reads (for a
+  // MEM_FAULT's address) say the latest fault, so with several commands in
+  // flight they may belong to a later command.
+  void check(const Completion& c);
   // submit + wait; throws DeviceError when the status is not OK. For a
   // MEM_FAULT its message names the host address and direction, and says
   // when the address was outside the command's windows.

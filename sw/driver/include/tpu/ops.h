@@ -9,7 +9,9 @@
 // outputs) bias, requantization and activation exactly as quant.h's act_lane.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,21 @@ struct OpStats {
 
 // C = A * B: int8 A (M x K), int8 B (K x N), int32 C (M x N).
 MatrixI32 matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* stats = nullptr);
+
+// Independent products C[i] = A[i] * B[i] (int8 x int8 -> int32, any shapes)
+// as one stream of commands: each product gets its own buffers and programs,
+// and the commands of all of them are submitted in order with up to `depth`
+// in flight (0: as many as the device holds, Device::max_in_flight()), the
+// oldest waited for whenever the limit is reached, so the device goes from
+// one command to the next without a host round trip. A product's buffers are
+// allocated when its first command is submitted and freed once its result is
+// read. stats sums the products (cycles: from the first submission to the
+// last completion); its counters are the device's only with depth 1, else
+// only counters.cycles (the completions' cycles) is filled. When a command
+// fails, no further one is submitted, those queued are completed and the
+// first failure is thrown as a DeviceError (Device::run's).
+std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, std::span<const MatrixI8> b,
+                                    OpStats* stats = nullptr, size_t depth = 0);
 
 // Requantized: C[i][j] = act_lane((A*B)[i][j], bias[j], q, act). bias is empty
 // (zeros) or has N entries. This is a dense layer y = act(x*W + b).

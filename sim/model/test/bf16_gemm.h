@@ -56,6 +56,15 @@ struct Addrs {
   uint64_t a = 0x10000000, w = 0x20000000, c = 0x30000000;
 };
 
+// ACT F32's parameters (docs/isa.md): the CFG registers the programs set
+// first, and the flags of every ACT. The defaults leave the accumulators
+// unchanged (RAW output: exact).
+struct Epilogue {
+  std::vector<fp32> bias;  // one per output column, or empty: no BIAS flag
+  isa::Act func = isa::Act::kNone;
+  fp32 scale = 0x3F800000u, relu6 = 0x40C00000u, fmin = 0xFF800000u, fmax = 0x7F800000u;
+};
+
 // A built GEMM: the programs to run in order (each ends in HALT; UB, ACC and
 // tiles carry over) and where C lands.
 struct Programs {
@@ -70,11 +79,13 @@ struct Programs {
 // padded, row stride 2*jp bytes) into host memory and builds the programs:
 // for every chunk of rows and column tile, K block after K block:
 //   rhm wide (the block's columns of A) / rw bf16 (one tile) / mmc bf16 [acc] pop
-// then act f32 [raw] and whm (wide rows, or through a LOOP the 4 UB rows of
-// each fp32 row). With RawF32 the layout of C is m x jp fp32, else m x jp bf16.
+// then (CFG BIAS of the tile's columns) act f32 [raw] [bias] [func] and whm
+// (wide rows, or through a LOOP the 4 UB rows of each fp32 row), after the
+// epilogue's CFG SCALE, RELU6_F32, FMIN, FMAX at the start. With RawF32 the
+// layout of C is m x jp fp32, else m x jp bf16.
 inline Programs build(HostMemory& mem, const MatrixBf16& a, const MatrixBf16& w,
                       const CoreConfig& core, Output output = Output::kRawF32,
-                      const Addrs& addrs = {}) {
+                      const Epilogue& epilogue = {}, const Addrs& addrs = {}) {
   using namespace isa;
   const int n = core.n;
   Programs p;
@@ -95,6 +106,9 @@ inline Programs build(HostMemory& mem, const MatrixBf16& a, const MatrixBf16& w,
   const int chunk = std::min({core.acc_rows, core.ub_rows / 6, 0xFFFF / 4});
   const bool raw = output == Output::kRawF32;
   std::vector<std::vector<Instr>> groups;  // instructions that stay in one program
+  groups.push_back({cfg(kCfgScale, epilogue.scale), cfg(kCfgRelu6F32, epilogue.relu6),
+                    cfg(kCfgFmin, epilogue.fmin), cfg(kCfgFmax, epilogue.fmax)});
+  const bool bias = !epilogue.bias.empty();
   for (int m0 = 0; m0 < a.rows; m0 += chunk) {
     const int rows = std::min(chunk, a.rows - m0);
     const uint32_t out_ub = uint32_t(2 * rows);
@@ -106,7 +120,15 @@ inline Programs build(HostMemory& mem, const MatrixBf16& a, const MatrixBf16& w,
                              uint32_t(2 * p.jp), true)});
         groups.push_back({mmc(0, 0, uint32_t(rows), kb > 0, true, true)});
       }
-      groups.push_back({act(0, out_ub, uint32_t(rows), Act::kNone, false, raw, true)});
+      if (bias) {  // this column tile's biases into BIAS[0..n-1]
+        std::vector<Instr> set;
+        for (int j = 0; j < n; ++j) {
+          const int col = jt * n + j;
+          set.push_back(cfg(uint32_t(kCfgBiasBase + j), col < int(epilogue.bias.size()) ? epilogue.bias[size_t(col)] : 0));
+        }
+        groups.push_back(set);
+      }
+      groups.push_back({act(0, out_ub, uint32_t(rows), epilogue.func, bias, raw, true)});
       if (raw) {  // ACC row i: 4 UB rows of n bytes = 4n bytes at C row m0 + i
         groups.push_back({loop(uint32_t(rows), 1, 4, 0, int64_t(4) * p.jp),
                           whm(out_ub, 4, addrs.c + (uint64_t(m0) * p.jp + uint64_t(jt) * n) * 4,

@@ -26,7 +26,9 @@ Each case prints one line, PASS or FAIL; the exit status is 1 when any failed.
 """
 
 import argparse
+import ast
 import os
+import re
 import subprocess
 import sys
 import traceback
@@ -202,6 +204,23 @@ SPECIAL32 = np.array([s | m for s in (0, 0x80000000) for m in (
     np.uint32)
 
 # ---- The operations ------------------------------------------------------------------
+
+
+@case
+def numpy_code_is_the_code_of_docs_numerics_md():
+    # Every function of the page's python blocks is here, unchanged.
+    doc_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../docs/numerics.md")
+    with open(doc_path, encoding="utf-8") as f:
+        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+    with open(os.path.abspath(__file__), encoding="utf-8") as f:
+        here = {n.name: ast.dump(n) for n in ast.parse(f.read()).body if isinstance(n, ast.FunctionDef)}
+    names = []
+    for block in blocks:
+        for node in ast.parse(block).body:
+            if isinstance(node, ast.FunctionDef):
+                names.append(node.name)
+                check(here.get(node.name) == ast.dump(node), f"{node.name} differs from docs/numerics.md")
+    check({"mxu_matmul", "fp32_mul", "act_f32"} <= set(names), f"docs/numerics.md defines only {names}")
 
 
 @case

@@ -450,7 +450,10 @@ ErrCode TpuModel::exec_rw(const Instr& in, const Offsets& off, HostMemory& mem, 
   for (int t = 0; t < in.count; ++t) {
     Tile tile;
     tile.is_bf16 = bf16_tile;
-    (bf16_tile ? tile.columns.resize(size_t(n) * n) : tile.i8.resize(size_t(n) * n));
+    if (bf16_tile)
+      tile.columns.resize(size_t(n) * n);
+    else
+      tile.i8.resize(size_t(n) * n);
     for (int r = 0; r < n; ++r) {
       const uint64_t addr = in.c + off.host + (uint64_t(t) * n + r) * in.b;
       if (mem.faults(addr, row_bytes)) return memory_fault(result, addr);

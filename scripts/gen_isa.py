@@ -230,6 +230,7 @@ struct FlagInfo {
   uint8_t width;
   ValueNames values;
   FlagSyntax syntax;
+  bool bf16;  // selects the bf16 form: BAD_FLAGS unless the datapath is bf16 or both
 };
 
 struct OpInfo {
@@ -239,6 +240,11 @@ struct OpInfo {
   CountRule count;
   // Bits the instruction uses; any other set bit is reserved (BAD_FLAGS).
   uint8_t flags_mask;
+  // Flags of the bf16 forms: BAD_FLAGS when the datapath is int8.
+  uint8_t bf16_flags_mask;
+  // Flags a bf16-only datapath requires (without them the form is int8):
+  // BAD_FLAGS when clear and the datapath is bf16.
+  uint8_t bf16_only_required_mask;
   uint16_t a_mask;
   uint16_t b_mask;
   uint64_t c_mask;
@@ -255,8 +261,9 @@ struct NamedValue {
 struct VopInfo {
   VopOp op;
   std::string_view mnemonic;
-  bool binary;        // reads B rows; pools read only A and need b = 0
-  uint8_t max_shift;  // SHIFT must be 0..max_shift
+  bool binary;             // reads B rows; pools read only A and need b = 0
+  uint8_t max_shift;       // SHIFT must be 0..max_shift
+  uint8_t bf16_max_shift;  // the same with the BF16 flag
 };
 
 struct ErrInfo {
@@ -275,6 +282,7 @@ struct CfgInfo {
   int32_t hi;
   int32_t reset;
   std::string_view description;
+  bool fp32;  // fp32 bits of the fp32 VPU path: exists only when the datapath is bf16 or both
 };
 """
 
@@ -305,7 +313,7 @@ def cpp_op_tables(op) -> list:
     if op.flags:
         lines += cpp_array(f"FlagInfo k{camel(op.name)}Flags", [
             f"{cpp_str(f.name)}, {f.lsb}, {f.width}, ValueNames::{VALUE_NAMES[f.enum]}, "
-            f"FlagSyntax::{SYNTAX_NAMES[f.asm]}" for f in op.flags])
+            f"FlagSyntax::{SYNTAX_NAMES[f.asm]}, {cpp_bool(f.bf16)}" for f in op.flags])
     return lines
 
 
@@ -314,6 +322,7 @@ def cpp_op_info(op) -> str:
     flags = f"k{camel(op.name)}Flags" if op.flags else "{}"
     return (f"Op::k{camel(op.name)}, {cpp_str(op.name)}, {cpp_str(op.asm)}, "
             f"CountRule::{COUNT_NAMES[op.count]},\n     0x{op.field_mask('flags'):02X}, "
+            f"0x{op.bf16_flags_mask:02X}, 0x{op.bf16_only_required_mask:02X}, "
             f"0x{op.field_mask('a'):04X}, 0x{op.field_mask('b'):04X}, "
             f"0x{op.field_mask('c'):X}ull, {operands}, {flags},\n     {cpp_str(op.summary)}")
 
@@ -326,10 +335,13 @@ def cpp_descriptors() -> list:
     lines += [""]
     lines += cpp_array("NamedValue kActFuncNames",
                        [f"{v.value}, {cpp_str(v.asm)}" for v in t.ACT_FUNCS])
+    f32_funcs = sum(1 << v.value for v in t.ACT_FUNCS if v.f32)
+    lines += ["// FUNC values ACT F32 accepts, bit v for value v (the others are BAD_FLAGS).",
+              f"inline constexpr uint8_t kActF32Funcs = 0x{f32_funcs:02X};"]
     lines += cpp_array("NamedValue kUnitNames", [f"{v.value}, {cpp_str(v.asm)}" for v in t.UNITS])
     lines += cpp_array("VopInfo kVops", [
-        f"VopOp::k{camel(v.name)}, {cpp_str(v.asm)}, {cpp_bool(v.binary)}, {v.max_shift}"
-        for v in t.VOP_OPS])
+        f"VopOp::k{camel(v.name)}, {cpp_str(v.asm)}, {cpp_bool(v.binary)}, {v.max_shift}, "
+        f"{v.bf16_max_shift}" for v in t.VOP_OPS])
     lines += [""]
     lines += cpp_array("ErrInfo kErrors", [
         f"ErrCode::k{camel(e.name)}, {cpp_str(e.name)},\n     {cpp_str(e.description)}"
@@ -338,8 +350,8 @@ def cpp_descriptors() -> list:
     lines += cpp_array("CfgInfo kCfgRegs", [
         f"{cpp_str(r.name)}, 0x{r.index:03X}, "
         f"{'kCfgPerLane' if r.count == t.PER_LANE else r.count}, "
-        f"{cpp_int32(r.lo)}, {cpp_int32(r.hi)}, {cpp_int32(r.reset)}, {cpp_str(r.description)}"
-        for r in t.CFG_REGS])
+        f"{cpp_int32(r.lo)}, {cpp_int32(r.hi)}, {cpp_int32(r.reset)}, {cpp_str(r.description)}, "
+        f"{cpp_bool(r.fp32)}" for r in t.CFG_REGS])
     lines += ["", f"inline constexpr uint16_t kLoopMaxBody = {t.LOOP_MAX_BODY};",
               "// Tiles the MXU holds beyond the weight FIFO: an RW may raise the",
               "// unretired tile count to WgtFifoTiles + kWgtBanks (else WGT_OVERFLOW).",

@@ -47,11 +47,16 @@ class EnumValue:
     asm: str  # assembler spelling
 
 
+@dataclass(frozen=True)
+class ActFunc(EnumValue):
+    f32: bool = True  # also exists in ACT F32 (the fp32 VPU path); else BAD_FLAGS there
+
+
 ACT_FUNCS = (
-    EnumValue("NONE", 0, "none"),
-    EnumValue("RELU", 1, "relu"),
-    EnumValue("RELU6", 2, "relu6"),
-    EnumValue("LUT", 3, "lut"),
+    ActFunc("NONE", 0, "none"),
+    ActFunc("RELU", 1, "relu"),
+    ActFunc("RELU6", 2, "relu6"),
+    ActFunc("LUT", 3, "lut", f32=False),  # an int8 table: no fp32 form
 )
 
 
@@ -59,14 +64,15 @@ ACT_FUNCS = (
 class VopOp(EnumValue):
     binary: bool = True  # reads B rows; pools read only A and require b = 0
     max_shift: int = 0  # SHIFT must be 0..max_shift
+    bf16_max_shift: int = 0  # the same with the BF16 flag (bf16 MUL has no shift)
 
 
 VOP_OPS = (
-    VopOp("ADD", 0, "add", binary=True, max_shift=0),
-    VopOp("MUL", 1, "mul", binary=True, max_shift=15),
-    VopOp("MAX", 2, "max", binary=True, max_shift=0),
-    VopOp("POOL_MAX", 3, "poolmax", binary=False, max_shift=4),
-    VopOp("POOL_AVG", 4, "poolavg", binary=False, max_shift=4),
+    VopOp("ADD", 0, "add", binary=True, max_shift=0, bf16_max_shift=0),
+    VopOp("MUL", 1, "mul", binary=True, max_shift=15, bf16_max_shift=0),
+    VopOp("MAX", 2, "max", binary=True, max_shift=0, bf16_max_shift=0),
+    VopOp("POOL_MAX", 3, "poolmax", binary=False, max_shift=4, bf16_max_shift=4),
+    VopOp("POOL_AVG", 4, "poolavg", binary=False, max_shift=4, bf16_max_shift=4),
 )
 
 # Units, numbered as the bits of SYNC's mask.
@@ -94,6 +100,14 @@ class FlagField:
     width: int = 1
     enum: Optional[str] = None  # key of ENUMS when the value is named
     asm: str = BARE_WORD
+    # The flag selects the bf16 form of the instruction (docs/numerics.md):
+    # legal only when the core's datapath is bf16 or both, BAD_FLAGS in an
+    # int8 core.
+    bf16: bool = False
+    # The instruction without this flag drives the int8 MXU (an int8 weight
+    # tile, an int8 matrix multiply), so a bf16-only core requires the flag:
+    # without it the instruction is BAD_FLAGS there.
+    bf16_only_requires: bool = False
 
     @property
     def mask(self) -> int:
@@ -162,6 +176,16 @@ class Opcode:
             return sum(f.mask for f in self.flags)
         return sum(o.mask for o in self.operands if o.field == name)
 
+    @property
+    def bf16_flags_mask(self) -> int:
+        """Flags that need a bf16 or both datapath (BAD_FLAGS in an int8 core)."""
+        return sum(f.mask for f in self.flags if f.bf16)
+
+    @property
+    def bf16_only_required_mask(self) -> int:
+        """Flags a bf16-only core requires (the form without them is int8)."""
+        return sum(f.mask for f in self.flags if f.bf16_only_requires)
+
 
 def _transfer(tag: str, summary: str) -> Opcode:
     return Opcode(tag, {"RHM": 0x01, "WHM": 0x02}[tag], COUNT_AT_LEAST_ONE, (
@@ -169,6 +193,9 @@ def _transfer(tag: str, summary: str) -> Opcode:
         Operand("rows", "count", ROWS),
         Operand("host", "c", HOST_ADDR),
         Operand("stride", "b", STRIDE),
+    ), flags=(
+        # A wide row: 2N host bytes <-> two UB rows (a bf16 vector of N lanes).
+        FlagField("WIDE", 0, bf16=True),
     ), summary=summary)
 
 
@@ -179,6 +206,9 @@ OPCODES = (
         Operand("host", "c", HOST_ADDR),
         Operand("tiles", "count", TILES),
         Operand("stride", "b", STRIDE),
+    ), flags=(
+        # bf16 tiles: each weight row is 2N host bytes, N bf16 lanes.
+        FlagField("BF16", 0, bf16=True, bf16_only_requires=True),
     ), summary="read weight tiles into the weight FIFO"),
     Opcode("MMC", 0x04, COUNT_AT_LEAST_ONE, (
         Operand("ub", "a", UB_ROW),
@@ -187,6 +217,8 @@ OPCODES = (
     ), flags=(
         FlagField("ACC", 0),
         FlagField("POP", 1),
+        # bf16 wide rows times a bf16 tile, fp32 accumulators.
+        FlagField("BF16", 2, bf16=True, bf16_only_requires=True),
     ), summary="matrix multiply UB rows by the current weight tile into ACC"),
     Opcode("ACT", 0x05, COUNT_AT_LEAST_ONE, (
         Operand("acc", "a", ACC_ROW),
@@ -196,6 +228,9 @@ OPCODES = (
         FlagField("RAW", 0),
         FlagField("BIAS", 1),
         FlagField("FUNC", 2, 2, enum="act_func", asm=KEYWORD),
+        # fp32 accumulators through the fp32 VPU path; bf16 (or, with RAW,
+        # fp32) results.
+        FlagField("F32", 4, bf16=True),
     ), summary="accumulators through the VPU into the UB"),
     Opcode("VOP", 0x06, COUNT_AT_LEAST_ONE, (
         Operand("a", "a", UB_ROW),
@@ -204,6 +239,8 @@ OPCODES = (
         Operand("rows", "count", ROWS),
     ), flags=(
         FlagField("OP", 0, 3, enum="vop", asm=POSITIONAL),
+        # bf16 lanes on wide rows, fp32 arithmetic.
+        FlagField("BF16", 3, bf16=True),
         FlagField("SHIFT", 4, 4, asm=KEYWORD),
     ), summary="element-wise operation or pooling on UB rows"),
     Opcode("CFG", 0x07, COUNT_ZERO, (
@@ -252,6 +289,8 @@ ERRORS = (
     ErrorCode("NO_WEIGHTS", 10, "an MMC when no weight tile is loaded or on its way"),
     ErrorCode("WGT_OVERFLOW", 11, "an RW that would leave more than WgtFifoTiles + 2 tiles "
               "loaded and not retired"),
+    ErrorCode("WGT_FORMAT", 12, "an MMC whose BF16 flag differs from the format of its weight "
+              "tile (bf16 tiles come from RW BF16, int8 tiles from RW without it)"),
 )
 
 # Extra tiles the MXU holds beyond the weight FIFO (current and next bank):
@@ -273,6 +312,9 @@ class CfgReg:
     hi: int
     reset: int  # as int32
     description: str
+    # Holds fp32 bits for the fp32 VPU path (ACT F32): the register exists
+    # only when the core's datapath is bf16 or both (BAD_CFG in an int8 core).
+    fp32: bool = False
 
 
 CFG_REGS = (
@@ -283,6 +325,17 @@ CFG_REGS = (
     CfgReg("QMIN", 0x003, 1, -128, 127, -128, "lower clamp"),
     CfgReg("QMAX", 0x004, 1, -128, 127, 127, "upper clamp"),
     CfgReg("RELU6_MAX", 0x005, 1, -128, 127, 127, "ReLU6 upper bound"),
+    # ACT F32 (docs/numerics.md): y = x [+ bias], y = y * SCALE, then ReLU
+    # (max with +0), ReLU6 (min with RELU6_F32) and the clamp to FMIN..FMAX.
+    # Any 32-bit value is accepted; subnormals read as zero, a NaN bound
+    # makes every result NaN.
+    CfgReg("SCALE", 0x010, 1, INT32_MIN, INT32_MAX, 0x3F800000, "fp32 scale (1.0)", fp32=True),
+    CfgReg("RELU6_F32", 0x011, 1, INT32_MIN, INT32_MAX, 0x40C00000, "fp32 ReLU6 bound (6.0)",
+           fp32=True),
+    CfgReg("FMIN", 0x012, 1, INT32_MIN, INT32_MAX, -0x00800000, "fp32 lower clamp (-inf)",
+           fp32=True),
+    CfgReg("FMAX", 0x013, 1, INT32_MIN, INT32_MAX, 0x7F800000, "fp32 upper clamp (+inf)",
+           fp32=True),
     CfgReg("BIAS", 0x100, PER_LANE, INT32_MIN, INT32_MAX, 0, "bias of lane j"),
     # The value is the entry's 8 bits: c[31:8] must be 0 (read as int8 when used).
     CfgReg("LUT", 0x200, 256, 0, 255, 0, "lookup table entry i (low 8 bits)"),

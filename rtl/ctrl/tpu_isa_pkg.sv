@@ -41,14 +41,21 @@ package tpu_isa_pkg;
     ErrMemFault      = 4'd8,
     ErrPcRange       = 4'd9,
     ErrNoWeights     = 4'd10,
-    ErrWgtOverflow   = 4'd11
+    ErrWgtOverflow   = 4'd11,
+    ErrWgtFormat     = 4'd12
   } err_e;
 
   // Flag bits.
+  localparam int unsigned FlagRhmWide = 0;
+  localparam int unsigned FlagWhmWide = 0;
+  localparam int unsigned FlagRwBf16  = 0;
   localparam int unsigned FlagMmcAcc  = 0;
   localparam int unsigned FlagMmcPop  = 1;
+  localparam int unsigned FlagMmcBf16 = 2;
   localparam int unsigned FlagActRaw  = 0;
   localparam int unsigned FlagActBias = 1;
+  localparam int unsigned FlagActF32  = 4;
+  localparam int unsigned FlagVopBf16 = 3;
   localparam int unsigned FlagActFuncLsb = 2;  // 2 bits
   localparam int unsigned FlagVopOpLsb   = 0;  // 3 bits
   localparam int unsigned FlagVopShiftLsb = 4; // 4 bits
@@ -75,6 +82,10 @@ package tpu_isa_pkg;
   localparam logic [15:0] CfgQmin        = 16'h003;
   localparam logic [15:0] CfgQmax        = 16'h004;
   localparam logic [15:0] CfgRelu6Max    = 16'h005;
+  localparam logic [15:0] CfgScale       = 16'h010;
+  localparam logic [15:0] CfgRelu6F32    = 16'h011;
+  localparam logic [15:0] CfgFmin        = 16'h012;
+  localparam logic [15:0] CfgFmax        = 16'h013;
   localparam logic [15:0] CfgBiasBase    = 16'h100;
   localparam logic [15:0] CfgLutBase     = 16'h200;
   localparam logic [15:0] CfgChMultBase  = 16'h300;

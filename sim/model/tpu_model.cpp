@@ -15,7 +15,7 @@ using isa::Op;
 
 TpuModel::TpuModel(CoreConfig config) : cfg_(config) {
   if (cfg_.n < 1 || cfg_.ub_rows < 1 || cfg_.acc_rows < 1 || cfg_.imem_depth < 1 ||
-      cfg_.wgt_fifo_tiles < 0 || cfg_.n > 256)
+      cfg_.wgt_fifo_tiles < 0 || cfg_.n > 256 || (has_bf16(cfg_.datapath) && cfg_.n % 2 != 0))
     throw std::invalid_argument("TpuModel: bad CoreConfig");
   reset();
 }
@@ -28,7 +28,9 @@ void TpuModel::reset() {
   windows_.reset();
   bias_.assign(size_t(cfg_.n), 0);
   scale_.assign(size_t(cfg_.n), quant::LaneScale{});
+  fparams_ = {};
   for (const isa::CfgInfo& r : isa::kCfgRegs) {
+    if (r.fp32 && !has_bf16(cfg_.datapath)) continue;
     const int entries = r.count == isa::kCfgPerLane ? cfg_.n : r.count;
     for (int i = 0; i < entries; ++i) write_cfg(uint16_t(r.index + i), uint32_t(r.reset));
   }
@@ -56,11 +58,42 @@ std::vector<int32_t> TpuModel::acc_row(uint32_t row) const {
   return {first, first + cfg_.n};
 }
 
+std::vector<bf16> TpuModel::ub_wide_row(uint32_t row) const {
+  if (cfg_.n % 2 != 0 || uint64_t{row} + 2 > uint64_t(cfg_.ub_rows))
+    throw std::out_of_range("TpuModel::ub_wide_row");
+  std::vector<bf16> lanes(size_t(cfg_.n));
+  read_wide(row, lanes.data());
+  return lanes;
+}
+
+std::vector<fp32> TpuModel::acc_row_f32(uint32_t row) const {
+  const std::vector<int32_t> bits = acc_row(row);
+  return {bits.begin(), bits.end()};  // int32 -> uint32: the same bits
+}
+
+// A wide row is 2N bytes over UB rows row and row + 1, which the model
+// stores one after the other: lane j is bytes 2j (low) and 2j + 1.
+void TpuModel::read_wide(int64_t row, bf16* lanes) const {
+  const int8_t* bytes = &ub_[size_t(row) * cfg_.n];
+  for (int j = 0; j < cfg_.n; ++j)
+    lanes[j] = bf16(uint8_t(bytes[2 * j]) | uint8_t(bytes[2 * j + 1]) << 8);
+}
+
+void TpuModel::write_wide(int64_t row, const bf16* lanes) {
+  int8_t* bytes = ub(row);
+  for (int j = 0; j < cfg_.n; ++j) {
+    bytes[2 * j] = int8_t(uint8_t(lanes[j]));
+    bytes[2 * j + 1] = int8_t(uint8_t(lanes[j] >> 8));
+  }
+}
+
 namespace {
 
-// The register (or array) an index names, given N bias lanes; nullptr if none.
-const isa::CfgInfo* find_cfg(uint16_t index, int n) {
+// The register (or array) an index names, given N bias lanes and the
+// datapath (the fp32 registers exist in bf16 and both cores); nullptr if none.
+const isa::CfgInfo* find_cfg(uint16_t index, int n, Datapath datapath) {
   for (const isa::CfgInfo& r : isa::kCfgRegs) {
+    if (r.fp32 && !has_bf16(datapath)) continue;
     const int entries = r.count == isa::kCfgPerLane ? n : r.count;
     if (index >= r.index && index < r.index + entries) return &r;
   }
@@ -86,7 +119,11 @@ uint32_t TpuModel::cfg(uint16_t index) const {
     default:
       break;
   }
-  const isa::CfgInfo* r = find_cfg(index, cfg_.n);
+  const isa::CfgInfo* r = find_cfg(index, cfg_.n, cfg_.datapath);
+  if (r && r->index == isa::kCfgScale) return fparams_.scale;
+  if (r && r->index == isa::kCfgRelu6F32) return fparams_.relu6_max;
+  if (r && r->index == isa::kCfgFmin) return fparams_.fmin;
+  if (r && r->index == isa::kCfgFmax) return fparams_.fmax;
   if (r && r->index == isa::kCfgBiasBase) return uint32_t(bias_[index - r->index]);
   if (r && r->index == isa::kCfgLutBase) return uint8_t(lut_[index - r->index]);
   if (r && r->index == isa::kCfgChMultBase) return uint32_t(scale_[index - r->index].multiplier);
@@ -114,6 +151,18 @@ void TpuModel::write_cfg(uint16_t index, uint32_t value) {
       return;
     case isa::kCfgRelu6Max:
       params_.relu6_max = v;
+      return;
+    case isa::kCfgScale:
+      fparams_.scale = value;
+      return;
+    case isa::kCfgRelu6F32:
+      fparams_.relu6_max = value;
+      return;
+    case isa::kCfgFmin:
+      fparams_.fmin = value;
+      return;
+    case isa::kCfgFmax:
+      fparams_.fmax = value;
       return;
     default:
       break;
@@ -238,6 +287,11 @@ bool rows_fit(int64_t start, int64_t rows, int limit) {
   return start >= 0 && start + rows <= limit;
 }
 
+// RHM/WHM WIDE: 2N host bytes per row, two UB rows.
+bool is_wide_transfer(const Instr& in) {
+  return in.flags & (in.op == uint8_t(Op::kRhm) ? isa::kFlagRhmWideMask : isa::kFlagWhmWideMask);
+}
+
 bool vop_is_pool(const Instr& in) {
   const isa::VopInfo* v =
       isa::find_vop(isa::flag_field(in.flags, isa::kFlagVopOpLsb, isa::kFlagVopOpWidth));
@@ -251,14 +305,25 @@ ErrCode TpuModel::check_flags(const Instr& in) const {
   if ((in.flags & ~info.flags_mask) || (in.a & ~info.a_mask) || (in.b & ~info.b_mask) ||
       (in.c & ~info.c_mask))
     return ErrCode::kBadFlags;
-  if (in.op == uint8_t(Op::kAct) && (in.flags & isa::kFlagActRawMask) &&
-      (in.flags & ~isa::kFlagActRawMask))
-    return ErrCode::kBadFlags;  // RAW takes no other flag
+  // The bf16 forms need a bf16 or both datapath; a bf16-only one has no int8 MXU forms.
+  if (!has_bf16(cfg_.datapath) && (in.flags & info.bf16_flags_mask)) return ErrCode::kBadFlags;
+  if (!has_int8(cfg_.datapath) && (~in.flags & info.bf16_only_required_mask))
+    return ErrCode::kBadFlags;
+  if (in.op == uint8_t(Op::kAct)) {
+    const bool raw = in.flags & isa::kFlagActRawMask, f32 = in.flags & isa::kFlagActF32Mask;
+    // RAW alone copies the accumulator bits and takes no other flag; with
+    // F32 it writes the fp32 result of the bias, scale and function.
+    if (raw && !f32 && (in.flags & ~isa::kFlagActRawMask)) return ErrCode::kBadFlags;
+    const int func = isa::flag_field(in.flags, isa::kFlagActFuncLsb, isa::kFlagActFuncWidth);
+    if (f32 && !(isa::kActF32Funcs >> func & 1)) return ErrCode::kBadFlags;  // no fp32 LUT
+  }
   if (in.op == uint8_t(Op::kVop)) {
     const isa::VopInfo* v =
         isa::find_vop(isa::flag_field(in.flags, isa::kFlagVopOpLsb, isa::kFlagVopOpWidth));
     const int shift = isa::flag_field(in.flags, isa::kFlagVopShiftLsb, isa::kFlagVopShiftWidth);
-    if (!v || shift > v->max_shift || (!v->binary && in.b != 0)) return ErrCode::kBadFlags;
+    const bool bf16 = in.flags & isa::kFlagVopBf16Mask;
+    if (!v || shift > (bf16 ? v->bf16_max_shift : v->max_shift) || (!v->binary && in.b != 0))
+      return ErrCode::kBadFlags;
   }
   return ErrCode::kOk;
 }
@@ -274,7 +339,7 @@ ErrCode TpuModel::check_count(const Instr& in, uint32_t pc) const {
 
 ErrCode TpuModel::check_cfg(const Instr& in) const {
   if (in.op != uint8_t(Op::kCfg)) return ErrCode::kOk;
-  const isa::CfgInfo* r = find_cfg(in.a, cfg_.n);
+  const isa::CfgInfo* r = find_cfg(in.a, cfg_.n, cfg_.datapath);
   const int32_t v = int32_t(uint32_t(in.c));
   return r && v >= r->lo && v <= r->hi ? ErrCode::kOk : ErrCode::kBadCfg;
 }
@@ -284,25 +349,32 @@ ErrCode TpuModel::check_ranges(const Instr& in, const Offsets& off) const {
   bool ub_ok = true, acc_ok = true;
   switch (Op(in.op)) {
     case Op::kRhm:
-    case Op::kWhm:
-      ub_ok = rows_fit(in.a + off.ub, rows, cfg_.ub_rows);
+    case Op::kWhm: {
+      const int64_t per_row = is_wide_transfer(in) ? 2 : 1;
+      ub_ok = rows_fit(in.a + off.ub, per_row * rows, cfg_.ub_rows);
       break;
-    case Op::kMmc:
-      ub_ok = rows_fit(in.a + off.ub, rows, cfg_.ub_rows);
+    }
+    case Op::kMmc: {
+      const int64_t per_row = (in.flags & isa::kFlagMmcBf16Mask) ? 2 : 1;
+      ub_ok = rows_fit(in.a + off.ub, per_row * rows, cfg_.ub_rows);
       acc_ok = rows_fit(in.b + off.acc, rows, cfg_.acc_rows);
       break;
+    }
     case Op::kAct: {
-      const bool raw = in.flags & isa::kFlagActRawMask;
-      ub_ok = rows_fit(in.b + off.ub, raw ? 4 * rows : rows, cfg_.ub_rows);
+      // UB rows per ACC row: RAW 4 (int32 or fp32), F32 2 (a wide bf16 row), else 1.
+      const bool raw = in.flags & isa::kFlagActRawMask, f32 = in.flags & isa::kFlagActF32Mask;
+      const int64_t per_row = raw ? 4 : f32 ? 2 : 1;
+      ub_ok = rows_fit(in.b + off.ub, per_row * rows, cfg_.ub_rows);
       acc_ok = rows_fit(in.a + off.acc, rows, cfg_.acc_rows);
       break;
     }
     case Op::kVop: {
       const bool pool = vop_is_pool(in);
       const int shift = isa::flag_field(in.flags, isa::kFlagVopShiftLsb, isa::kFlagVopShiftWidth);
-      ub_ok = rows_fit(in.a + off.ub, pool ? rows << shift : rows, cfg_.ub_rows) &&
-              (pool || rows_fit(in.b + off.ub, rows, cfg_.ub_rows)) &&
-              rows_fit(int64_t(in.c) + off.ub, rows, cfg_.ub_rows);
+      const int64_t per_row = (in.flags & isa::kFlagVopBf16Mask) ? 2 : 1;
+      ub_ok = rows_fit(in.a + off.ub, per_row * (pool ? rows << shift : rows), cfg_.ub_rows) &&
+              (pool || rows_fit(in.b + off.ub, per_row * rows, cfg_.ub_rows)) &&
+              rows_fit(int64_t(in.c) + off.ub, per_row * rows, cfg_.ub_rows);
       break;
     }
     default:
@@ -314,6 +386,8 @@ ErrCode TpuModel::check_ranges(const Instr& in, const Offsets& off) const {
 
 ErrCode TpuModel::check_weights(const Instr& in) const {
   if (in.op == uint8_t(Op::kMmc) && tiles_.empty()) return ErrCode::kNoWeights;
+  if (in.op == uint8_t(Op::kMmc) && tiles_.front().is_bf16 != bool(in.flags & isa::kFlagMmcBf16Mask))
+    return ErrCode::kWgtFormat;
   const size_t capacity = size_t(cfg_.wgt_fifo_tiles) + isa::kWgtBanks;
   if (in.op == uint8_t(Op::kRw) && tiles_.size() + in.count > capacity)
     return ErrCode::kWgtOverflow;
@@ -344,32 +418,52 @@ ErrCode memory_fault(RunResult& result, uint64_t addr) {
 
 }  // namespace
 
+// A wide row (RHM/WHM WIDE) is 2N bytes at its host address, UB rows a + 2i
+// and a + 2i + 1: the model keeps UB rows contiguous, so it is one span.
 ErrCode TpuModel::exec_rhm(const Instr& in, const Offsets& off, HostMemory& mem, RunResult& result) {
+  const int64_t per_row = is_wide_transfer(in) ? 2 : 1;
+  const size_t bytes = size_t(per_row * cfg_.n);
   for (int64_t i = 0; i < in.count; ++i) {
     const uint64_t addr = in.c + off.host + uint64_t(i) * in.b;
-    if (mem.faults(addr, uint64_t(cfg_.n))) return memory_fault(result, addr);
-    mem.read(addr, std::span(reinterpret_cast<uint8_t*>(ub(in.a + off.ub + i)), size_t(cfg_.n)));
+    if (mem.faults(addr, bytes)) return memory_fault(result, addr);
+    mem.read(addr, std::span(reinterpret_cast<uint8_t*>(ub(in.a + off.ub + per_row * i)), bytes));
   }
   return ErrCode::kOk;
 }
 
 ErrCode TpuModel::exec_whm(const Instr& in, const Offsets& off, HostMemory& mem, RunResult& result) {
+  const int64_t per_row = is_wide_transfer(in) ? 2 : 1;
+  const size_t bytes = size_t(per_row * cfg_.n);
   for (int64_t i = 0; i < in.count; ++i) {
     const uint64_t addr = in.c + off.host + uint64_t(i) * in.b;
-    if (mem.faults(addr, uint64_t(cfg_.n))) return memory_fault(result, addr);
-    mem.write(addr, std::span<const int8_t>(ub(in.a + off.ub + i), size_t(cfg_.n)));
+    if (mem.faults(addr, bytes)) return memory_fault(result, addr);
+    mem.write(addr, std::span<const int8_t>(ub(in.a + off.ub + per_row * i), bytes));
   }
   return ErrCode::kOk;
 }
 
 ErrCode TpuModel::exec_rw(const Instr& in, const Offsets& off, HostMemory& mem, RunResult& result) {
   const int n = cfg_.n;
+  const bool bf16_tile = in.flags & isa::kFlagRwBf16Mask;
+  const uint64_t row_bytes = uint64_t(n) * (bf16_tile ? 2 : 1);
+  std::vector<uint8_t> row(row_bytes);
   for (int t = 0; t < in.count; ++t) {
-    Tile tile(size_t(n) * n);
+    Tile tile;
+    tile.is_bf16 = bf16_tile;
+    if (bf16_tile)
+      tile.columns.resize(size_t(n) * n);
+    else
+      tile.i8.resize(size_t(n) * n);
     for (int r = 0; r < n; ++r) {
       const uint64_t addr = in.c + off.host + (uint64_t(t) * n + r) * in.b;
-      if (mem.faults(addr, uint64_t(n))) return memory_fault(result, addr);
-      mem.read(addr, std::span(reinterpret_cast<uint8_t*>(&tile[size_t(r) * n]), size_t(n)));
+      if (mem.faults(addr, row_bytes)) return memory_fault(result, addr);
+      mem.read(addr, std::span(row));
+      for (int j = 0; j < n; ++j) {
+        if (bf16_tile)  // lane j little-endian; stored by column
+          tile.columns[size_t(j) * n + r] = bf16(row[2 * j] | row[2 * j + 1] << 8);
+        else
+          tile.i8[size_t(r) * n + j] = int8_t(row[j]);
+      }
     }
     tiles_.push_back(std::move(tile));
   }
@@ -380,14 +474,27 @@ void TpuModel::exec_mmc(const Instr& in, const Offsets& off) {
   const int n = cfg_.n;
   const Tile& w = tiles_.front();
   const bool accumulate = in.flags & isa::kFlagMmcAccMask;
-  for (int64_t i = 0; i < in.count; ++i) {
-    const int8_t* a = ub(in.a + off.ub + i);
-    int32_t* out = acc(in.b + off.acc + i);
-    for (int j = 0; j < n; ++j) {
-      int64_t p = 0;
-      for (int k = 0; k < n; ++k) p += int64_t{a[k]} * w[size_t(k) * n + j];
-      // int32 accumulation wraps.
-      out[j] = int32_t(uint32_t(p) + (accumulate ? uint32_t(out[j]) : 0u));
+  if (w.is_bf16) {  // MMC BF16 (check_weights made sure the formats agree)
+    std::vector<bf16> a(static_cast<size_t>(n));
+    for (int64_t i = 0; i < in.count; ++i) {
+      read_wide(in.a + off.ub + 2 * i, a.data());
+      int32_t* out = acc(in.b + off.acc + i);
+      for (int j = 0; j < n; ++j) {
+        // Down column j from +0 in row order, then into the accumulator.
+        const fp32 column = bf16_dot_column(a.data(), &w.columns[size_t(j) * n], size_t(n));
+        out[j] = int32_t(accumulate ? fp32_add(uint32_t(out[j]), column) : column);
+      }
+    }
+  } else {
+    for (int64_t i = 0; i < in.count; ++i) {
+      const int8_t* a = ub(in.a + off.ub + i);
+      int32_t* out = acc(in.b + off.acc + i);
+      for (int j = 0; j < n; ++j) {
+        int64_t p = 0;
+        for (int k = 0; k < n; ++k) p += int64_t{a[k]} * w.i8[size_t(k) * n + j];
+        // int32 accumulation wraps.
+        out[j] = int32_t(uint32_t(p) + (accumulate ? uint32_t(out[j]) : 0u));
+      }
     }
   }
   if (in.flags & isa::kFlagMmcPopMask) tiles_.pop_front();
@@ -395,6 +502,10 @@ void TpuModel::exec_mmc(const Instr& in, const Offsets& off) {
 
 void TpuModel::exec_act(const Instr& in, const Offsets& off) {
   const int n = cfg_.n;
+  if (in.flags & isa::kFlagActF32Mask) {
+    exec_act_f32(in, off);
+    return;
+  }
   if (in.flags & isa::kFlagActRawMask) {
     // ACC row i becomes 4N little-endian bytes in UB rows b+4i .. b+4i+3.
     for (int64_t i = 0; i < in.count; ++i) {
@@ -418,7 +529,77 @@ void TpuModel::exec_act(const Instr& in, const Offsets& off) {
   }
 }
 
+// ACT F32: ACC row a + i as fp32 through vpu_f32::act_lane; the result as a
+// wide bf16 row at UB rows b + 2i, b + 2i + 1, or with RAW as fp32 bits in
+// UB rows b + 4i .. b + 4i + 3 (the layout of RAW int32 rows).
+void TpuModel::exec_act_f32(const Instr& in, const Offsets& off) {
+  const int n = cfg_.n;
+  const auto func =
+      quant::Act(isa::flag_field(in.flags, isa::kFlagActFuncLsb, isa::kFlagActFuncWidth));
+  const bool use_bias = in.flags & isa::kFlagActBiasMask;
+  const bool raw = in.flags & isa::kFlagActRawMask;
+  std::vector<bf16> lanes(static_cast<size_t>(n));
+  for (int64_t i = 0; i < in.count; ++i) {
+    const int32_t* x = acc(in.a + off.acc + i);
+    for (int j = 0; j < n; ++j) {
+      const fp32 y = vpu_f32::act_lane(uint32_t(x[j]), use_bias, uint32_t(bias_[size_t(j)]),
+                                       fparams_, func);
+      if (raw) {
+        int8_t* dst = ub(in.b + off.ub + 4 * i);
+        for (int byte = 0; byte < 4; ++byte) dst[4 * j + byte] = int8_t(y >> (8 * byte));
+      } else {
+        lanes[size_t(j)] = fp32_to_bf16(y);
+      }
+    }
+    if (!raw) write_wide(in.b + off.ub + 2 * i, lanes.data());
+  }
+}
+
+// VOP BF16: the int8 VOP's rows and order, on wide rows (row i of an operand
+// is UB rows 2i, 2i + 1 from its base), with vpu_f32's lanes.
+void TpuModel::exec_vop_bf16(const Instr& in, const Offsets& off) {
+  const size_t n = size_t(cfg_.n);
+  const auto op = isa::VopOp(isa::flag_field(in.flags, isa::kFlagVopOpLsb, isa::kFlagVopOpWidth));
+  const int shift = isa::flag_field(in.flags, isa::kFlagVopShiftLsb, isa::kFlagVopShiftWidth);
+  const bool binary = isa::find_vop(uint8_t(op))->binary;
+  const int64_t window = int64_t{1} << shift;  // pools: wide rows reduced into one
+  std::vector<bf16> a(binary ? n : n * size_t(window)), b(n), result(n);
+  for (int64_t i = 0; i < in.count; ++i) {
+    if (binary) {
+      read_wide(in.a + off.ub + 2 * i, a.data());
+      read_wide(in.b + off.ub + 2 * i, b.data());
+    } else {
+      for (int64_t r = 0; r < window; ++r)
+        read_wide(in.a + off.ub + 2 * (i * window + r), &a[size_t(r) * n]);
+    }
+    for (size_t j = 0; j < n; ++j) {
+      switch (op) {
+        case isa::VopOp::kAdd:
+          result[j] = vpu_f32::vop_add(a[j], b[j]);
+          break;
+        case isa::VopOp::kMul:
+          result[j] = vpu_f32::vop_mul(a[j], b[j]);
+          break;
+        case isa::VopOp::kMax:
+          result[j] = vpu_f32::vop_max(a[j], b[j]);
+          break;
+        case isa::VopOp::kPoolMax:
+          result[j] = vpu_f32::pool_max(&a[j], shift, int(n));
+          break;
+        case isa::VopOp::kPoolAvg:
+          result[j] = vpu_f32::pool_avg(&a[j], shift, int(n));
+          break;
+      }
+    }
+    write_wide(int64_t(in.c) + off.ub + 2 * i, result.data());
+  }
+}
+
 void TpuModel::exec_vop(const Instr& in, const Offsets& off) {
+  if (in.flags & isa::kFlagVopBf16Mask) {
+    exec_vop_bf16(in, off);
+    return;
+  }
   const int n = cfg_.n;
   const auto op = isa::VopOp(isa::flag_field(in.flags, isa::kFlagVopOpLsb, isa::kFlagVopOpWidth));
   const int shift = isa::flag_field(in.flags, isa::kFlagVopShiftLsb, isa::kFlagVopShiftWidth);

@@ -2,6 +2,14 @@
 // Reference model of the core: executes the same binary programs as the RTL,
 // one instruction at a time and completely, per docs/isa.md. The RTL overlaps
 // its units but must end every valid program in the same state.
+//
+// CoreConfig::datapath selects the MXU's arithmetic. In an int8 core (every
+// named configuration so far) the bf16 forms of the instructions (RHM/WHM
+// WIDE, RW BF16, MMC BF16, ACT F32, VOP BF16) and the fp32 CFG registers are
+// BAD_FLAGS / BAD_CFG, as in the RTL. A bf16 or both core implements them
+// with the functions of tpu/bf16.h and tpu/vpu_f32.h in the order
+// docs/numerics.md defines; a bf16-only core rejects the int8 forms of RW
+// and MMC (BAD_FLAGS).
 #pragma once
 
 #include <array>
@@ -14,11 +22,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tpu/bf16.h"
 #include "tpu/core_config.h"
 #include "tpu/host_memory.h"
 #include "tpu/isa.h"
 #include "tpu/quant.h"
 #include "tpu/queue.h"
+#include "tpu/vpu_f32.h"
 
 namespace tpu::model {
 
@@ -52,6 +62,8 @@ struct RunResult {
 
 class TpuModel {
  public:
+  // Throws std::invalid_argument for a bad configuration (a bf16 or both
+  // datapath needs an even N: a wide row splits its lanes over two UB rows).
   explicit TpuModel(CoreConfig config = {});
 
   const CoreConfig& config() const { return cfg_; }
@@ -81,10 +93,18 @@ class TpuModel {
 
   std::vector<int8_t> ub_row(uint32_t row) const;
   std::vector<int32_t> acc_row(uint32_t row) const;
-  // A CFG register's value; std::out_of_range for an unknown index. QMULT and
-  // QSHIFT, which write every lane, read lane 0 (QSHIFT as -CH_SHIFT+0).
+  // The wide row at UB rows row, row + 1: N bf16 lanes, little-endian, lanes
+  // 0 .. N/2-1 in the first row (docs/isa.md, "Wide rows").
+  std::vector<bf16> ub_wide_row(uint32_t row) const;
+  // An ACC row's bits as fp32 (what MMC BF16 writes).
+  std::vector<fp32> acc_row_f32(uint32_t row) const;
+  // A CFG register's value; std::out_of_range for an unknown index (the fp32
+  // registers are unknown in an int8 core). QMULT and QSHIFT, which write
+  // every lane, read lane 0 (QSHIFT as -CH_SHIFT+0).
   uint32_t cfg(uint16_t index) const;
   size_t pending_tiles() const { return tiles_.size(); }
+  // The format of the oldest pending tile (the current one); false if none.
+  bool current_tile_is_bf16() const { return !tiles_.empty() && tiles_.front().is_bf16; }
   void clear_weights() { tiles_.clear(); }
 
  private:
@@ -101,7 +121,14 @@ class TpuModel {
     uint64_t host_inc = 0;
     Offsets offsets;
   };
-  using Tile = std::vector<int8_t>;  // n x n, row r = K index
+  // One weight tile, n x n, in its format (RW's BF16 flag): int8 row-major
+  // (row r = K index), or bf16 column-major (column j's n weights top to
+  // bottom, as the MXU's column c adds them).
+  struct Tile {
+    bool is_bf16 = false;
+    std::vector<int8_t> i8;
+    std::vector<bf16> columns;
+  };
 
   isa::ErrCode issue(const isa::Instr& in, uint32_t pc, const LoopState& loop, HostMemory& mem,
                      RunResult& result);
@@ -119,12 +146,17 @@ class TpuModel {
   isa::ErrCode exec_rw(const isa::Instr& in, const Offsets& off, HostMemory& mem, RunResult& result);
   void exec_mmc(const isa::Instr& in, const Offsets& off);
   void exec_act(const isa::Instr& in, const Offsets& off);
+  void exec_act_f32(const isa::Instr& in, const Offsets& off);
   void exec_vop(const isa::Instr& in, const Offsets& off);
+  void exec_vop_bf16(const isa::Instr& in, const Offsets& off);
   void exec_cfg(const isa::Instr& in);
   void write_cfg(uint16_t index, uint32_t value);
 
   int8_t* ub(int64_t row) { return &ub_[size_t(row) * cfg_.n]; }
   int32_t* acc(int64_t row) { return &acc_[size_t(row) * cfg_.n]; }
+  // The wide row at UB row `row` as N bf16 lanes, and back.
+  void read_wide(int64_t row, bf16* lanes) const;
+  void write_wide(int64_t row, const bf16* lanes);
 
   CoreConfig cfg_;
   std::vector<isa::Instr> imem_;
@@ -135,6 +167,7 @@ class TpuModel {
   std::vector<int32_t> bias_;
   std::vector<quant::LaneScale> scale_;  // per lane: CH_MULT, CH_SHIFT
   std::array<int8_t, 256> lut_{};
+  vpu_f32::ActF32Params fparams_;  // SCALE, RELU6_F32, FMIN, FMAX (bf16/both cores)
   std::optional<std::vector<Window>> windows_;
 };
 

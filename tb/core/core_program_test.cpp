@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compute-core program tests: seeded random programs compared with the
-// reference model, every error code with its faulting instruction, and the
-// overlap of the units in a compute-bound GEMM.
+// reference model, every error code with its faulting instruction, the bf16
+// forms rejected as in every int8 core, and the overlap of the units in a
+// compute-bound GEMM.
 #include <cstdio>
 
 #include "core_fixture.h"
@@ -143,6 +144,56 @@ TEST_F(CoreTest, EveryErrorCodeStopsAndRecovers) {
     check_gemm(9, 7, 6, {.latency = 4});
     if (HasFailure()) return;
   }
+}
+
+// ---------------------------------------------------------------------------
+// The bf16 forms of the instructions (docs/isa.md) in this int8 core: the RTL
+// and the model both reject every one, BAD_FLAGS for the flags and BAD_CFG
+// for the fp32 registers, and the core works on afterwards.
+// ---------------------------------------------------------------------------
+
+TEST_F(CoreTest, Bf16FormsAreRejectedInAnInt8Core) {
+  using namespace isa;
+  ASSERT_EQ(config().datapath, tpu::Datapath::kInt8);
+  const uint32_t nn = uint32_t(N);
+  struct Case {
+    const char* name;
+    std::vector<Instr> prog;
+    ErrCode code;
+    uint32_t pc;
+  };
+  const Case cases[] = {
+      {"RHM WIDE", {rhm(0, 1, kInput, 2 * nn, true), halt()}, ErrCode::kBadFlags, 0},
+      {"WHM WIDE", {whm(0, 1, kOutput, 2 * nn, true), halt()}, ErrCode::kBadFlags, 0},
+      {"RW BF16", {rw(kInput, 1, 2 * nn, true), halt()}, ErrCode::kBadFlags, 0},
+      {"MMC BF16 on an int8 tile", {rw(kInput, 1, nn), mmc(0, 0, 1, false, true, true), halt()},
+       ErrCode::kBadFlags, 1},
+      {"ACT F32", {act(0, 0, 1, Act::kRelu, true, false, true), halt()}, ErrCode::kBadFlags, 0},
+      {"ACT F32 RAW", {act(0, 0, 1, Act::kNone, false, true, true), halt()}, ErrCode::kBadFlags, 0},
+      {"VOP BF16", {vop(VopOp::kAdd, 0, 2, 4, 1, 0, true), halt()}, ErrCode::kBadFlags, 0},
+      {"VOP BF16 pool", {vop(VopOp::kPoolAvg, 0, 0, 4, 1, 1, true), halt()}, ErrCode::kBadFlags, 0},
+      {"CFG SCALE", {cfg(kCfgScale, 0x3F800000), halt()}, ErrCode::kBadCfg, 0},
+      {"CFG RELU6_F32", {cfg(kCfgRelu6F32, 0x40C00000), halt()}, ErrCode::kBadCfg, 0},
+      {"CFG FMIN", {cfg(kCfgFmin, 0xFF800000), halt()}, ErrCode::kBadCfg, 0},
+      {"CFG FMAX", {sync(0), cfg(kCfgFmax, 0x7F800000), halt()}, ErrCode::kBadCfg, 1},
+  };
+  std::vector<uint8_t> bytes(0x2000);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    HostMemory mem;
+    mem.write(kInput, bytes);
+    tpu::model::TpuModel model(config());
+    HostMemory model_mem = mem;
+    model.load_program(0, c.prog);
+    const auto expect = model.run(0, model_mem);
+    EXPECT_EQ(expect.err, c.code) << "model: " << isa::err_name(expect.err);
+    EXPECT_EQ(expect.err_pc, c.pc) << "model";
+    const tb::CoreRun got = run_rtl(c.prog, mem, {.latency = 6});
+    EXPECT_EQ(got.err, c.code) << "RTL: " << isa::err_name(got.err);
+    EXPECT_EQ(got.err_pc, c.pc) << "RTL";
+  }
+  check_gemm(9, 7, 6, {.latency = 4});
 }
 
 // ---------------------------------------------------------------------------

@@ -112,6 +112,65 @@ fp32 fp32_add(fp32 a, fp32 b) {
   return (x.sign << 31) | (uint32_t(e) << 23) | (sig & 0x7FFFFFu);
 }
 
+fp32 fp32_mul(fp32 a, fp32 b) {
+  const Unpacked x = unpack32(a), y = unpack32(b);
+  const uint32_t s = x.sign ^ y.sign;
+  const bool x_nan = x.exp == 0xFF && x.frac != 0, y_nan = y.exp == 0xFF && y.frac != 0;
+  const bool x_inf = x.exp == 0xFF && x.frac == 0, y_inf = y.exp == 0xFF && y.frac == 0;
+  const bool x_zero = x.exp == 0, y_zero = y.exp == 0;  // zero or flushed subnormal
+  if (x_nan || y_nan) return kFp32CanonicalNan;
+  if ((x_inf && y_zero) || (x_zero && y_inf)) return kFp32CanonicalNan;
+  if (x_inf || y_inf) return signed_inf(s);
+  if (x_zero || y_zero) return signed_zero(s);
+
+  // (1.fx) * (1.fy) = p / 2^46 with p in [2^46, 2^48), exact.
+  const uint64_t p = uint64_t((1u << 23) | x.frac) * uint64_t((1u << 23) | y.frac);
+  const int top = int(p >> 47);  // 1 when the product is in [2, 4)
+  int e = x.exp + y.exp - 127 + top;
+  // The exact product is below 2^-126: zero, whatever rounding would do.
+  if (e <= 0) return signed_zero(s);
+  const int drop = 23 + top;  // bits below the 24-bit significand
+  uint32_t sig = uint32_t(p >> drop);
+  const uint64_t rest = p & ((uint64_t{1} << drop) - 1), half = uint64_t{1} << (drop - 1);
+  if (rest > half || (rest == half && (sig & 1))) {
+    sig += 1;
+    if (sig == (1u << 24)) {  // rounded up to the next power of two
+      sig >>= 1;
+      e += 1;
+    }
+  }
+  if (e >= 0xFF) return signed_inf(s);
+  return (s << 31) | (uint32_t(e) << 23) | (sig & 0x7FFFFFu);
+}
+
+namespace {
+
+// Flushes a subnormal to zero of its sign; NaN is reported by the caller.
+fp32 flush(fp32 x) { return (x & 0x7F800000u) == 0 ? x & kSign32 : x; }
+
+// a < b in the order -inf < ... < -0 < +0 < ... < +inf (no NaN).
+bool fp32_less(fp32 a, fp32 b) {
+  const bool na = a >> 31, nb = b >> 31;
+  if (na != nb) return na;                 // negative below positive, -0 below +0
+  return na ? a > b : a < b;               // same sign: magnitude order, reversed if negative
+}
+
+}  // namespace
+
+fp32 fp32_max(fp32 a, fp32 b) {
+  if (fp32_is_nan(a) || fp32_is_nan(b)) return kFp32CanonicalNan;
+  a = flush(a);
+  b = flush(b);
+  return fp32_less(a, b) ? b : a;
+}
+
+fp32 fp32_min(fp32 a, fp32 b) {
+  if (fp32_is_nan(a) || fp32_is_nan(b)) return kFp32CanonicalNan;
+  a = flush(a);
+  b = flush(b);
+  return fp32_less(b, a) ? b : a;
+}
+
 bf16 fp32_to_bf16(fp32 x) {
   const uint32_t exp = (x >> 23) & 0xFF;
   if (fp32_is_nan(x)) return kBf16CanonicalNan;

@@ -161,7 +161,10 @@ std::optional<HostSpan> host_span(const Instr& in, uint64_t host_offset, int n) 
     return std::nullopt;
   // rows < 2^24 and b < 2^16: the extent cannot overflow 64 bits.
   const uint64_t rows = uint64_t(in.count) * (rw ? uint64_t(n) : 1);
-  const uint64_t extent = (rows - 1) * in.b + uint64_t(n) - 1;
+  // RHM/WHM WIDE and RW BF16 share bit 0: a row of 2n bytes.
+  static_assert(kFlagRhmWideMask == kFlagWhmWideMask && kFlagRhmWideMask == kFlagRwBf16Mask);
+  const uint64_t row_bytes = uint64_t(n) * ((in.flags & kFlagRhmWideMask) ? 2 : 1);
+  const uint64_t extent = (rows - 1) * in.b + row_bytes - 1;
   HostSpan s;
   s.first = in.c + host_offset;  // host addresses wrap at 2^64 (docs/isa.md)
   s.write = in.op == uint8_t(Op::kWhm);
@@ -170,33 +173,38 @@ std::optional<HostSpan> host_span(const Instr& in, uint64_t host_offset, int n) 
   return s;
 }
 
-Instr rhm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride) {
-  return make(Op::kRhm, rows, ub_row, stride, host_addr);
+Instr rhm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride, bool wide) {
+  return make(Op::kRhm, rows, ub_row, stride, host_addr, wide ? kFlagRhmWideMask : 0);
 }
 
-Instr whm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride) {
-  return make(Op::kWhm, rows, ub_row, stride, host_addr);
+Instr whm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride, bool wide) {
+  return make(Op::kWhm, rows, ub_row, stride, host_addr, wide ? kFlagWhmWideMask : 0);
 }
 
-Instr rw(uint64_t host_addr, uint32_t tiles, uint32_t stride) {
-  return make(Op::kRw, tiles, 0, stride, host_addr);
+Instr rw(uint64_t host_addr, uint32_t tiles, uint32_t stride, bool bf16) {
+  return make(Op::kRw, tiles, 0, stride, host_addr, bf16 ? kFlagRwBf16Mask : 0);
 }
 
-Instr mmc(uint32_t ub_row, uint32_t acc_row, uint32_t rows, bool accumulate, bool pop) {
-  const uint8_t flags = (accumulate ? kFlagMmcAccMask : 0) | (pop ? kFlagMmcPopMask : 0);
+Instr mmc(uint32_t ub_row, uint32_t acc_row, uint32_t rows, bool accumulate, bool pop, bool bf16) {
+  const uint8_t flags = (accumulate ? kFlagMmcAccMask : 0) | (pop ? kFlagMmcPopMask : 0) |
+                        (bf16 ? kFlagMmcBf16Mask : 0);
   return make(Op::kMmc, rows, ub_row, acc_row, 0, flags);
 }
 
-Instr act(uint32_t acc_row, uint32_t ub_row, uint32_t rows, Act func, bool bias, bool raw) {
+Instr act(uint32_t acc_row, uint32_t ub_row, uint32_t rows, Act func, bool bias, bool raw,
+          bool f32) {
   const uint8_t flags = (raw ? kFlagActRawMask : 0) | (bias ? kFlagActBiasMask : 0) |
-                        uint8_t((uint8_t(func) << kFlagActFuncLsb) & kFlagActFuncMask);
+                        uint8_t((uint8_t(func) << kFlagActFuncLsb) & kFlagActFuncMask) |
+                        (f32 ? kFlagActF32Mask : 0);
   return make(Op::kAct, rows, acc_row, ub_row, 0, flags);
 }
 
-Instr vop(VopOp op, uint32_t src_a, uint32_t src_b, uint32_t dst, uint32_t rows, int shift) {
+Instr vop(VopOp op, uint32_t src_a, uint32_t src_b, uint32_t dst, uint32_t rows, int shift,
+          bool bf16) {
   if (shift < 0 || shift > int(low_mask(kFlagVopShiftWidth)))
     throw std::invalid_argument("vop shift = " + std::to_string(shift) + " does not fit 4 bits");
-  const uint8_t flags = uint8_t(uint8_t(op) << kFlagVopOpLsb | shift << kFlagVopShiftLsb);
+  const uint8_t flags = uint8_t(uint8_t(op) << kFlagVopOpLsb | shift << kFlagVopShiftLsb |
+                                (bf16 ? kFlagVopBf16Mask : 0));
   return make(Op::kVop, rows, src_a, src_b, fit16(dst, "vop dst"), flags);
 }
 
@@ -265,9 +273,12 @@ std::string cfg_index_name(uint16_t index) {
 
 std::string disassemble_cfg(const Instr& in) {
   const uint32_t value = uint32_t(in.c);
-  // Q31 multipliers and unknown registers read best in hex, the rest signed.
+  // Q31 multipliers, fp32 bits and unknown registers read best in hex, the rest signed.
   const std::string name = cfg_index_name(in.a);
-  const bool as_hex = in.a == kCfgQmult || name.starts_with("CH_MULT+") || name.starts_with("0x");
+  const bool fp32 = std::any_of(std::begin(kCfgRegs), std::end(kCfgRegs),
+                                [&](const CfgInfo& r) { return r.fp32 && r.index == in.a; });
+  const bool as_hex =
+      in.a == kCfgQmult || fp32 || name.starts_with("CH_MULT+") || name.starts_with("0x");
   return "cfg " + name + " " +
          (as_hex ? hex(value) : std::to_string(int32_t(value)));
 }

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The bf16 mode's reference numerics (tpu/bf16.h) against independent
-// computations on the host FPU: bf16_mul against the exact product in double,
-// fp32_add against float addition (IEEE round-to-nearest-even in SSE), both
-// followed by the flush rules; fp32_to_bf16 against a nearest-candidate
-// search in double. Random cases are seeded (TPU_SEED=<n> to repeat one).
+// computations on the host FPU: bf16_mul and fp32_mul against the exact
+// product in double, fp32_add against float addition (IEEE round-to-nearest-
+// even in SSE), all followed by the flush rules; fp32_max/fp32_min against
+// float comparison; fp32_to_bf16 against a nearest-candidate search in
+// double. Random cases are seeded (TPU_SEED=<n> to repeat one).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "fp_cases.h"
@@ -274,6 +276,227 @@ TEST(Fp32AddTest, SumsOfProductsMatchHostFloat) {
       bad.add("fp32_add(0x%08x, 0x%08x) = 0x%08x, want 0x%08x", p, s, fp32_add(p, s), ref_add(p, s));
   }
   EXPECT_EQ(bad.count(), 0u) << "seed " << seed;
+}
+
+// ---- fp32_mul ----
+
+// The exact product in double (24 x 24 significand bits fit in 53), then the
+// rules: canonical NaN, tiny exact products flushed, one rounding to float
+// (round to nearest even, overflow to inf).
+fp32 ref_mul32(fp32 a, fp32 b) {
+  const double p = double(ftz(bits_float(a))) * double(ftz(bits_float(b)));
+  if (std::isnan(p)) return kFp32CanonicalNan;
+  if (p != 0 && std::fabs(p) < std::ldexp(1.0, -126)) return float_bits(std::copysign(0.0f, float(p)));
+  return float_bits(float(p));
+}
+
+// Random fp32 operands biased to the hard cases of multiplication: products
+// near overflow and near 2^-126, ties (few significant bits), and anything.
+std::pair<fp32, fp32> mul_case(std::mt19937_64& rng) {
+  auto pick = [&](uint32_t lo, uint32_t hi) { return std::uniform_int_distribution<uint32_t>(lo, hi)(rng); };
+  auto make = [](uint32_t s, uint32_t e, uint32_t f) { return (s << 31) | (e << 23) | (f & 0x7FFFFFu); };
+  auto few_bits = [&]() {  // 0..3 fraction bits set
+    uint32_t f = 0;
+    for (uint32_t i = pick(0, 3); i > 0; --i) f |= 1u << pick(0, 22);
+    return f;
+  };
+  const uint32_t s1 = uint32_t(rng() & 1), s2 = uint32_t(rng() & 1);
+  switch (pick(0, 6)) {
+    case 6: {  // a product of significands just below 2 or 4: at 2^-126 the
+               // flush and the rounding meet, at 2^128 the rounding overflows
+      const uint64_t m1 = pick(1u << 23, (1u << 24) - 1);
+      const bool four = rng() & 1;
+      const uint64_t m2 = std::min<uint64_t>((uint64_t{1} << (four ? 48 : 47)) / m1 - pick(0, 1),
+                                             (1u << 24) - 1);
+      if (m2 < (1u << 23)) return {make(s1, 1, uint32_t(m1)), make(s2, 126, 0)};
+      const bool low = rng() & 1;  // near 2^-126 (ea + eb = 127 - four) or 2^128 (= 254 + 127 - four)
+      const uint32_t sum = low ? 127 - four : 381 - four;
+      const uint32_t ea = low ? pick(1, sum - 1) : pick(sum - 254, 254);
+      return {make(s1, ea, uint32_t(m1)), make(s2, sum - ea, uint32_t(m2))};
+    }
+    case 0:
+      return {uint32_t(rng()), uint32_t(rng())};
+    case 1: {  // the product's exponent near the top: ea + eb - 127 around 254
+      const uint32_t ea = pick(127, 254);
+      return {make(s1, ea, uint32_t(rng())), make(s2, std::min(254u, 127 + 254 - ea + pick(0, 2) - 1), uint32_t(rng()))};
+    }
+    case 2: {  // near 2^-126: ea + eb - 127 around 1
+      const uint32_t ea = pick(1, 127);
+      return {make(s1, ea, uint32_t(rng())), make(s2, std::max(1u, 128 - ea + pick(0, 2) - 1), uint32_t(rng()))};
+    }
+    case 3:  // few significant bits: exact products, ties
+      return {make(s1, pick(100, 154), few_bits()), make(s2, pick(100, 154), few_bits())};
+    case 4:  // bf16 operands (what VOP MUL multiplies)
+      return {uint32_t(rng()) & 0xFFFF0000u, uint32_t(rng()) & 0xFFFF0000u};
+    default: {  // special operands against anything
+      const std::vector<fp32> sp = fp32_specials();
+      return {sp[pick(0, uint32_t(sp.size() - 1))], uint32_t(rng())};
+    }
+  }
+}
+
+TEST(Fp32MulTest, SpecialValues) {
+  const fp32 pz = 0, nz = 0x80000000u, one = 0x3F800000u, mone = 0xBF800000u;
+  const fp32 pinf = 0x7F800000u, ninf = 0xFF800000u, max = 0x7F7FFFFFu, minn = 0x00800000u;
+  const fp32 sub = 0x00000001u, nsub = 0x807FFFFFu;
+  EXPECT_EQ(fp32_mul(one, one), one);
+  EXPECT_EQ(fp32_mul(one, mone), mone);
+  EXPECT_EQ(fp32_mul(0x40400000u, 0x40800000u), 0x41400000u) << "3 * 4 = 12";
+  EXPECT_EQ(fp32_mul(pz, mone), nz);
+  EXPECT_EQ(fp32_mul(nz, nz), pz);
+  EXPECT_EQ(fp32_mul(sub, one), pz) << "subnormal input is zero";
+  EXPECT_EQ(fp32_mul(nsub, one), nz);
+  EXPECT_EQ(fp32_mul(sub, max), pz) << "even times the largest value";
+  for (fp32 z : {pz, nz, sub, nsub}) {
+    EXPECT_EQ(fp32_mul(pinf, z), kFp32CanonicalNan);
+    EXPECT_EQ(fp32_mul(z, ninf), kFp32CanonicalNan);
+  }
+  EXPECT_EQ(fp32_mul(pinf, minn), pinf);
+  EXPECT_EQ(fp32_mul(ninf, one), ninf);
+  EXPECT_EQ(fp32_mul(ninf, ninf), pinf);
+  for (fp32 n : {0x7FC00000u, 0x7F800001u, 0xFFFFFFFFu, 0xFFC00000u})
+    for (fp32 x : {pz, nz, one, pinf, ninf, n, sub, max}) {
+      EXPECT_EQ(fp32_mul(n, x), kFp32CanonicalNan);
+      EXPECT_EQ(fp32_mul(x, n), kFp32CanonicalNan);
+    }
+  // Overflow: max * 2; max * (1 + 2^-23) rounds past max; max * 1 stays.
+  EXPECT_EQ(fp32_mul(max, 0x40000000u), pinf);
+  EXPECT_EQ(fp32_mul(max, 0xC0000000u), ninf);
+  EXPECT_EQ(fp32_mul(max, 0x3F800001u), pinf) << "rounds up to 2^128";
+  EXPECT_EQ(fp32_mul(max, one), max);
+  EXPECT_EQ(fp32_mul(0x7F000000u, 0x3FFFFFFFu), max) << "2^127 * (2 - 2^-23) is finite";
+  // Ties to even: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 -> 1 + 2^-11 (even);
+  // (1 + 2^-12)(1 + 2^-12 + 2^-23) = 1 + 2^-11 + 2^-23 + 2^-24 + 2^-35 rounds up.
+  EXPECT_EQ(fp32_mul(0x3F800800u, 0x3F800800u), 0x3F801000u);
+  EXPECT_EQ(fp32_mul(0x3F800800u, 0x3F800801u), 0x3F801002u);
+  // (1 + 2^-23)(1 + 2^-1) = 1.5 + 2^-23 + 2^-24: a tie from odd, rounds up.
+  EXPECT_EQ(fp32_mul(0x3F800001u, 0x3FC00000u), 0x3FC00002u);
+  // Tiny: 2^-126 * 1 stays; * 0.5 is flushed with the sign of the product;
+  // (1 - 2^-23) * (1 + 2^-23) * 2^-126 = 2^-126 - 2^-172 is below 2^-126:
+  // flushed, although rounding it to 24 bits would give 2^-126 (IEEE
+  // tininess after rounding, and numpy's float32 with gradual underflow).
+  EXPECT_EQ(fp32_mul(minn, one), minn);
+  EXPECT_EQ(fp32_mul(minn, 0x3F000000u), pz);
+  EXPECT_EQ(fp32_mul(minn, 0xBF000000u), nz);
+  EXPECT_EQ(fp32_mul(0x3F7FFFFEu, 0x00800001u), pz) << "the exact product decides";
+  EXPECT_EQ(fp32_mul(0xBF7FFFFEu, 0x00800001u), nz);
+  EXPECT_EQ(fp32_mul(minn, 0x3F7FFFFFu), pz) << "2^-126 * (1 - 2^-24), exact and tiny";
+  EXPECT_EQ(fp32_mul(0x00C00000u, 0x3F2AAAABu), 0x00800000u) << "1.5 * 2^-126 * (2/3 + ulp) >= 2^-126";
+  EXPECT_EQ(fp32_mul(0x00C00000u, 0x3F2AAAAAu), pz) << "1.5 * 2^-126 * (2/3 - ulp) < 2^-126";
+  // Powers of two are exact (POOLAVG's 2^-SHIFT).
+  EXPECT_EQ(fp32_mul(0x40490FDBu, fp32_pow2(-4)), 0x3E490FDBu);
+  EXPECT_EQ(fp32_pow2(0), one);
+  EXPECT_EQ(fp32_pow2(-126), minn);
+}
+
+TEST(Fp32MulTest, SpecialPairsMatchExactProduct) {
+  Mismatches bad;
+  for (fp32 a : fp32_specials())
+    for (fp32 b : fp32_specials()) {
+      const fp32 got = fp32_mul(a, b), want = ref_mul32(a, b);
+      if (got != want) bad.add("fp32_mul(0x%08x, 0x%08x) = 0x%08x, want 0x%08x", a, b, got, want);
+    }
+  EXPECT_EQ(bad.count(), 0u);
+}
+
+TEST(Fp32MulTest, RandomPairsMatchExactProduct) {
+  const uint64_t seed = test_seed();
+  RecordProperty("seed", std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Mismatches bad;
+  constexpr int kPairs = 4'000'000;
+  for (int i = 0; i < kPairs; ++i) {
+    const auto [a, b] = mul_case(rng);
+    const fp32 got = fp32_mul(a, b), want = ref_mul32(a, b);
+    if (got != want) bad.add("fp32_mul(0x%08x, 0x%08x) = 0x%08x, want 0x%08x", a, b, got, want);
+    if (fp32_mul(b, a) != got) bad.add("fp32_mul(0x%08x, 0x%08x) is not commutative", a, b);
+  }
+  EXPECT_EQ(bad.count(), 0u) << "seed " << seed << ", " << kPairs << " pairs";
+}
+
+TEST(Fp32MulTest, NormalProductsMatchHostFloat) {
+  // Where the exact product is normal, fp32_mul is IEEE multiplication:
+  // float's * (SSE, round to nearest even) gives the same bits. (Below
+  // 2^-126 float may round up to 2^-126 where fp32_mul flushes.)
+  const uint64_t seed = test_seed();
+  RecordProperty("seed", std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  Mismatches bad;
+  int compared = 0;
+  for (int i = 0; i < 1'000'000; ++i) {
+    const auto [a, b] = mul_case(rng);
+    volatile float x = bits_float(a), y = bits_float(b);
+    const float p = x * y;
+    if (std::fpclassify(x) != FP_NORMAL || std::fpclassify(y) != FP_NORMAL ||
+        std::fpclassify(p) != FP_NORMAL || std::fabs(double(x) * double(y)) < std::ldexp(1.0, -126))
+      continue;
+    ++compared;
+    if (fp32_mul(a, b) != float_bits(p))
+      bad.add("fp32_mul(0x%08x, 0x%08x) = 0x%08x, float gives 0x%08x", a, b, fp32_mul(a, b), float_bits(p));
+  }
+  EXPECT_EQ(bad.count(), 0u) << "seed " << seed;
+  EXPECT_GT(compared, 300'000);
+}
+
+TEST(Fp32MulTest, OnBf16OperandsItIsBf16Mul) {
+  // A product of two bf16 values is exact: VOP MUL's fp32_mul of widened
+  // operands equals the MXU's bf16_mul on every structured pair.
+  const std::vector<bf16> v = bf16_structured();
+  Mismatches bad;
+  for (bf16 a : v)
+    for (bf16 b : v)
+      if (fp32_mul(bf16_to_fp32(a), bf16_to_fp32(b)) != bf16_mul(a, b))
+        bad.add("fp32_mul(0x%04x0000, 0x%04x0000) != bf16_mul", a, b);
+  EXPECT_EQ(bad.count(), 0u);
+}
+
+// ---- fp32_max, fp32_min ----
+
+TEST(Fp32MaxMinTest, OrderSignedZerosSubnormalsAndNan) {
+  const fp32 pz = 0, nz = 0x80000000u, one = 0x3F800000u, mone = 0xBF800000u;
+  const fp32 pinf = 0x7F800000u, ninf = 0xFF800000u, two = 0x40000000u, mtwo = 0xC0000000u;
+  EXPECT_EQ(fp32_max(one, two), two);
+  EXPECT_EQ(fp32_min(one, two), one);
+  EXPECT_EQ(fp32_max(mone, mtwo), mone);
+  EXPECT_EQ(fp32_min(mone, mtwo), mtwo);
+  EXPECT_EQ(fp32_max(mone, one), one);
+  EXPECT_EQ(fp32_max(nz, pz), pz) << "-0 < +0";
+  EXPECT_EQ(fp32_max(pz, nz), pz);
+  EXPECT_EQ(fp32_min(pz, nz), nz);
+  EXPECT_EQ(fp32_max(mone, nz), nz) << "ReLU of a negative value with a -0 bound";
+  EXPECT_EQ(fp32_max(0x00000005u, mone), pz) << "a subnormal reads as +0";
+  EXPECT_EQ(fp32_min(0x80000005u, one), nz) << "a negative subnormal reads as -0";
+  EXPECT_EQ(fp32_max(ninf, mtwo), mtwo);
+  EXPECT_EQ(fp32_min(pinf, two), two);
+  EXPECT_EQ(fp32_max(pinf, ninf), pinf);
+  for (fp32 n : {0x7FC00000u, 0x7F800001u, 0xFFFFFFFFu})
+    for (fp32 x : {pz, nz, one, pinf, ninf, n}) {
+      EXPECT_EQ(fp32_max(n, x), kFp32CanonicalNan);
+      EXPECT_EQ(fp32_max(x, n), kFp32CanonicalNan);
+      EXPECT_EQ(fp32_min(n, x), kFp32CanonicalNan);
+      EXPECT_EQ(fp32_min(x, n), kFp32CanonicalNan);
+    }
+}
+
+TEST(Fp32MaxMinTest, SpecialPairsMatchHostComparison) {
+  Mismatches bad;
+  for (fp32 a : fp32_specials())
+    for (fp32 b : fp32_specials()) {
+      const float x = ftz(bits_float(a)), y = ftz(bits_float(b));
+      fp32 hi, lo;
+      if (std::isnan(x) || std::isnan(y)) {
+        hi = lo = kFp32CanonicalNan;
+      } else if (x == y) {  // equal values: only the zeros differ in bits
+        hi = std::signbit(x) ? float_bits(y) : float_bits(x);
+        lo = std::signbit(x) ? float_bits(x) : float_bits(y);
+      } else {
+        hi = float_bits(x > y ? x : y);
+        lo = float_bits(x < y ? x : y);
+      }
+      if (fp32_max(a, b) != hi) bad.add("fp32_max(0x%08x, 0x%08x) = 0x%08x, want 0x%08x", a, b, fp32_max(a, b), hi);
+      if (fp32_min(a, b) != lo) bad.add("fp32_min(0x%08x, 0x%08x) = 0x%08x, want 0x%08x", a, b, fp32_min(a, b), lo);
+    }
+  EXPECT_EQ(bad.count(), 0u);
 }
 
 // ---- fp32_to_bf16 ----

@@ -74,6 +74,26 @@ TEST(Encoding, FieldsSitWhereTheDocSays) {
   EXPECT_EQ(irq().encode(), (std::array<uint64_t, 2>{0x0A, 0}));
 }
 
+TEST(Encoding, Bf16FlagsSitWhereTheDocSays) {
+  // RHM/WHM WIDE, RW BF16: bit 0. MMC BF16: bit 2. ACT F32: bit 4. VOP BF16: bit 3.
+  EXPECT_EQ(rhm(3, 8, 0x1000, 32, true).encode()[0], 0x0020'0003'0008'01'01ull);
+  EXPECT_EQ(whm(3, 8, 0x1000, 32, true).flags, 0x01);
+  EXPECT_EQ(rw(0x40, 2, 32, true).encode()[0], 0x0020'0000'0002'01'03ull);
+  EXPECT_EQ(mmc(1, 2, 3, true, true, true).flags, 0x07);
+  EXPECT_EQ(act(5, 6, 7, Act::kRelu6, true, true, true).flags, 0x1B);
+  EXPECT_EQ(vop(VopOp::kPoolAvg, 0, 0, 16, 4, 2, true).flags, 0x2C);
+  // The table's bf16 forms and the forms a bf16-only core requires.
+  EXPECT_EQ(find_op(uint8_t(Op::kRhm))->bf16_flags_mask, 0x01);
+  EXPECT_EQ(find_op(uint8_t(Op::kRw))->bf16_only_required_mask, 0x01);
+  EXPECT_EQ(find_op(uint8_t(Op::kMmc))->bf16_flags_mask, 0x04);
+  EXPECT_EQ(find_op(uint8_t(Op::kMmc))->bf16_only_required_mask, 0x04);
+  EXPECT_EQ(find_op(uint8_t(Op::kAct))->bf16_flags_mask, 0x10);
+  EXPECT_EQ(find_op(uint8_t(Op::kAct))->bf16_only_required_mask, 0x00) << "the VPU keeps its int8 path";
+  EXPECT_EQ(find_op(uint8_t(Op::kVop))->bf16_flags_mask, 0x08);
+  EXPECT_EQ(find_op(uint8_t(Op::kCfg))->bf16_flags_mask, 0x00);
+  EXPECT_EQ(kActF32Funcs, 0x07) << "none, relu, relu6; no fp32 LUT";
+}
+
 TEST_F(IsaRandomTest, EncodeDecodeRoundTripsEveryOpcode) {
   for (const OpInfo& info : kOps)
     for (int i = 0; i < 1000; ++i) {
@@ -107,6 +127,8 @@ TEST(Table, OpcodesErrorsAndNamesAgree) {
   for (size_t i = 0; i < std::size(kErrors); ++i) EXPECT_EQ(uint8_t(kErrors[i].code), i);
   EXPECT_EQ(err_name(ErrCode::kNoWeights), "NO_WEIGHTS");
   EXPECT_EQ(err_name(ErrCode::kWgtOverflow), "WGT_OVERFLOW");
+  EXPECT_EQ(err_name(ErrCode::kWgtFormat), "WGT_FORMAT");
+  EXPECT_EQ(uint8_t(ErrCode::kWgtFormat), 12);
   EXPECT_EQ(op_name(0x04), "MMC");
   EXPECT_EQ(kCfgRegs[0].reset, 0x40000000);
 }
@@ -171,6 +193,49 @@ TEST(Assembler, DisassemblesToReadableText) {
   odd.c = 1;
   EXPECT_EQ(disassemble(odd), ".word 0x0000000000010004 0x0000000000000001");
   EXPECT_EQ(disassemble(Instr{}), ".word 0x0000000000000000 0x0000000000000000");
+}
+
+// The bf16 forms are bare words; the fp32 registers print in hex.
+TEST(Assembler, Bf16FormsAndFp32Registers) {
+  const std::string source = R"(
+    rhm ub=0 rows=8 host=0x1000 stride=32 wide
+    rw host=0x2000 tiles=1 stride=32 bf16
+    mmc ub=0 acc=16 rows=8 acc pop bf16
+    act acc=16 ub=64 rows=8 bias func=relu f32
+    act acc=16 ub=64 rows=8 raw f32
+    vop poolavg a=0 dst=16 rows=4 shift=2 bf16
+    whm ub=64 rows=8 host=0x3000 stride=32 WIDE
+    cfg SCALE 0x3e800000
+    cfg RELU6_F32 0x40c00000
+    cfg FMIN 0xff800000
+    cfg FMAX -8388608
+  )";
+  const std::vector<Instr> expected = {
+      rhm(0, 8, 0x1000, 32, true),
+      rw(0x2000, 1, 32, true),
+      mmc(0, 16, 8, true, true, true),
+      act(16, 64, 8, Act::kRelu, true, false, true),
+      act(16, 64, 8, Act::kNone, false, true, true),
+      vop(VopOp::kPoolAvg, 0, 0, 16, 4, 2, true),
+      whm(64, 8, 0x3000, 32, true),
+      cfg(kCfgScale, 0x3e800000),
+      cfg(kCfgRelu6F32, 0x40c00000),
+      cfg(kCfgFmin, 0xff800000),
+      cfg(kCfgFmax, 0xff800000),
+  };
+  EXPECT_EQ(assemble(source), expected);
+  EXPECT_EQ(disassemble(rhm(0, 8, 0x1000, 32, true)), "rhm ub=0 rows=8 host=0x1000 stride=32 wide");
+  EXPECT_EQ(disassemble(rw(0x2000, 1, 32, true)), "rw host=0x2000 tiles=1 stride=32 bf16");
+  EXPECT_EQ(disassemble(mmc(0, 16, 8, false, true, true)), "mmc ub=0 acc=16 rows=8 pop bf16");
+  EXPECT_EQ(disassemble(act(16, 64, 8, Act::kRelu6, true, true, true)),
+            "act acc=16 ub=64 rows=8 raw bias func=relu6 f32");
+  EXPECT_EQ(disassemble(vop(VopOp::kMax, 0, 2, 4, 1, 0, true)), "vop max a=0 b=2 dst=4 rows=1 bf16");
+  EXPECT_EQ(disassemble(cfg(kCfgScale, 0x3f800000)), "cfg SCALE 0x3f800000");
+  EXPECT_EQ(disassemble(cfg(kCfgFmin, 0xff800000)), "cfg FMIN 0xff800000");
+  EXPECT_EQ(disassemble(cfg(kCfgBiasBase, 0x3f800000)), "cfg BIAS+0 1065353216")
+      << "BIAS is int32 or fp32 bits, by the ACT that reads it; printed signed";
+  for (const std::string& line : {"mmc ub=0 acc=0 rows=1 bf16 bf16", "act acc=0 ub=0 rows=1 f32=1"})
+    EXPECT_THROW(assemble(line), AsmError) << line;
 }
 
 // The per-lane scale registers: named, printed (CH_MULT in hex, CH_SHIFT

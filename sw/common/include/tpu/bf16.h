@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reference numerics of the MXU's bf16 mode: bf16 x bf16 products exact in
-// fp32, fp32 addition, fp32 -> bf16 conversion. Everything works on raw bits
+// Reference numerics of the bf16 mode: bf16 x bf16 products exact in fp32,
+// fp32 addition, fp32 -> bf16 conversion (the MXU), and the fp32
+// multiplication, maximum and minimum of the VPU's fp32 path (tpu/vpu_f32.h
+// builds ACT F32 and VOP BF16 from them). Everything works on raw bits
 // (bf16 = uint16_t, fp32 = uint32_t) with integer arithmetic only, so results
 // do not depend on the host FPU or its modes. The RTL (rtl/mxu/bf16_mul.sv,
-// rtl/mxu/fp32_add.sv) matches these functions bit for bit. docs/numerics.md
+// rtl/mxu/fp32_add.sv) matches bf16_mul and fp32_add bit for bit (fp32_mul,
+// fp32_max and fp32_min have no RTL yet). docs/numerics.md
 // states the rules; in short:
 //
 //   - subnormal inputs are read as zero of the same sign;
 //   - a result whose exact value is nonzero and smaller in magnitude than
 //     2^-126 is flushed to zero of the result's sign. For bf16_mul and
 //     fp32_add such results are always exact (no rounding is involved), so
-//     "before rounding" and "after rounding" give the same answer;
+//     "before rounding" and "after rounding" give the same answer; for
+//     fp32_mul it is the exact product that decides (tininess before
+//     rounding), so a product just below 2^-126 is zero even where rounding
+//     would have reached 2^-126;
 //   - results too large for the format are infinities of the result's sign;
 //   - any NaN result is the canonical quiet NaN (fp32 0x7FC00000,
 //     bf16 0x7FC0), whatever the input NaNs were;
@@ -43,6 +49,21 @@ fp32 bf16_mul(bf16 a, bf16 b);
 // sum below 2^-126 in magnitude -> zero with the sign of the sum.
 // Commutative: fp32_add(a, b) == fp32_add(b, a) for all a, b.
 fp32 fp32_add(fp32 a, fp32 b);
+
+// a * b, rounded to nearest even from the exact 48-bit product of the
+// significands. Specials: NaN in -> canonical NaN; inf * 0 -> canonical NaN;
+// inf * nonzero -> inf; 0 * finite -> zero; overflow after rounding -> inf;
+// an exact product below 2^-126 in magnitude -> zero (before rounding, see
+// above); the sign of every non-NaN result is sign(a) xor sign(b).
+// Commutative.
+fp32 fp32_mul(fp32 a, fp32 b);
+
+// The larger and the smaller of a and b. Subnormal inputs read as zero of
+// their sign; -0 is below +0; a NaN input gives the canonical NaN (NaN
+// propagates, as IEEE 754-2019 maximum and minimum). Otherwise the result is
+// one of the (flushed) inputs, bit for bit. Commutative.
+fp32 fp32_max(fp32 a, fp32 b);
+fp32 fp32_min(fp32 a, fp32 b);
 
 // fp32 -> bf16, rounded to nearest even on the 16 dropped bits. NaN ->
 // canonical bf16 NaN; subnormal input -> zero of its sign (before rounding,
@@ -84,5 +105,8 @@ inline bool fp32_is_nan(fp32 x) { return (x & 0x7FFFFFFFu) > kFp32PosInf; }
 inline bool fp32_is_inf(fp32 x) { return (x & 0x7FFFFFFFu) == kFp32PosInf; }
 inline bool fp32_is_subnormal(fp32 x) { return (x & 0x7F800000u) == 0 && (x & 0x007FFFFFu) != 0; }
 inline bool bf16_is_nan(bf16 x) { return (x & 0x7FFFu) > kBf16PosInf; }
+
+// 2^e as fp32 bits, e in -126..127.
+inline constexpr fp32 fp32_pow2(int e) { return fp32(e + 127) << 23; }
 
 }  // namespace tpu

@@ -11,7 +11,8 @@
 
 namespace tpu {
 
-enum class Datapath { kInt8 };
+// tpu::Datapath (core_config.h) names every MXU datapath; a configuration
+// uses one of: int8.
 
 // One named configuration: what the RTL package's cfg_t holds.
 struct Config {
@@ -157,7 +158,8 @@ inline std::string config_names() {
 
 // What the GEMM planner and the reference model need of a configuration.
 constexpr CoreConfig core_config(const Config& c) {
-  return CoreConfig{c.array_n, c.ub_rows, c.acc_rows, c.imem_depth, c.wgt_fifo_tiles};
+  return CoreConfig{c.array_n, c.ub_rows, c.acc_rows, c.imem_depth, c.wgt_fifo_tiles,
+                    c.datapath};
 }
 
 }  // namespace tpu

@@ -1,11 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the GEMM planner and the reference model need to know of a core: its
-// array size and memory sizes. tpu::core_config() makes one from a named
-// configuration (tpu/config.h); the driver makes one from what the device
-// reports (DeviceInfo).
+// array size, memory sizes and MXU datapath. tpu::core_config() makes one
+// from a named configuration (tpu/config.h); the driver makes one from what
+// the device reports (DeviceInfo).
 #pragma once
 
 namespace tpu {
+
+// The MXU's arithmetic (docs/numerics.md): int8 x int8 -> int32, bf16 x bf16
+// -> fp32, or both with a per-instruction format bit. The SV package's
+// datapath_e has the same three values. The named configurations
+// (scripts/config_table.py) use int8 only so far; the reference model
+// implements all three.
+enum class Datapath { kInt8, kBf16, kBoth };
+
+// The instructions of the bf16 forms (docs/isa.md) exist in this datapath.
+constexpr bool has_bf16(Datapath d) { return d != Datapath::kInt8; }
+// The int8 forms (an int8 weight tile, an int8 MMC) exist in this datapath.
+constexpr bool has_int8(Datapath d) { return d != Datapath::kBf16; }
 
 struct CoreConfig {
   int n = 16;  // MXU array size: bytes per UB row, lanes per ACC row
@@ -13,6 +25,7 @@ struct CoreConfig {
   int acc_rows = 1024;
   int imem_depth = 1024;
   int wgt_fifo_tiles = 16;  // an RW may leave up to wgt_fifo_tiles + 2 tiles unretired
+  Datapath datapath = Datapath::kInt8;
 };
 
 }  // namespace tpu

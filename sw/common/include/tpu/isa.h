@@ -56,7 +56,8 @@ bool is_canonical(const Instr& in);
 
 // The host bytes an RHM, WHM or RW touches, [first, last] (docs/host_interface.md,
 // "DMA windows"): first = c + the LOOP's host offset (mod 2^64), last = first +
-// (rows - 1) * b + n - 1 with rows = count (RHM, WHM) or count * n (RW). When
+// (rows - 1) * b + row_bytes - 1 with rows = count (RHM, WHM) or count * n
+// (RW), row_bytes = n, or 2n for a wide row (RHM/WHM WIDE, RW BF16). When
 // the span runs past 2^64 - 1, `wraps` is set and `last` is 2^64 - 1; such a
 // span is never inside a window.
 struct HostSpan {
@@ -72,15 +73,19 @@ std::optional<HostSpan> host_span(const Instr& in, uint64_t host_offset, int n);
 // ---- Builders -------------------------------------------------------------------
 // Each throws std::invalid_argument when a value does not fit its field. They
 // do not check the ISA's rules (count >= 1, ranges): tests build faulty
-// instructions with them.
+// instructions with them. The last bool of each sets the flag of its bf16
+// form (WIDE, BF16, F32), which only a bf16 or both datapath accepts.
 
-Instr rhm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride);
-Instr whm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride);
-Instr rw(uint64_t host_addr, uint32_t tiles, uint32_t stride);
-Instr mmc(uint32_t ub_row, uint32_t acc_row, uint32_t rows, bool accumulate, bool pop);
-Instr act(uint32_t acc_row, uint32_t ub_row, uint32_t rows, Act func, bool bias, bool raw = false);
+Instr rhm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride, bool wide = false);
+Instr whm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride, bool wide = false);
+Instr rw(uint64_t host_addr, uint32_t tiles, uint32_t stride, bool bf16 = false);
+Instr mmc(uint32_t ub_row, uint32_t acc_row, uint32_t rows, bool accumulate, bool pop,
+          bool bf16 = false);
+Instr act(uint32_t acc_row, uint32_t ub_row, uint32_t rows, Act func, bool bias, bool raw = false,
+          bool f32 = false);
 // src_b must be 0 for the pools; shift is SHIFT (pools: log2 of the window).
-Instr vop(VopOp op, uint32_t src_a, uint32_t src_b, uint32_t dst, uint32_t rows, int shift = 0);
+Instr vop(VopOp op, uint32_t src_a, uint32_t src_b, uint32_t dst, uint32_t rows, int shift = 0,
+          bool bf16 = false);
 Instr cfg(uint32_t index, uint32_t value);
 Instr sync(uint8_t unit_mask);  // 0 = all units; see unit_bit()
 Instr loop(uint32_t iterations, uint32_t body_len, int32_t ub_inc = 0, int32_t acc_inc = 0,

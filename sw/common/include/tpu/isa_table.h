@@ -39,7 +39,8 @@ enum class ErrCode : uint8_t {
   kMemFault      = 8,
   kPcRange       = 9,
   kNoWeights     = 10,
-  kWgtOverflow   = 11
+  kWgtOverflow   = 11,
+  kWgtFormat     = 12
 };
 
 // ACT's FUNC: quant.h defines the arithmetic, so its enum is the type.
@@ -67,10 +68,18 @@ enum class Unit : uint8_t {
 inline constexpr int kNumUnits = 4;
 
 // Flag bits: position (Lsb, Width for fields) and mask.
+inline constexpr int kFlagRhmWide          = 0;
+inline constexpr uint8_t kFlagRhmWideMask  = 0x01;
+inline constexpr int kFlagWhmWide          = 0;
+inline constexpr uint8_t kFlagWhmWideMask  = 0x01;
+inline constexpr int kFlagRwBf16           = 0;
+inline constexpr uint8_t kFlagRwBf16Mask   = 0x01;
 inline constexpr int kFlagMmcAcc           = 0;
 inline constexpr uint8_t kFlagMmcAccMask   = 0x01;
 inline constexpr int kFlagMmcPop           = 1;
 inline constexpr uint8_t kFlagMmcPopMask   = 0x02;
+inline constexpr int kFlagMmcBf16          = 2;
+inline constexpr uint8_t kFlagMmcBf16Mask  = 0x04;
 inline constexpr int kFlagActRaw           = 0;
 inline constexpr uint8_t kFlagActRawMask   = 0x01;
 inline constexpr int kFlagActBias          = 1;
@@ -78,9 +87,13 @@ inline constexpr uint8_t kFlagActBiasMask  = 0x02;
 inline constexpr int kFlagActFuncLsb       = 2;
 inline constexpr int kFlagActFuncWidth     = 2;
 inline constexpr uint8_t kFlagActFuncMask  = 0x0C;
+inline constexpr int kFlagActF32           = 4;
+inline constexpr uint8_t kFlagActF32Mask   = 0x10;
 inline constexpr int kFlagVopOpLsb         = 0;
 inline constexpr int kFlagVopOpWidth       = 3;
 inline constexpr uint8_t kFlagVopOpMask    = 0x07;
+inline constexpr int kFlagVopBf16          = 3;
+inline constexpr uint8_t kFlagVopBf16Mask  = 0x08;
 inline constexpr int kFlagVopShiftLsb      = 4;
 inline constexpr int kFlagVopShiftWidth    = 4;
 inline constexpr uint8_t kFlagVopShiftMask = 0xF0;
@@ -92,6 +105,10 @@ inline constexpr uint16_t kCfgQzp         = 0x002;
 inline constexpr uint16_t kCfgQmin        = 0x003;
 inline constexpr uint16_t kCfgQmax        = 0x004;
 inline constexpr uint16_t kCfgRelu6Max    = 0x005;
+inline constexpr uint16_t kCfgScale       = 0x010;
+inline constexpr uint16_t kCfgRelu6F32    = 0x011;
+inline constexpr uint16_t kCfgFmin        = 0x012;
+inline constexpr uint16_t kCfgFmax        = 0x013;
 inline constexpr uint16_t kCfgBiasBase    = 0x100;
 inline constexpr uint16_t kCfgLutBase     = 0x200;
 inline constexpr uint16_t kCfgChMultBase  = 0x300;
@@ -126,6 +143,7 @@ struct FlagInfo {
   uint8_t width;
   ValueNames values;
   FlagSyntax syntax;
+  bool bf16;  // selects the bf16 form: BAD_FLAGS unless the datapath is bf16 or both
 };
 
 struct OpInfo {
@@ -135,6 +153,11 @@ struct OpInfo {
   CountRule count;
   // Bits the instruction uses; any other set bit is reserved (BAD_FLAGS).
   uint8_t flags_mask;
+  // Flags of the bf16 forms: BAD_FLAGS when the datapath is int8.
+  uint8_t bf16_flags_mask;
+  // Flags a bf16-only datapath requires (without them the form is int8):
+  // BAD_FLAGS when clear and the datapath is bf16.
+  uint8_t bf16_only_required_mask;
   uint16_t a_mask;
   uint16_t b_mask;
   uint64_t c_mask;
@@ -151,8 +174,9 @@ struct NamedValue {
 struct VopInfo {
   VopOp op;
   std::string_view mnemonic;
-  bool binary;        // reads B rows; pools read only A and need b = 0
-  uint8_t max_shift;  // SHIFT must be 0..max_shift
+  bool binary;             // reads B rows; pools read only A and need b = 0
+  uint8_t max_shift;       // SHIFT must be 0..max_shift
+  uint8_t bf16_max_shift;  // the same with the BF16 flag
 };
 
 struct ErrInfo {
@@ -171,6 +195,7 @@ struct CfgInfo {
   int32_t hi;
   int32_t reset;
   std::string_view description;
+  bool fp32;  // fp32 bits of the fp32 VPU path: exists only when the datapath is bf16 or both
 };
 
 inline constexpr OperandInfo kRhmOperands[] = {
@@ -179,16 +204,25 @@ inline constexpr OperandInfo kRhmOperands[] = {
     {"host", Field::kC, Kind::kHostAddr, 0, 64, false, false},
     {"stride", Field::kB, Kind::kStride, 0, 16, false, false},
 };
+inline constexpr FlagInfo kRhmFlags[] = {
+    {"WIDE", 0, 1, ValueNames::kNone, FlagSyntax::kWord, true},
+};
 inline constexpr OperandInfo kWhmOperands[] = {
     {"ub", Field::kA, Kind::kUbRow, 0, 16, false, false},
     {"rows", Field::kCount, Kind::kRows, 0, 16, false, false},
     {"host", Field::kC, Kind::kHostAddr, 0, 64, false, false},
     {"stride", Field::kB, Kind::kStride, 0, 16, false, false},
 };
+inline constexpr FlagInfo kWhmFlags[] = {
+    {"WIDE", 0, 1, ValueNames::kNone, FlagSyntax::kWord, true},
+};
 inline constexpr OperandInfo kRwOperands[] = {
     {"host", Field::kC, Kind::kHostAddr, 0, 64, false, false},
     {"tiles", Field::kCount, Kind::kTiles, 0, 16, false, false},
     {"stride", Field::kB, Kind::kStride, 0, 16, false, false},
+};
+inline constexpr FlagInfo kRwFlags[] = {
+    {"BF16", 0, 1, ValueNames::kNone, FlagSyntax::kWord, true},
 };
 inline constexpr OperandInfo kMmcOperands[] = {
     {"ub", Field::kA, Kind::kUbRow, 0, 16, false, false},
@@ -196,8 +230,9 @@ inline constexpr OperandInfo kMmcOperands[] = {
     {"rows", Field::kCount, Kind::kRows, 0, 16, false, false},
 };
 inline constexpr FlagInfo kMmcFlags[] = {
-    {"ACC", 0, 1, ValueNames::kNone, FlagSyntax::kWord},
-    {"POP", 1, 1, ValueNames::kNone, FlagSyntax::kWord},
+    {"ACC", 0, 1, ValueNames::kNone, FlagSyntax::kWord, false},
+    {"POP", 1, 1, ValueNames::kNone, FlagSyntax::kWord, false},
+    {"BF16", 2, 1, ValueNames::kNone, FlagSyntax::kWord, true},
 };
 inline constexpr OperandInfo kActOperands[] = {
     {"acc", Field::kA, Kind::kAccRow, 0, 16, false, false},
@@ -205,9 +240,10 @@ inline constexpr OperandInfo kActOperands[] = {
     {"rows", Field::kCount, Kind::kRows, 0, 16, false, false},
 };
 inline constexpr FlagInfo kActFlags[] = {
-    {"RAW", 0, 1, ValueNames::kNone, FlagSyntax::kWord},
-    {"BIAS", 1, 1, ValueNames::kNone, FlagSyntax::kWord},
-    {"FUNC", 2, 2, ValueNames::kActFunc, FlagSyntax::kKey},
+    {"RAW", 0, 1, ValueNames::kNone, FlagSyntax::kWord, false},
+    {"BIAS", 1, 1, ValueNames::kNone, FlagSyntax::kWord, false},
+    {"FUNC", 2, 2, ValueNames::kActFunc, FlagSyntax::kKey, false},
+    {"F32", 4, 1, ValueNames::kNone, FlagSyntax::kWord, true},
 };
 inline constexpr OperandInfo kVopOperands[] = {
     {"a", Field::kA, Kind::kUbRow, 0, 16, false, false},
@@ -216,15 +252,16 @@ inline constexpr OperandInfo kVopOperands[] = {
     {"rows", Field::kCount, Kind::kRows, 0, 16, false, false},
 };
 inline constexpr FlagInfo kVopFlags[] = {
-    {"OP", 0, 3, ValueNames::kVop, FlagSyntax::kPositional},
-    {"SHIFT", 4, 4, ValueNames::kNone, FlagSyntax::kKey},
+    {"OP", 0, 3, ValueNames::kVop, FlagSyntax::kPositional, false},
+    {"BF16", 3, 1, ValueNames::kNone, FlagSyntax::kWord, true},
+    {"SHIFT", 4, 4, ValueNames::kNone, FlagSyntax::kKey, false},
 };
 inline constexpr OperandInfo kCfgOperands[] = {
     {"index", Field::kA, Kind::kCfgIndex, 0, 16, false, false},
     {"value", Field::kC, Kind::kCfgValue, 0, 32, false, false},
 };
 inline constexpr FlagInfo kSyncFlags[] = {
-    {"MASK", 0, 4, ValueNames::kUnit, FlagSyntax::kPositional},
+    {"MASK", 0, 4, ValueNames::kUnit, FlagSyntax::kPositional, false},
 };
 inline constexpr OperandInfo kLoopOperands[] = {
     {"n", Field::kCount, Kind::kIterations, 0, 16, false, false},
@@ -235,37 +272,37 @@ inline constexpr OperandInfo kLoopOperands[] = {
 };
 inline constexpr OpInfo kOps[] = {
     {Op::kRhm, "RHM", "rhm", CountRule::kAtLeastOne,
-     0x00, 0xFFFF, 0xFFFF, 0xFFFFFFFFFFFFFFFFull, kRhmOperands, {},
+     0x01, 0x01, 0x00, 0xFFFF, 0xFFFF, 0xFFFFFFFFFFFFFFFFull, kRhmOperands, kRhmFlags,
      "read host memory rows into the UB"},
     {Op::kWhm, "WHM", "whm", CountRule::kAtLeastOne,
-     0x00, 0xFFFF, 0xFFFF, 0xFFFFFFFFFFFFFFFFull, kWhmOperands, {},
+     0x01, 0x01, 0x00, 0xFFFF, 0xFFFF, 0xFFFFFFFFFFFFFFFFull, kWhmOperands, kWhmFlags,
      "write UB rows to host memory"},
     {Op::kRw, "RW", "rw", CountRule::kAtLeastOne,
-     0x00, 0x0000, 0xFFFF, 0xFFFFFFFFFFFFFFFFull, kRwOperands, {},
+     0x01, 0x01, 0x01, 0x0000, 0xFFFF, 0xFFFFFFFFFFFFFFFFull, kRwOperands, kRwFlags,
      "read weight tiles into the weight FIFO"},
     {Op::kMmc, "MMC", "mmc", CountRule::kAtLeastOne,
-     0x03, 0xFFFF, 0xFFFF, 0x0ull, kMmcOperands, kMmcFlags,
+     0x07, 0x04, 0x04, 0xFFFF, 0xFFFF, 0x0ull, kMmcOperands, kMmcFlags,
      "matrix multiply UB rows by the current weight tile into ACC"},
     {Op::kAct, "ACT", "act", CountRule::kAtLeastOne,
-     0x0F, 0xFFFF, 0xFFFF, 0x0ull, kActOperands, kActFlags,
+     0x1F, 0x10, 0x00, 0xFFFF, 0xFFFF, 0x0ull, kActOperands, kActFlags,
      "accumulators through the VPU into the UB"},
     {Op::kVop, "VOP", "vop", CountRule::kAtLeastOne,
-     0xF7, 0xFFFF, 0xFFFF, 0xFFFFull, kVopOperands, kVopFlags,
+     0xFF, 0x08, 0x00, 0xFFFF, 0xFFFF, 0xFFFFull, kVopOperands, kVopFlags,
      "element-wise operation or pooling on UB rows"},
     {Op::kCfg, "CFG", "cfg", CountRule::kZero,
-     0x00, 0xFFFF, 0x0000, 0xFFFFFFFFull, kCfgOperands, {},
+     0x00, 0x00, 0x00, 0xFFFF, 0x0000, 0xFFFFFFFFull, kCfgOperands, {},
      "set a configuration register"},
     {Op::kSync, "SYNC", "sync", CountRule::kZero,
-     0x0F, 0x0000, 0x0000, 0x0ull, {}, kSyncFlags,
+     0x0F, 0x00, 0x00, 0x0000, 0x0000, 0x0ull, {}, kSyncFlags,
      "wait for the units in the mask (0 = all)"},
     {Op::kLoop, "LOOP", "loop", CountRule::kAtLeastOne,
-     0x00, 0xFFFF, 0xFFFF, 0xFFFFFFFF0000FFFFull, kLoopOperands, {},
+     0x00, 0x00, 0x00, 0xFFFF, 0xFFFF, 0xFFFFFFFF0000FFFFull, kLoopOperands, {},
      "repeat the next `body` instructions n times with address offsets"},
     {Op::kIrq, "IRQ", "irq", CountRule::kZero,
-     0x00, 0x0000, 0x0000, 0x0ull, {}, {},
+     0x00, 0x00, 0x00, 0x0000, 0x0000, 0x0ull, {}, {},
      "interrupt the host"},
     {Op::kHalt, "HALT", "halt", CountRule::kZero,
-     0x00, 0x0000, 0x0000, 0x0ull, {}, {},
+     0x00, 0x00, 0x00, 0x0000, 0x0000, 0x0ull, {}, {},
      "end of program"},
 };
 
@@ -275,6 +312,8 @@ inline constexpr NamedValue kActFuncNames[] = {
     {2, "relu6"},
     {3, "lut"},
 };
+// FUNC values ACT F32 accepts, bit v for value v (the others are BAD_FLAGS).
+inline constexpr uint8_t kActF32Funcs = 0x07;
 inline constexpr NamedValue kUnitNames[] = {
     {0, "mem"},
     {1, "wgt"},
@@ -282,11 +321,11 @@ inline constexpr NamedValue kUnitNames[] = {
     {3, "vpu"},
 };
 inline constexpr VopInfo kVops[] = {
-    {VopOp::kAdd, "add", true, 0},
-    {VopOp::kMul, "mul", true, 15},
-    {VopOp::kMax, "max", true, 0},
-    {VopOp::kPoolMax, "poolmax", false, 4},
-    {VopOp::kPoolAvg, "poolavg", false, 4},
+    {VopOp::kAdd, "add", true, 0, 0},
+    {VopOp::kMul, "mul", true, 15, 0},
+    {VopOp::kMax, "max", true, 0, 0},
+    {VopOp::kPoolMax, "poolmax", false, 4, 4},
+    {VopOp::kPoolAvg, "poolavg", false, 4, 4},
 };
 
 inline constexpr ErrInfo kErrors[] = {
@@ -314,19 +353,25 @@ inline constexpr ErrInfo kErrors[] = {
      "an MMC when no weight tile is loaded or on its way"},
     {ErrCode::kWgtOverflow, "WGT_OVERFLOW",
      "an RW that would leave more than WgtFifoTiles + 2 tiles loaded and not retired"},
+    {ErrCode::kWgtFormat, "WGT_FORMAT",
+     "an MMC whose BF16 flag differs from the format of its weight tile (bf16 tiles come from RW BF16, int8 tiles from RW without it)"},
 };
 
 inline constexpr CfgInfo kCfgRegs[] = {
-    {"QMULT", 0x000, 1, INT32_MIN, INT32_MAX, 1073741824, "M0 of every lane, Q31 multiplier"},
-    {"QSHIFT", 0x001, 1, 0, 31, 0, "s, right shift of every lane"},
-    {"QZP", 0x002, 1, INT32_MIN, INT32_MAX, 0, "output zero point"},
-    {"QMIN", 0x003, 1, -128, 127, -128, "lower clamp"},
-    {"QMAX", 0x004, 1, -128, 127, 127, "upper clamp"},
-    {"RELU6_MAX", 0x005, 1, -128, 127, 127, "ReLU6 upper bound"},
-    {"BIAS", 0x100, kCfgPerLane, INT32_MIN, INT32_MAX, 0, "bias of lane j"},
-    {"LUT", 0x200, 256, 0, 255, 0, "lookup table entry i (low 8 bits)"},
-    {"CH_MULT", 0x300, kCfgPerLane, INT32_MIN, INT32_MAX, 1073741824, "M0 of lane j, Q31 multiplier"},
-    {"CH_SHIFT", 0x400, kCfgPerLane, -31, 31, 0, "exponent of lane j: > 0 left shift, <= 0 right shift by -e"},
+    {"QMULT", 0x000, 1, INT32_MIN, INT32_MAX, 1073741824, "M0 of every lane, Q31 multiplier", false},
+    {"QSHIFT", 0x001, 1, 0, 31, 0, "s, right shift of every lane", false},
+    {"QZP", 0x002, 1, INT32_MIN, INT32_MAX, 0, "output zero point", false},
+    {"QMIN", 0x003, 1, -128, 127, -128, "lower clamp", false},
+    {"QMAX", 0x004, 1, -128, 127, 127, "upper clamp", false},
+    {"RELU6_MAX", 0x005, 1, -128, 127, 127, "ReLU6 upper bound", false},
+    {"SCALE", 0x010, 1, INT32_MIN, INT32_MAX, 1065353216, "fp32 scale (1.0)", true},
+    {"RELU6_F32", 0x011, 1, INT32_MIN, INT32_MAX, 1086324736, "fp32 ReLU6 bound (6.0)", true},
+    {"FMIN", 0x012, 1, INT32_MIN, INT32_MAX, -8388608, "fp32 lower clamp (-inf)", true},
+    {"FMAX", 0x013, 1, INT32_MIN, INT32_MAX, 2139095040, "fp32 upper clamp (+inf)", true},
+    {"BIAS", 0x100, kCfgPerLane, INT32_MIN, INT32_MAX, 0, "bias of lane j", false},
+    {"LUT", 0x200, 256, 0, 255, 0, "lookup table entry i (low 8 bits)", false},
+    {"CH_MULT", 0x300, kCfgPerLane, INT32_MIN, INT32_MAX, 1073741824, "M0 of lane j, Q31 multiplier", false},
+    {"CH_SHIFT", 0x400, kCfgPerLane, -31, 31, 0, "exponent of lane j: > 0 left shift, <= 0 right shift by -e", false},
 };
 
 inline constexpr uint16_t kLoopMaxBody = 255;

@@ -23,6 +23,7 @@ CoreConfig core_config(const DeviceInfo& info) {
   c.acc_rows = info.acc_rows;
   c.imem_depth = info.imem_depth;
   c.wgt_fifo_tiles = info.wgt_fifo_tiles;
+  c.datapath = info.bf16 ? (info.int8 ? Datapath::kBoth : Datapath::kBf16) : Datapath::kInt8;
   return c;
 }
 

@@ -3,7 +3,7 @@
 SHELL   := /bin/bash
 BUILD   ?= build
 CONFIG  ?= default
-CONFIGS ?= tiny default
+CONFIGS ?= tiny default tiny_bf16
 JOBS    ?= $(shell nproc)
 SEEDS   ?= 1 2 3 4 5
 TEST    ?=

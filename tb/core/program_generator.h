@@ -116,7 +116,7 @@ class ProgramGenerator {
 };
 
 // The reference model's configuration for a test configuration struct
-// (N, UbRows, AccRows, Imem, WgtFifoTiles), as the RTL was built with.
+// (N, UbRows, AccRows, Imem, WgtFifoTiles, Datapath), as the RTL was built with.
 template <class Cfg>
 tpu::CoreConfig model_config() {
   tpu::CoreConfig c;
@@ -125,6 +125,7 @@ tpu::CoreConfig model_config() {
   c.acc_rows = Cfg::AccRows;
   c.imem_depth = Cfg::Imem;
   c.wgt_fifo_tiles = Cfg::WgtFifoTiles;
+  c.datapath = Cfg::Datapath;
   return c;
 }
 

@@ -24,7 +24,7 @@ Exits 1 if the tool or the reference fails, or if any logit of the TPU differs f
 reference's: they must be equal bit for bit.
 
     python3 demo/digits_cnn.py [--tpu build/bin/tpu] [--config default] [--workdir build/demo]
-                               [--model demo/digits_cnn.tflite] [--batch 64]
+                               [--model demo/digits_cnn.tflite] [--batch 512]
                                [--reference-python .venv-tflite/bin/python]
 """
 
@@ -235,7 +235,7 @@ def main():
                     help="the tool's transport: sim (the RTL, the tool's default) or model")
     ap.add_argument("--workdir", default=str(REPO / "build/demo"), help="where the inputs and outputs go")
     ap.add_argument("--model", default=str(REPO / "demo/digits_cnn.tflite"), help="the full-int8 .tflite model")
-    ap.add_argument("--batch", type=int, default=64, help="samples per `tpu infer` batch")
+    ap.add_argument("--batch", type=int, default=512, help="samples per `tpu infer` batch (the 450 test samples in one)")
     ap.add_argument("--reference-python", default=str(REPO / ".venv-tflite/bin/python"),
                     help="a Python with tflite-runtime (made by make setup)")
     ap.add_argument("--reference-worker", nargs="+", metavar="ARG", help=argparse.SUPPRESS)

@@ -40,6 +40,7 @@ module tpu_core #(
   input  logic [PcW-1:0]              imem_wr_addr_i,
   input  logic [127:0]                imem_wr_data_i,
   input  logic                        start_i,
+  input  logic                        keep_counters_i,  // with start_i: the counters go on from their values
   input  logic [31:0]                 start_pc_i,
   output logic                        imem_free_o,  // imem may be written: no word read now is issued
   output logic                        busy_o,
@@ -462,7 +463,7 @@ module tpu_core #(
   ) u_perf (
     .clk_i,
     .rst_ni,
-    .start_i      (start_i && !busy_o),
+    .start_i      (start_i && !busy_o && !keep_counters_i),
     .busy_i       (busy_o),
     .row_fire_i   (row_fire),
     .wgt_stall_i  (wgt_stall),

@@ -107,6 +107,7 @@ module cmd_proc #(
   output logic [127:0]       imem_wr_data_o,
   input  logic               core_imem_free_i, // imem may be written now
   output logic               core_start_o,
+  output logic               core_keep_counters_o,  // with core_start_o: entry flag KEEP_COUNTERS
   input  logic               core_done_i,
   input  logic [3:0]         core_err_i,
   input  logic [31:0]        core_err_pc_i,
@@ -115,9 +116,10 @@ module cmd_proc #(
   output dma_pkg::window_t [dma_pkg::MaxWindows-1:0] windows_o
 );
 
-  localparam logic [7:0]  OpRun        = 8'h01;
-  localparam logic [15:0] StBadCommand = 16'h0010;
-  localparam logic [15:0] StFetchFault = 16'h0011;
+  localparam logic [7:0]  OpRun            = 8'h01;
+  localparam logic [7:0]  FlagKeepCounters = 8'h01;  // entry byte 1, bit 0
+  localparam logic [15:0] StBadCommand     = 16'h0010;
+  localparam logic [15:0] StFetchFault     = 16'h0011;
 
   localparam int unsigned MaxW   = dma_pkg::MaxWindows;
   localparam int unsigned WinW   = $clog2(MaxW);
@@ -175,6 +177,7 @@ module cmd_proc #(
   logic [WinW-1:0] wc_wr_idx_q, wc_wr_idx_d;
   logic [15:0]   status_q, status_d;
   logic [31:0]   err_pc_q, err_pc_d, cycles_q, cycles_d;
+  logic [31:0]   cyc_base_q, cyc_base_d;  // the core's cycle counter when the command started
   dma_pkg::window_t [MaxW-1:0] win_q, win_d;
   logic          fail;         // the command completes now, without running
   logic [15:0]   fail_status;
@@ -215,7 +218,7 @@ module cmd_proc #(
   assign e_win_count = nx_entry_q[199:192];
 
   logic entry_ok, e_fits;
-  assign entry_ok = (e_op == OpRun) && (e_flags == 8'd0) && (e_len != 0) &&
+  assign entry_ok = (e_op == OpRun) && ((e_flags & ~FlagKeepCounters) == 8'd0) && (e_len != 0) &&
                     (e_len <= 32'(ImemDepth)) && (nx_entry_q[255:200] == '0) &&
                     (e_win_count <= 8'(MaxW)) &&
                     (e_win_count == 0 || e_win_addr[3:0] == 4'd0);
@@ -602,7 +605,7 @@ module cmd_proc #(
         if (core_done_i) begin
           status_d  = 16'(core_err_i);
           err_pc_d  = core_err_pc_i;
-          cycles_d  = core_cycles_i;
+          cycles_d  = core_cycles_i - cyc_base_q;
           b_state_d = BCplWait;
         end
       end
@@ -764,6 +767,12 @@ module cmd_proc #(
   `FF(status_q, status_d, '0)
   `FF(err_pc_q, err_pc_d, '0)
   `FF(cycles_q, cycles_d, '0)
+  // A command that keeps the counters reports its own cycles: the counter's
+  // value at its start is subtracted.
+  assign core_keep_counters_o = e_flags[0];
+  assign cyc_base_d = !core_start_o        ? cyc_base_q :
+                      core_keep_counters_o ? core_cycles_i : '0;
+  `FF(cyc_base_q, cyc_base_d, '0)
   `FF(win_q, win_n, '0)
   assign windows_o = win_q;
 

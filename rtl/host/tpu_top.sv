@@ -288,7 +288,7 @@ module tpu_top #(
   // ---------------------------------------------------------------------------
   // Command processor
   // ---------------------------------------------------------------------------
-  logic               imem_wr_en, core_start, core_done, core_busy, core_irq, core_imem_free;
+  logic               imem_wr_en, core_start, core_keep_counters, core_done, core_busy, core_irq, core_imem_free;
   logic [PcW-1:0]     imem_wr_addr;
   logic [127:0]       imem_wr_data;
   logic [3:0]         core_err;
@@ -352,6 +352,7 @@ module tpu_top #(
     .imem_wr_data_o (imem_wr_data),
     .core_imem_free_i(core_imem_free),
     .core_start_o   (core_start),
+    .core_keep_counters_o(core_keep_counters),
     .core_done_i    (core_done),
     .core_err_i     (core_err),
     .core_err_pc_i  (core_err_pc),
@@ -385,6 +386,7 @@ module tpu_top #(
     .imem_wr_addr_i    (imem_wr_addr),
     .imem_wr_data_i    (imem_wr_data),
     .start_i           (core_start),
+    .keep_counters_i   (core_keep_counters),
     .start_pc_i        ('0),
     .imem_free_o       (core_imem_free),
     .busy_o            (core_busy),

@@ -118,17 +118,18 @@ class Device {
   // Puts the program into host memory, its window list right after it, and
   // submits a RUN command for them.
   void submit(uint16_t id, const std::vector<tpu::isa::Instr>& prog, uint64_t prog_addr,
-              bool ring = true, const std::vector<tpu::Window>& windows = all_windows()) {
+              bool ring = true, const std::vector<tpu::Window>& windows = all_windows(), uint8_t flags = 0) {
     const std::vector<uint8_t> code = tpu::encode_program(prog);
     const uint64_t win_addr = prog_addr + code.size();
     mem().write(prog_addr, code);
     mem().write(win_addr, tpu::encode_windows(windows));
-    submit_raw(run_entry(id, uint32_t(prog.size()), prog_addr, win_addr, uint8_t(windows.size())), ring);
+    submit_raw(run_entry(id, uint32_t(prog.size()), prog_addr, win_addr, uint8_t(windows.size()), tpu::kOpRun, flags),
+               ring);
   }
 
   static std::vector<uint8_t> run_entry(uint16_t id, uint32_t len, uint64_t addr, uint64_t win_addr = 0,
-                                        uint8_t win_count = 0, uint8_t op = tpu::kOpRun) {
-    return tpu::encode_run(id, len, addr, win_addr, win_count, op);
+                                        uint8_t win_count = 0, uint8_t op = tpu::kOpRun, uint8_t flags = 0) {
+    return tpu::encode_run(id, len, addr, win_addr, win_count, op, flags);
   }
 
   // Waits for the next completion entry (its phase bit flips to the expected

@@ -179,7 +179,7 @@ class ModelTransport final : public Transport {
     // As the command processor: the entry, then its window list, then the
     // program (docs/host_interface.md, "Rings and commands").
     std::vector<Window> windows;
-    if (e.op != kOpRun || e.flags != 0 || e.len == 0 || e.len > uint32_t(cfg_.imem_depth) ||
+    if (e.op != kOpRun || (e.flags & ~kRunFlagsMask) != 0 || e.len == 0 || e.len > uint32_t(cfg_.imem_depth) ||
         !e.reserved_zero || !window_list_valid(e)) {
       bad_command();
     } else if (e.win_count && mem_.faults(e.win_addr, e.win_count * kWindowBytes)) {
@@ -204,10 +204,10 @@ class ModelTransport final : public Transport {
         record_error(TPU_REGS__ERR_CAUSE__WINDOW_READ_bm, r.fault_addr);
       if (r.fault == model::RunResult::Fault::kWindowWrite)
         record_error(TPU_REGS__ERR_CAUSE__WINDOW_WRITE_bm, r.fault_addr);
-      counters_[0] = cycles;
-      counters_[1] = r.mmc_rows;                                  // MXU_BUSY
-      counters_[2] = r.mmc_rows * uint64_t(cfg_.array_n * cfg_.array_n);  // USEFUL_MACS
-      for (size_t i = 3; i < std::size(counters_); ++i) counters_[i] = 0;
+      if (!(e.flags & kRunKeepCounters)) std::fill(std::begin(counters_), std::end(counters_), 0);
+      counters_[0] += cycles;
+      counters_[1] += r.mmc_rows;                                  // MXU_BUSY
+      counters_[2] += r.mmc_rows * uint64_t(cfg_.array_n * cfg_.array_n);  // USEFUL_MACS
     }
     c.cycles = uint32_t(cycles);
     c.phase = phase_;

@@ -693,6 +693,67 @@ TEST_F(DeviceTest, StreamOfGemmsFetchedAheadIsExact) {
   EXPECT_TRUE(dev_->rc().protocol_errors().empty());
 }
 
+// KEEP_COUNTERS (entry flag bit 0): a command's start leaves the core's
+// performance counters as they are, so they add up over commands, while each
+// completion still reports the command's own cycles. Any other flag bit is
+// BAD_COMMAND.
+TEST_F(DeviceTest, KeepCountersAddsUpOverCommands) {
+  start();
+  const StreamGemm g = make_gemm(0x1000000, 2 * N + 3, N + 5, N + 1);
+  ASSERT_EQ(g.gemm.programs.size(), 1u);
+  const auto& prog = g.gemm.programs[0];
+  const auto read64 = [&](uint32_t lo) { return uint64_t(reg(lo)) | uint64_t(reg(lo + 4)) << 32; };
+  struct Counters {
+    uint64_t cycles, mxu_busy, useful_macs, wgt_shift;
+  };
+  const auto counters = [&] {
+    return Counters{read64(TPU_REG(CYCLES_LO)), read64(TPU_REG(MXU_BUSY_LO)), read64(TPU_REG(USEFUL_MACS_LO)),
+                    read64(TPU_REG(WGT_SHIFT_LO))};
+  };
+  const tb::CqEntry alone = run(prog, 1, 2'000'000, g.windows);
+  ASSERT_EQ(alone.status, 0);
+  const Counters one = counters();
+  // The completion takes the cycle count in the cycle the core reports done,
+  // which the counter still counts.
+  const uint64_t extra = one.cycles - alone.cycles;
+  EXPECT_LE(extra, 1u);
+  ASSERT_GT(one.mxu_busy, 0u);
+
+  // Three commands queued together: restart, keep, keep.
+  for (int i = 0; i < 3; ++i)
+    dev_->submit(uint16_t(10 + i), prog, prog_slot(i), i == 2, g.windows, i == 0 ? 0 : tpu::kRunKeepCounters);
+  uint64_t cycles = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto cpl = dev_->wait_completion(2'000'000);
+    ASSERT_TRUE(cpl.has_value());
+    EXPECT_EQ(cpl->id, 10 + i);
+    EXPECT_EQ(cpl->status, 0);
+    EXPECT_GT(cpl->cycles, 0u);
+    EXPECT_LT(cpl->cycles, 2 * alone.cycles) << "a kept command reported more than its own cycles";
+    cycles += cpl->cycles;
+  }
+  const Counters three = counters();
+  EXPECT_EQ(three.cycles, cycles + 3 * extra);
+  EXPECT_EQ(three.mxu_busy, 3 * one.mxu_busy);
+  EXPECT_EQ(three.useful_macs, 3 * one.useful_macs);
+  EXPECT_EQ(three.wgt_shift, 3 * one.wgt_shift);
+  EXPECT_TRUE(gemm_exact(g));
+
+  // A command without the flag starts them again.
+  const tb::CqEntry again = run(prog, 13, 2'000'000, g.windows);
+  EXPECT_EQ(counters().cycles, again.cycles + extra);
+  EXPECT_EQ(counters().mxu_busy, one.mxu_busy);
+
+  for (const uint8_t flags : {uint8_t(0x02), uint8_t(0x80), uint8_t(0x03)}) {
+    dev_->submit(20, prog, kProg, true, g.windows, flags);
+    const auto bad = dev_->wait_completion(100000);
+    ASSERT_TRUE(bad.has_value());
+    EXPECT_EQ(bad->status, tb::kStatusBadCommand) << "flags 0x" << std::hex << int(flags);
+  }
+  EXPECT_EQ(run(prog, 21, 2'000'000, g.windows).status, 0);
+  EXPECT_TRUE(gemm_exact(g));
+}
+
 // Every way a command can fail, each queued behind a running command and in
 // front of a good one: each keeps its own status and err_pc, and the good
 // ones' results are exact.

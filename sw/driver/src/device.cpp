@@ -324,7 +324,8 @@ void Device::check_windows(std::span<const Window> windows) const {
   }
 }
 
-Command Device::submit(const std::vector<isa::Instr>& program, std::span<const Window> windows) {
+Command Device::submit(const std::vector<isa::Instr>& program, std::span<const Window> windows,
+                       CounterMode counters) {
   if (program.empty()) throw Error("submit: the program is empty; end it with HALT at least");
   if (program.size() > size_t(info_.imem_depth))
     throw Error("submit: the program has " + std::to_string(program.size()) +
@@ -348,7 +349,8 @@ Command Device::submit(const std::vector<isa::Instr>& program, std::span<const W
 
   const uint16_t id = next_id_++;
   if (next_id_ == 0) next_id_ = 1;
-  sq_.write(encode_run(id, uint32_t(program.size()), prog_addr, win_addr, uint8_t(windows.size())),
+  const uint8_t flags = counters == CounterMode::kKeep ? kRunKeepCounters : 0;
+  sq_.write(encode_run(id, uint32_t(program.size()), prog_addr, win_addr, uint8_t(windows.size()), kOpRun, flags),
             size_t(sq_tail_) * kSqEntryBytes);
   in_flight_.emplace(id, slot);
   order_.push_back(id);

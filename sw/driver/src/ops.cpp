@@ -91,17 +91,50 @@ PreparedGemm prepare_gemm(Device& dev, const char* op, const MatrixI8& a, const 
   return g;
 }
 
-// Packs the operands into device buffers, runs the GEMM's programs one after
-// the other (the counters restart with each) and returns the packed result.
+// Runs a GEMM's programs in order: all queued at once (up to the ring's
+// depth), so the device fetches each next one while the one before runs. The
+// counters add up over them (CounterMode::kKeep after the first). A failed
+// program is reported (DeviceError) once the ones queued behind it, which
+// touch only the GEMM's buffers, have completed.
+void run_programs(Device& dev, const PreparedGemm& g) {
+  std::deque<Command> queued;
+  std::optional<Completion> failed;
+  const auto complete_oldest = [&] {
+    const Completion c = dev.wait(queued.front());
+    queued.pop_front();
+    if (!c.ok() && !failed) failed = c;
+  };
+  try {
+    for (size_t i = 0; i < g.programs.size() && !failed; ++i) {
+      while (queued.size() >= dev.max_in_flight()) complete_oldest();
+      if (failed) break;
+      queued.push_back(dev.submit(g.programs[i], g.windows, i == 0 ? CounterMode::kRestart : CounterMode::kKeep));
+    }
+    while (!queued.empty()) complete_oldest();
+  } catch (const TimeoutError&) {
+    throw;  // the device was reset: nothing queued touches the buffers any more
+  } catch (const ProtocolError&) {
+    throw;
+  } catch (...) {
+    // The queued programs still use the buffers: let them finish first.
+    try {
+      while (!queued.empty()) complete_oldest();
+    } catch (const Error&) {
+    }
+    throw;
+  }
+  if (failed) dev.check(*failed);
+}
+
+// Packs the operands into device buffers, runs the GEMM's programs and
+// returns the packed result.
 std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, const MatrixI8& b,
                               const model::GemmEpilogue& epi, model::GemmPlan* plan_out, OpStats* stats) {
   PreparedGemm g = prepare_gemm(dev, op, a, b, epi);
   OpStats& s = g.stats;
   const uint64_t start = dev.cycles();
-  for (const auto& program : g.programs) {
-    dev.run(program, g.windows);
-    s.counters += dev.counters();
-  }
+  run_programs(dev, g);
+  s.counters += dev.counters();
   s.cycles = dev.cycles() - start;
   if (stats) *stats += s;
   if (plan_out) *plan_out = g.plan;

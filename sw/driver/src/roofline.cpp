@@ -33,7 +33,7 @@ double Roofline::fraction(uint64_t cycles) const {
 }
 
 Roofline roofline(const OpStats& s, double link_read_bytes_per_cycle, double link_write_bytes_per_cycle,
-                  uint64_t command_cycles) {
+                  uint64_t command_cycles, std::optional<uint64_t> queued_cycles) {
   if (!(link_read_bytes_per_cycle > 0) || !(link_write_bytes_per_cycle > 0))
     throw Error("roofline: the link bandwidths must be > 0 bytes per cycle (got " +
                 std::to_string(link_read_bytes_per_cycle) + " read, " +
@@ -42,14 +42,16 @@ Roofline roofline(const OpStats& s, double link_read_bytes_per_cycle, double lin
   r.mxu_cycles = s.array_cycles;
   r.read_cycles = transfer_cycles(s.read_bytes, link_read_bytes_per_cycle);
   r.write_cycles = transfer_cycles(s.write_bytes, link_write_bytes_per_cycle);
-  r.fixed_cycles = s.commands * command_cycles;
+  const uint64_t queued = queued_cycles.value_or(command_cycles);
+  r.fixed_cycles = s.commands == 0 ? 0 : command_cycles + (s.commands - 1) * queued;
   return r;
 }
 
-std::optional<Roofline> roofline(const OpStats& s, std::string_view config, uint64_t command_cycles) {
+std::optional<Roofline> roofline(const OpStats& s, std::string_view config, uint64_t command_cycles,
+                                 std::optional<uint64_t> queued_cycles) {
   const Config* c = find_config(config);
   if (!c) return std::nullopt;
-  return roofline(s, c->link_bytes_per_cycle, c->link_bytes_per_cycle, command_cycles);
+  return roofline(s, c->link_bytes_per_cycle, c->link_bytes_per_cycle, command_cycles, queued_cycles);
 }
 
 uint64_t command_latency(Device& dev) {
@@ -57,6 +59,23 @@ uint64_t command_latency(Device& dev) {
   const uint64_t start = dev.cycles();
   dev.run(program);
   return dev.cycles() - start;
+}
+
+uint64_t queued_command_latency(Device& dev) {
+  // Programs long enough (a LOOP of SYNCs, a few thousand cycles) that the
+  // device has fetched the next command before the one in front ends: what
+  // is left between two of them is the hand-over from one to the next.
+  constexpr uint64_t k = 8;
+  const std::vector<isa::Instr> program{isa::loop(2000, 1), isa::sync(0), isa::halt()};
+  uint64_t start = dev.cycles();
+  const Completion alone = dev.run(program);
+  const uint64_t first = dev.cycles() - start;
+  start = dev.cycles();
+  std::vector<Command> queued;
+  for (uint64_t i = 0; i <= k; ++i) queued.push_back(dev.submit(program));
+  for (const Command& c : queued) dev.check(dev.wait(c));
+  const uint64_t each = (dev.cycles() - start - std::min(first, dev.cycles() - start) + k / 2) / k;
+  return each > alone.cycles ? each - alone.cycles : 0;
 }
 
 }  // namespace tpu

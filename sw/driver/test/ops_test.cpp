@@ -678,8 +678,13 @@ TEST(Roofline, FixedCostAddsToTheLargestTerm) {
   const tpu::Roofline r = tpu::roofline(s, 16.0, 16.0, 700);
   EXPECT_EQ(r.fixed_cycles, 2100u);
   EXPECT_EQ(r.bound(), 1000u + 2100u);  // not max(1000, 2100), not the sum of all terms
+  // Queued behind the first, each further command costs queued_cycles.
+  EXPECT_EQ(tpu::roofline(s, 16.0, 16.0, 700, 30).fixed_cycles, 700u + 2 * 30u);
+  s.commands = 1;
+  EXPECT_EQ(tpu::roofline(s, 16.0, 16.0, 700, 30).fixed_cycles, 700u);
   s.commands = 0;
   EXPECT_EQ(tpu::roofline(s, 16.0, 16.0, 700).bound(), 1000u);
+  EXPECT_EQ(tpu::roofline(s, 16.0, 16.0, 700, 30).bound(), 1000u);
 }
 
 TEST(Roofline, NamedConfigurationsGiveTheLinkAndOthersNoRoofline) {
@@ -712,6 +717,12 @@ TEST_F(OpsTest, RooflineBoundsRealRuns) {
   const uint64_t command_cycles = tpu::command_latency(*default_);
   EXPECT_GT(command_cycles, 0u);
   if (cycle_accurate) EXPECT_EQ(tpu::command_latency(*default_), command_cycles) << "not repeatable";
+  const uint64_t queued_cycles = tpu::queued_command_latency(*default_);
+  if (cycle_accurate) {
+    // The device fetches a queued command while the one before runs.
+    EXPECT_GT(queued_cycles, 0u);
+    EXPECT_LT(queued_cycles, command_cycles / 4);
+  }
   struct Case {
     int m, k, n_out;
     const char* limit;
@@ -723,10 +734,10 @@ TEST_F(OpsTest, RooflineBoundsRealRuns) {
     const MatrixI8 a = random(c.m, c.k), b = random(c.k, c.n_out);
     tpu::OpStats s;
     ASSERT_EQ(tpu::matmul(*default_, a, b, &s), tpu::model::matmul_i8(a, b));
-    const auto r = tpu::roofline(s, default_->info().config, command_cycles);
+    const auto r = tpu::roofline(s, default_->info().config, command_cycles, queued_cycles);
     ASSERT_TRUE(r.has_value());
     EXPECT_STREQ(r->limit(), c.limit);
-    EXPECT_EQ(r->fixed_cycles, s.commands * command_cycles);
+    EXPECT_EQ(r->fixed_cycles, command_cycles + (s.commands - 1) * queued_cycles);
     EXPECT_GT(r->fraction(s.cycles), 0.0);
     if (cycle_accurate) EXPECT_LE(r->bound(), s.cycles) << "the bound is not a lower bound";
     std::printf("  %dx%dx%d: %llu cycles, bound %llu (%s), fraction %.3f\n", c.m, c.k, c.n_out,

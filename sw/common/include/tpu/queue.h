@@ -18,6 +18,11 @@ namespace tpu {
 constexpr size_t kSqEntryBytes = 32;
 constexpr size_t kCqEntryBytes = 16;
 constexpr uint8_t kOpRun = 0x01;
+// RUN entry flags (byte 1). KEEP_COUNTERS: the command's start does not
+// clear the core's performance counters; they go on from the previous
+// command's values (the completion's cycles are still the command's own).
+constexpr uint8_t kRunKeepCounters = 0x01;
+constexpr uint8_t kRunFlagsMask = kRunKeepCounters;
 
 // Completion status codes: 0 OK, 1..11 the ISA's error codes, and these two
 // from the command processor.
@@ -81,11 +86,12 @@ inline Window decode_window(const uint8_t* p) {
 }
 
 // A RUN submission entry: op, id, program length (instructions) and address,
-// and the window list's address and count.
+// the window list's address and count, and the flags.
 inline std::vector<uint8_t> encode_run(uint16_t id, uint32_t len, uint64_t addr, uint64_t win_addr = 0,
-                                       uint8_t win_count = 0, uint8_t op = kOpRun) {
+                                       uint8_t win_count = 0, uint8_t op = kOpRun, uint8_t flags = 0) {
   std::vector<uint8_t> e(kSqEntryBytes, 0);
   e[0] = op;
+  e[1] = flags;
   detail::put_le(&e[2], id, 2);
   detail::put_le(&e[4], len, 4);
   detail::put_le(&e[8], addr, 8);

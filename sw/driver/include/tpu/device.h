@@ -111,6 +111,11 @@ struct Command {
   uint16_t id = 0;
 };
 
+// What a command does to the core's performance counters when it starts:
+// clear them (each command's own), or keep adding to them (the counters of
+// several commands in a row, read after the last).
+enum class CounterMode { kRestart, kKeep };
+
 class Device {
  public:
   // Default time limit of wait(): generous for any program the tools build.
@@ -156,7 +161,8 @@ class Device {
   // for a window that is empty, runs past 2^64 - 1, has no valid access, or
   // covers the driver's own memory (its rings and the program buffers of
   // every command) or device-visible memory that no buffer holds.
-  Command submit(const std::vector<isa::Instr>& program, std::span<const Window> windows);
+  Command submit(const std::vector<isa::Instr>& program, std::span<const Window> windows,
+                 CounterMode counters = CounterMode::kRestart);
   Command submit(const std::vector<isa::Instr>& program, std::initializer_list<Window> windows) {
     return submit(program, std::span<const Window>(windows.begin(), windows.size()));
   }
@@ -196,7 +202,8 @@ class Device {
     return run(program, std::span<const Window>(), timeout_cycles);
   }
 
-  // The core's counters for the last command (they restart with each command).
+  // The core's counters for the last command (they restart with each command
+  // but one submitted with CounterMode::kKeep, which adds to them).
   PerfCounters counters();
   // Device clock cycles since open.
   uint64_t cycles() const;

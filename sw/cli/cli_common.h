@@ -43,6 +43,8 @@ int cmd_info(const Global& g);
 
 struct MatmulArgs {
   std::string a, b, out, stats_json;
+  std::string dtype = "int8";  // int8, or bf16 (docs/cli.md)
+  bool raw_bf16 = false;       // --dtype bf16: A and B are uint16 bf16 bits, not float32
 };
 int cmd_matmul(const Global& g, const MatmulArgs& args);
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operator subcommands: info, matmul, bench, perf and mlp (docs/cli.md).
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include "cli_common.h"
 #include "model_file.h"
@@ -229,7 +232,90 @@ int cmd_info(const Global& g) {
 
 // ---- matmul --------------------------------------------------------------------------
 
+namespace {
+
+// An operand of --dtype bf16: float32 values rounded to bf16 (nearest even;
+// subnormals become zeros of their sign, as the MXU reads them; NaN stays
+// NaN), or with raw uint16 bf16 bits as they are.
+MatrixBf16 to_matrix_bf16(const npy::Array& a, const std::string& path) {
+  if (a.shape.size() != 2) throw Error(path + ": expected a 2-d array, not " + std::to_string(a.shape.size()) + "-d");
+  if (a.shape[0] > INT_MAX || a.shape[1] > INT_MAX)
+    throw Error(path + ": " + std::to_string(a.shape[0]) + "x" + std::to_string(a.shape[1]) + " is too large");
+  MatrixBf16 m(int(a.shape[0]), int(a.shape[1]));
+  if (a.dtype == npy::Dtype::kUint16) {
+    const std::vector<uint16_t> v = npy::values<uint16_t>(a);
+    std::copy(v.begin(), v.end(), m.data.begin());
+  } else {
+    const std::vector<float> v = npy::values<float>(a);
+    for (size_t i = 0; i < v.size(); ++i) m.data[i] = float_to_bf16(v[i]);
+  }
+  return m;
+}
+
+// Both operands of --dtype bf16, their dtypes checked together: float32 and
+// float32, or with --raw-bf16 uint16 and uint16.
+std::pair<MatrixBf16, MatrixBf16> load_bf16_operands(const MatmulArgs& args) {
+  const npy::Array a = npy::load(args.a), b = npy::load(args.b);
+  const std::string want = args.raw_bf16 ? "uint16 (bf16 bits, --raw-bf16)" : "float32 (rounded to bf16)";
+  for (const auto& [arr, path] : {std::pair{&a, &args.a}, std::pair{&b, &args.b}}) {
+    const bool f32 = arr->dtype == npy::Dtype::kFloat32, u16 = arr->dtype == npy::Dtype::kUint16;
+    if (!f32 && !u16)
+      throw Error(*path + ": dtype " + npy::dtype_name(arr->dtype) + " is not a bf16 operand; --dtype bf16 takes " +
+                  want + (args.raw_bf16 ? "" : ", or uint16 bf16 bits with --raw-bf16"));
+  }
+  if (a.dtype != b.dtype)
+    throw Error("A and B differ in dtype: " + args.a + " is " + npy::dtype_name(a.dtype) + " but " + args.b +
+                " is " + npy::dtype_name(b.dtype) + "; give both as " + want);
+  if (args.raw_bf16 && a.dtype != npy::Dtype::kUint16)
+    throw Error(args.a + ": dtype float32 with --raw-bf16, which takes uint16 bf16 bits; drop --raw-bf16 to "
+                "round float32 to bf16");
+  if (!args.raw_bf16 && a.dtype != npy::Dtype::kFloat32)
+    throw Error(args.a + ": dtype uint16 is taken only as bf16 bits, with --raw-bf16; or give float32");
+  return {to_matrix_bf16(a, args.a), to_matrix_bf16(b, args.b)};
+}
+
+int cmd_matmul_bf16(const Global& g, const MatmulArgs& args) {
+  Outputs out;
+  out.add("--out", args.out);
+  out.add("--stats-json", args.stats_json);
+  const auto [a, b] = load_bf16_operands(args);
+  if (a.cols != b.rows)
+    throw Error("inner dimensions differ: A is " + dims(a.rows, a.cols) + " but B is " + dims(b.rows, b.cols) +
+                " (A's columns must equal B's rows)");
+  Device dev = g.open();
+  OpStats stats;
+  MatrixF32 c(a.rows, b.cols, 0.0f);  // K = 0: every sum is +0
+  if (a.rows == 0 || a.cols == 0 || b.cols == 0) {
+    if (!dev.info().bf16)  // the same answer as with work to do
+      throw Error("matmul_bf16: the device has no bf16 datapath (its MXU is int8 only); bf16 GEMMs need a "
+                  "configuration with one, such as tiny_bf16 or default_bf16");
+    stats.n = dev.info().n;
+  } else {
+    c = matmul_bf16(dev, a, b, &stats);
+  }
+
+  out.stage(args.out, npy_bytes(npy::make(npy::Dtype::kFloat32, {c.rows, c.cols}, c.data.data())));
+  if (!args.stats_json.empty()) {
+    json j = stats_json(g, dev, stats);
+    j["shape"] = shape_json(a.rows, a.cols, b.cols);
+    j["dtype"] = "bf16";
+    out.stage_json(args.stats_json, j);
+  }
+  out.commit();
+  std::printf("matmul %s x %s -> %s float32 (bf16 operands, fp32 sums): %llu cycles, %s, utilization %s "
+              "(array %s); wrote %s\n",
+              dims(a.rows, a.cols).c_str(), dims(b.rows, b.cols).c_str(), dims(c.rows, c.cols).c_str(),
+              static_cast<unsigned long long>(stats.cycles), count(stats.commands, "command").c_str(),
+              percent(stats.utilization()).c_str(), percent(stats.array_utilization()).c_str(),
+              printable(args.out).c_str());
+  return 0;
+}
+
+}  // namespace
+
 int cmd_matmul(const Global& g, const MatmulArgs& args) {
+  if (args.dtype == "bf16") return cmd_matmul_bf16(g, args);
+  if (args.raw_bf16) throw UsageError("--raw-bf16 needs --dtype bf16");
   Outputs out;
   out.add("--out", args.out);
   out.add("--stats-json", args.stats_json);

@@ -766,15 +766,20 @@ namespace plan = tpu::model;
 class Bf16PlanTest : public Bf16CoreTest {
  protected:
   MatrixF32 planned(const MatrixBf16& a, const MatrixBf16& w, plan::GemmOutput out,
-                    const plan::GemmOptions& o = {}, plan::GemmPlan* plan_out = nullptr) {
+                    const plan::GemmOptions& o = {}, plan::GemmPlan* plan_out = nullptr,
+                    const std::vector<fp32>& bias = {}, Act act = Act::kNone) {
     constexpr uint64_t kA = 0x10000000, kW = 0x20000000, kC = 0x30000000;
-    const plan::GemmPlan p = plan::plan_gemm({a.rows, a.cols, w.cols}, out, core_, o);
+    plan::GemmOptions options = o;
+    options.bias = options.bias || !bias.empty();  // a bias per column is never transposed
+    const plan::GemmPlan p = plan::plan_gemm({a.rows, a.cols, w.cols}, out, core_, options);
     if (plan_out) *plan_out = p;
     mem_ = HostMemory{};
     mem_.write(kA, std::span<const uint8_t>(plan::pack_a_bf16(p, a)));
     mem_.write(kW, std::span<const uint8_t>(plan::pack_w_bf16(p, w)));
     plan::GemmEpilogue epi;
     epi.output = out;
+    epi.bias_f32 = bias;
+    epi.act = act;
     for (const std::vector<Instr>& program : plan::gemm_programs(p, epi, kA, kW, kC, core_)) {
       const RunResult r = run(program);
       EXPECT_EQ(r.err, ErrCode::kOk) << "at pc " << r.err_pc << ": " << disassemble(model().imem(r.err_pc));
@@ -880,6 +885,50 @@ TEST_P(Bf16PlanTest, WideRowsCountTwiceInTheUnifiedBuffer) {
       for (fp32& v : want.data) v = tpu::bf16_to_fp32(tpu::fp32_to_bf16(v));
     EXPECT_EQ(got, want);
   }
+}
+
+TEST_P(Bf16PlanTest, BiasAndActivationThroughActF32) {
+  // y = act(sum + bias[j]) per docs/isa.md's ACT F32 (SCALE 1, no clamp),
+  // with NaN, infinite, subnormal and -0 biases; fp32 (ACT F32 RAW) and bf16.
+  const int m = 9, k = 2 * n() + 1, j = n() + 3;
+  MatrixBf16 a = random_matrix(m, k), w = random_matrix(k, j);
+  a.at(0, 0) = 0x7FC0;  // a NaN row
+  for (int c = 0; c < k; ++c) a.at(1, c) = 0;  // a zero row: +0 sums
+  std::vector<fp32> bias(static_cast<size_t>(j));
+  for (int c = 0; c < j; ++c) bias[size_t(c)] = f32(std::normal_distribution<float>()(rng_));
+  bias[0] = kNan;
+  bias[1] = kNegInf;
+  bias[2] = 0x00000001u;  // subnormal: read as +0
+  bias[3] = 0x80000000u;  // -0: +0 + -0 = +0
+  const MatrixF32 sums = gemm::reference(a, w, n());
+  for (const Act act : {Act::kNone, Act::kRelu, Act::kRelu6})
+    for (const bool with_bias : {false, true}) {
+      SCOPED_TRACE("act " + std::to_string(int(act)) + (with_bias ? " with bias" : ""));
+      MatrixF32 want = sums;
+      for (int r = 0; r < m; ++r)
+        for (int c = 0; c < j; ++c) {
+          fp32 y = with_bias ? tpu::fp32_add(sums.at(r, c), bias[size_t(c)]) : sums.at(r, c);
+          y = tpu::fp32_mul(y, 0x3F800000u);
+          fp32 lo = kNegInf, hi = kInf;
+          if (act != Act::kNone) lo = tpu::fp32_max(lo, 0);
+          if (act == Act::kRelu6) hi = tpu::fp32_min(hi, 0x40C00000u);
+          want.at(r, c) = tpu::fp32_min(tpu::fp32_max(y, lo), hi);
+        }
+      const std::vector<fp32> b = with_bias ? bias : std::vector<fp32>{};
+      EXPECT_EQ(planned(a, w, plan::GemmOutput::kF32, {}, nullptr, b, act), want) << "seed " << seed_;
+      for (fp32& v : want.data) v = tpu::bf16_to_fp32(tpu::fp32_to_bf16(v));
+      EXPECT_EQ(planned(a, w, plan::GemmOutput::kBf16, {}, nullptr, b, act), want) << "seed " << seed_;
+    }
+  // A bias rules out the transposed plan, as for int8.
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kF32;
+  epi.bias_f32 = bias;
+  const plan::GemmPlan t = plan::plan_gemm({m, k, j}, plan::GemmOutput::kF32, core_,
+                                           {.transpose = plan::GemmOptions::Transpose::kAlways});
+  EXPECT_THROW(plan::gemm_programs(t, epi, 0, 0, 0, core_), std::invalid_argument);
+  epi.bias_f32.pop_back();
+  const plan::GemmPlan p = plan::plan_gemm({m, k, j}, plan::GemmOutput::kF32, core_, {.bias = true});
+  EXPECT_THROW(plan::gemm_programs(p, epi, 0, 0, 0, core_), std::invalid_argument) << "one bias per column";
 }
 
 TEST(Bf16PlanDatapathTest, PlansNeedTheOperandsDatapath) {

@@ -472,6 +472,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   if (!epi.bias.empty() && (!int8 || int(epi.bias.size()) != p.shape.n_out))
     throw std::invalid_argument("gemm: the bias needs one int32 per output column (" +
                                 std::to_string(p.shape.n_out) + "), and an int8 output");
+  if (!epi.bias_f32.empty() && (!p.bf16() || int(epi.bias_f32.size()) != p.shape.n_out))
+    throw std::invalid_argument("gemm: the fp32 bias needs one value per output column (" +
+                                std::to_string(p.shape.n_out) + "), and a bf16 GEMM");
+  if (p.bf16() && epi.act == isa::Act::kLut)
+    throw std::invalid_argument("gemm: a bf16 GEMM's activation is none, ReLU or ReLU6");
   if (!epi.scales.empty() && (!int8 || int(epi.scales.size()) != p.shape.n_out))
     throw std::invalid_argument("gemm: per-channel scales need one per output column (" +
                                 std::to_string(p.shape.n_out) + "), and an int8 output");
@@ -480,13 +485,16 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       throw std::invalid_argument("gemm: a per-channel shift of " + std::to_string(s.exponent) +
                                   " is outside " + std::to_string(quant::kMinExponent) + ".." +
                                   std::to_string(quant::kMaxExponent));
-  if ((!epi.bias.empty() || !epi.scales.empty()) && p.transposed)
+  if ((!epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()) && p.transposed)
     throw std::invalid_argument("gemm: a transposed plan has no bias or scale per output column "
                                 "(plan with options.bias)");
   const uint64_t l_addr = p.transposed ? w : a, r_addr = p.transposed ? a : w;
   const int n = p.n, kb = p.k_blocks, P = p.pass_rows, G = p.group_tiles, out_rows = p.out_row_rows();
   const int wb = p.write_tiles;
   const bool bf16 = p.bf16(), out_bf16 = p.output == GemmOutput::kBf16;
+  // ACT F32: bf16 results, or fp32 ones with a bias or an activation (else ACT RAW).
+  const bool f32_act = out_bf16 || (bf16 && (!epi.bias_f32.empty() || epi.act != isa::Act::kNone));
+  const bool has_bias = !epi.bias.empty() || !epi.bias_f32.empty();
   const int in_rows = p.in_row_rows(), lane = p.lane_bytes();  // UB rows per row of L; bytes per element
   const uint32_t result_base = uint32_t(p.a_regions * p.chunk_blocks * P * in_rows);
   const uint64_t row_bytes = uint64_t(p.out_row_bytes());
@@ -502,10 +510,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     out.add(isa::cfg(isa::kCfgQmax, uint32_t(epi.q.qmax)));
     out.add(isa::cfg(isa::kCfgRelu6Max, uint32_t(epi.q.relu6_max)));
   }
-  if (out_bf16) {  // ACT F32 with SCALE 1 and no clamp: the accumulators rounded to bf16
+  if (f32_act) {  // ACT F32 with SCALE 1 and no clamp (ReLU6's bound 6.0)
     out.add(isa::cfg(isa::kCfgScale, 0x3F800000u));
     out.add(isa::cfg(isa::kCfgFmin, 0xFF800000u));
     out.add(isa::cfg(isa::kCfgFmax, 0x7F800000u));
+    if (epi.act == isa::Act::kRelu6) out.add(isa::cfg(isa::kCfgRelu6F32, 0x40C00000u));
   }
   weights.top_up();
 
@@ -547,7 +556,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     const auto flush = [&] {
       if (act_rows == 0) return;
       if (int8) out.add(isa::act(act_acc, act_ub, act_rows, epi.act, !epi.bias.empty()));
-      else if (out_bf16) out.add(isa::act(act_acc, act_ub, act_rows, isa::Act::kNone, false, false, true));
+      else if (f32_act) out.add(isa::act(act_acc, act_ub, act_rows, epi.act, has_bias, !out_bf16, true));
       else out.add(isa::act(act_acc, act_ub, act_rows, isa::Act::kNone, false, true));  // int32, fp32: RAW
       act_rows = 0;
     };
@@ -570,11 +579,13 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
           have = want;
         }
       }
-      if (!epi.bias.empty()) {
+      if (has_bias) {
         flush();
         for (int l = 0; l < n; ++l) {
           const int col = j * n + l;
-          const int32_t bias = col < p.shape.n_out ? epi.bias[size_t(col)] : 0;
+          const int32_t bias = col >= p.shape.n_out ? 0
+                               : epi.bias.empty()   ? int32_t(epi.bias_f32[size_t(col)])
+                                                    : epi.bias[size_t(col)];
           if (bias != lane_bias[size_t(l)]) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(bias)));
           lane_bias[size_t(l)] = bias;
         }
@@ -587,7 +598,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
         act_ub = ub;
         act_rows = uint32_t(rows);
       }
-      if (!epi.bias.empty() || !epi.scales.empty()) flush();
+      if (has_bias || !epi.scales.empty()) flush();
       if (++batch_tiles == wb || j == p.col_tiles - 1) {
         flush();
         const uint64_t d_row = uint64_t(p.pass_begin(pass)) * p.col_tiles + uint64_t(batch_j0) * rows;

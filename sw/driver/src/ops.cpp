@@ -81,7 +81,7 @@ PreparedGemm prepare_gemm(Device& dev, const char* op, const M& a, const M& b, c
   try {
     // A bias or a scale per output column rules out the transposed form
     // (C^T = W^T x A^T).
-    const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty()};
+    const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()};
     g.plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
     g.abuf = dev.alloc(g.plan.a_bytes());
     g.bbuf = dev.alloc(g.plan.w_bytes());
@@ -193,6 +193,24 @@ MatrixF32 matmul_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpS
   model::GemmEpilogue epi;
   epi.output = model::GemmOutput::kF32;
   const auto c = run_gemm(dev, "matmul_bf16", a, b, epi, &plan, stats);
+  const model::MatrixF32Bits bits = model::unpack_c_f32(plan, c);
+  MatrixF32 out(bits.rows, bits.cols);
+  for (size_t i = 0; i < bits.data.size(); ++i) out.data[i] = bits_float(bits.data[i]);
+  return out;
+}
+
+MatrixF32 dense_bf16(Device& dev, const MatrixBf16& x, const MatrixBf16& w, const std::vector<float>& bias,
+                     Activation act, OpStats* stats) {
+  if (act == Activation::kLut) throw Error("dense_bf16: the activation is none, relu or relu6, not the LUT");
+  if (!bias.empty() && int(bias.size()) != w.cols)
+    throw Error("dense_bf16: the bias has " + std::to_string(bias.size()) + " entries; W has " +
+                std::to_string(w.cols) + " output columns");
+  model::GemmPlan plan;
+  model::GemmEpilogue epi;
+  epi.output = model::GemmOutput::kF32;
+  epi.act = act;
+  for (float b : bias) epi.bias_f32.push_back(float_bits(b));
+  const auto c = run_gemm(dev, "dense_bf16", x, w, epi, &plan, stats);
   const model::MatrixF32Bits bits = model::unpack_c_f32(plan, c);
   MatrixF32 out(bits.rows, bits.cols);
   for (size_t i = 0; i < bits.data.size(); ++i) out.data[i] = bits_float(bits.data[i]);

@@ -160,6 +160,33 @@ TEST_F(Bf16OpsTest, WithinTheErrorBoundOfAFloat32Matmul) {
   RecordProperty("worst_in_2^-23_of_S", std::to_string(worst));
 }
 
+TEST_F(Bf16OpsTest, DenseBf16AddsTheBiasAndActivatesInFp32) {
+  if (!has_act_f32()) GTEST_SKIP() << "ACT F32 is not in the RTL yet";
+  const int m = 7, k = 9, n = 6;
+  const MatrixBf16 x = random(m, k), w = random(k, n);
+  std::vector<float> bias = {0.5f, -1.25f, NAN, -0.0f, 1e-40f, 3.0f};
+  const gemm::MatrixF32 sums = gemm::reference(x, w, dev_->info().n);
+  for (const tpu::Activation act : {tpu::Activation::kNone, tpu::Activation::kRelu, tpu::Activation::kRelu6}) {
+    SCOPED_TRACE("activation " + std::to_string(int(act)));
+    const MatrixF32 y = tpu::dense_bf16(*dev_, x, w, bias, act);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        // docs/isa.md, ACT F32: bias, SCALE 1, the ReLU/ReLU6 clamp.
+        tpu::fp32 v = tpu::fp32_add(sums.at(i, j), tpu::float_bits(bias[size_t(j)]));
+        v = tpu::fp32_mul(v, tpu::float_bits(1.0f));
+        tpu::fp32 lo = 0xFF800000u, hi = 0x7F800000u;
+        if (act != tpu::Activation::kNone) lo = tpu::fp32_max(lo, 0);
+        if (act == tpu::Activation::kRelu6) hi = tpu::fp32_min(hi, tpu::float_bits(6.0f));
+        v = tpu::fp32_min(tpu::fp32_max(v, lo), hi);
+        EXPECT_EQ(tpu::float_bits(y.at(i, j)), v) << "y[" << i << "][" << j << "] seed " << seed_;
+      }
+  }
+  // Without a bias and activation: matmul_bf16's results.
+  EXPECT_EQ(bits(tpu::dense_bf16(*dev_, x, w, {})), sums.data);
+  EXPECT_THROW(tpu::dense_bf16(*dev_, x, w, {1.0f}), tpu::Error);
+  EXPECT_THROW(tpu::dense_bf16(*dev_, x, w, {}, tpu::Activation::kLut), tpu::Error);
+}
+
 TEST_F(Bf16OpsTest, ErrorsAreClear) {
   try {
     tpu::matmul_bf16(*dev_, random(4, 5), random(6, 3));

@@ -101,8 +101,12 @@ using MatrixF32Bits = Matrix<uint32_t>;  // fp32 bits
 struct GemmEpilogue {
   GemmOutput output = GemmOutput::kInt32;
   quant::QuantParams q;        // kInt8 only
-  isa::Act act = isa::Act::kNone;  // kInt8 only
+  isa::Act act = isa::Act::kNone;  // kInt8; kF32 and kBf16: none, ReLU or ReLU6 (6.0) through ACT F32
   std::vector<int32_t> bias;   // kInt8 only: empty, or n_out entries
+  // kF32 and kBf16 only: empty, or n_out fp32 bits added by ACT F32 (BIAS).
+  // With a bias or an activation fp32 results leave through ACT F32 RAW
+  // (exactly act_lane of tpu/vpu_f32.h with SCALE 1, no clamp), else ACT RAW.
+  std::vector<uint32_t> bias_f32;
   // kInt8 only: empty (every column scaled by q.multiplier and q.shift), or
   // n_out per-column scales (TFLite's per-channel requantization), which
   // replace q.multiplier and q.shift. Each output tile writes the CH_MULT /

@@ -73,6 +73,14 @@ MatrixF32 matmul_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpS
 // nearest even; NaN 0x7FC0): half the bytes back, exactly
 // fp32_to_bf16(matmul_bf16(...)).
 MatrixBf16 matmul_bf16_to_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpStats* stats = nullptr);
+// A bf16 dense layer y = act(x*W + bias) in fp32: each element is
+// vpu_f32::act_lane(s, bias[j]) of matmul_bf16's sum s (docs/isa.md, ACT F32:
+// bias added with fp32_add, SCALE 1, ReLU max(y, +0) with NaN kept, ReLU6 also
+// min(y, 6)); bias is empty (nothing added, so -0 stays -0) or has N
+// entries; act is none, relu or relu6. ACT F32 RAW on the device: the
+// reference model has it, the RTL's VPU not yet (docs/numerics.md).
+MatrixF32 dense_bf16(Device& dev, const MatrixBf16& x, const MatrixBf16& w, const std::vector<float>& bias,
+                     Activation act = Activation::kNone, OpStats* stats = nullptr);
 
 // Independent products C[i] = A[i] * B[i] (int8 x int8 -> int32, any shapes)
 // as one stream of commands: each product gets its own buffers and programs,

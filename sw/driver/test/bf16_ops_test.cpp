@@ -211,4 +211,14 @@ TEST_F(Bf16OpsTest, ErrorsAreClear) {
   check(x, x);
 }
 
+TEST_F(Bf16OpsTest, Int8GemmsStillRunOnABothDevice) {
+  ASSERT_TRUE(dev_->info().int8 && dev_->info().bf16);
+  tpu::MatrixI8 a(13, 21), b(21, 6);
+  for (auto& v : a.data) v = int8_t(rng_() % 256);
+  for (auto& v : b.data) v = int8_t(rng_() % 256);
+  EXPECT_EQ(tpu::matmul(*dev_, a, b), tpu::model::matmul_i8(a, b));
+  // bf16 after int8 on the same device: each GEMM brings its own tiles.
+  check(random(5, 9), random(9, 7));
+}
+
 }  // namespace

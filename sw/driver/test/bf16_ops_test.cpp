@@ -71,20 +71,22 @@ class Bf16OpsTest : public ::testing::Test {
     return out;
   }
   // fp32 results (and, where the transport has ACT F32, bf16 ones) bit for
-  // bit against the reference.
-  void check(const MatrixBf16& a, const MatrixBf16& b) {
-    const gemm::MatrixF32 want = gemm::reference(a, b, dev_->info().n);
+  // bit against the reference; returns the statistics of the fp32 GEMM.
+  tpu::OpStats check(const MatrixBf16& a, const MatrixBf16& b, tpu::Device* dev = nullptr) {
+    if (!dev) dev = dev_.get();
+    const gemm::MatrixF32 want = gemm::reference(a, b, dev->info().n);
     tpu::OpStats stats;
-    const MatrixF32 c = tpu::matmul_bf16(*dev_, a, b, &stats);
-    ASSERT_EQ(c.rows, a.rows);
-    ASSERT_EQ(c.cols, b.cols);
+    const MatrixF32 c = tpu::matmul_bf16(*dev, a, b, &stats);
+    EXPECT_EQ(c.rows, a.rows);
+    EXPECT_EQ(c.cols, b.cols);
     EXPECT_EQ(bits(c), want.data) << "fp32 results, seed " << seed_;
     EXPECT_EQ(stats.macs, uint64_t(a.rows) * a.cols * b.cols);
     EXPECT_GE(stats.commands, 1u);
-    if (!has_act_f32()) return;
+    if (!has_act_f32()) return stats;
     std::vector<bf16> rounded;
     for (uint32_t v : want.data) rounded.push_back(tpu::fp32_to_bf16(v));
-    EXPECT_EQ(tpu::matmul_bf16_to_bf16(*dev_, a, b).data, rounded) << "bf16 results, seed " << seed_;
+    EXPECT_EQ(tpu::matmul_bf16_to_bf16(*dev, a, b).data, rounded) << "bf16 results, seed " << seed_;
+    return stats;
   }
 
   static inline std::unique_ptr<tpu::Device> dev_;
@@ -101,6 +103,29 @@ TEST_F(Bf16OpsTest, ShapesNotMultiplesOfNAreExact) {
     SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n));
     check(random(s.m, s.k), random(s.k, s.n));
   }
+}
+
+TEST_F(Bf16OpsTest, RandomShapes) {
+  for (int t = 0; t < 8; ++t) {
+    const int m = int(rng_() % 40) + 1, k = int(rng_() % 60) + 1, n = int(rng_() % 30) + 1;
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
+    check(random(m, k), random(k, n));
+  }
+}
+
+TEST_F(Bf16OpsTest, ManyPassesAndPrograms) {
+  // 70 rows of A, each 2 x 50 UB rows wide, do not fit tiny's 256 UB rows:
+  // passes or chunks of K, and more programs than one IMEM holds.
+  const tpu::OpStats s = check(random(70, 200), random(200, 30));
+  EXPECT_GT(s.commands, 1u);
+}
+
+TEST_F(Bf16OpsTest, DefaultBf16OnTheModel) {
+  if (tpu_test::transport() != "model") GTEST_SKIP() << "default_bf16 is built on request only (make CONFIGS=...)";
+  tpu::Device dev = tpu::Device::open(tpu_test::uri("default_bf16"));
+  ASSERT_EQ(dev.info().n, 16);
+  check(random(33, 50), random(50, 21), &dev);
+  check(random(100, 300), random(300, 70), &dev);
 }
 
 TEST_F(Bf16OpsTest, KFromOneToThousands) {

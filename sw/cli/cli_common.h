@@ -50,6 +50,7 @@ int cmd_matmul(const Global& g, const MatmulArgs& args);
 
 struct GemmArgs {  // bench and perf
   int m = 0, k = 0, n = 0;
+  std::string dtype = "int8";  // int8, or bf16 (bf16 operands, fp32 results)
   std::string json;
   int stream = 0;  // bench: independent products in one stream of commands (0: one GEMM)
   int depth = 0;   // bench --stream: commands in flight (0: as many as the device holds)

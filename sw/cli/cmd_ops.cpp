@@ -78,42 +78,66 @@ struct GemmRun {
   std::string mismatch;  // the first differing element, when not exact
 };
 
+// "" when c equals ref element for element (and in shape), else the first
+// differing element and how many differ; show(x) prints an element.
+template <class T, class Show>
+std::string first_difference(const model::Matrix<T>& c, const model::Matrix<T>& ref, Show show) {
+  if (c.rows != ref.rows || c.cols != ref.cols)
+    return "the device returned a " + dims(c.rows, c.cols) + " result for a " + dims(ref.rows, ref.cols) +
+           " product";
+  size_t wrong = 0, first = SIZE_MAX;
+  for (size_t i = 0; i < ref.data.size(); ++i)
+    if (c.data[i] != ref.data[i]) {
+      ++wrong;
+      if (first == SIZE_MAX) first = i;
+    }
+  if (wrong == 0) return "";
+  const int i = int(first / size_t(ref.cols)), j = int(first % size_t(ref.cols));
+  return "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + show(c.at(i, j)) +
+         " but the CPU reference gives " + show(ref.at(i, j)) + " (" + std::to_string(wrong) + " of " +
+         std::to_string(ref.data.size()) + " elements differ)";
+}
+
+// A bf16 matrix of values from a normal distribution, rounded to bf16.
+MatrixBf16 random_bf16_matrix(std::mt19937_64& rng, int rows, int cols) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  MatrixBf16 m(rows, cols);
+  for (bf16& v : m.data) v = float_to_bf16(dist(rng));
+  return m;
+}
+
 GemmRun run_random_gemm(const Global& g, Device& dev, const GemmArgs& args) {
   std::mt19937_64 rng(g.seed);
-  const MatrixI8 a = random_matrix(rng, args.m, args.k);
-  const MatrixI8 b = random_matrix(rng, args.k, args.n);
-
+  const bool bf16 = args.dtype == "bf16";
+  if (bf16 && !dev.info().bf16)
+    throw Error("bench --dtype bf16: the device has no bf16 datapath (its MXU is int8 only); use a "
+                "configuration with one, such as tiny_bf16 or default_bf16");
   GemmRun r;
   // The fixed cost of a command alone and of one queued behind another,
   // once, outside the GEMM's statistics.
   r.command_cycles = command_latency(dev);
   r.queued_cycles = queued_command_latency(dev);
   const auto t0 = std::chrono::steady_clock::now();
-  const MatrixI32 c = checked_matmul(dev, a, b, &r.stats);
-  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.roof = roofline(r.stats, dev.info().config, r.command_cycles, r.queued_cycles);
-
-  const MatrixI32 ref = model::matmul_i8(a, b);
-  r.exact = c == ref;
-  if (!r.exact) {
-    size_t wrong = 0, first = SIZE_MAX;
-    for (size_t i = 0; i < ref.data.size(); ++i) {
-      if (i >= c.data.size() || c.data[i] != ref.data[i]) {
-        ++wrong;
-        if (first == SIZE_MAX) first = i;
-      }
-    }
-    if (c.rows != ref.rows || c.cols != ref.cols) {
-      r.mismatch = "the device returned a " + dims(c.rows, c.cols) + " result for a " +
-                   dims(ref.rows, ref.cols) + " product";
-    } else {
-      const int i = int(first / size_t(ref.cols)), j = int(first % size_t(ref.cols));
-      r.mismatch = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
-                   std::to_string(c.at(i, j)) + " but the CPU reference gives " +
-                   std::to_string(ref.at(i, j)) + " (" + std::to_string(wrong) + " of " +
-                   std::to_string(ref.data.size()) + " elements differ)";
-    }
+  if (bf16) {
+    const MatrixBf16 a = random_bf16_matrix(rng, args.m, args.k), b = random_bf16_matrix(rng, args.k, args.n);
+    const MatrixF32 c = matmul_bf16(dev, a, b, &r.stats);
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Bits, so that NaNs compare and -0 differs from +0.
+    model::Matrix<uint32_t> got(c.rows, c.cols);
+    for (size_t i = 0; i < c.data.size(); ++i) got.data[i] = float_bits(c.data[i]);
+    r.mismatch = first_difference(got, model::matmul_bf16(a, b, dev.info().n), [](uint32_t x) {
+      char text[48];
+      std::snprintf(text, sizeof text, "%g (0x%08x)", double(bits_float(x)), x);
+      return std::string(text);
+    });
+  } else {
+    const MatrixI8 a = random_matrix(rng, args.m, args.k), b = random_matrix(rng, args.k, args.n);
+    const MatrixI32 c = checked_matmul(dev, a, b, &r.stats);
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.mismatch = first_difference(c, model::matmul_i8(a, b), [](int32_t x) { return std::to_string(x); });
   }
+  r.roof = roofline(r.stats, dev.info().config, r.command_cycles, r.queued_cycles);
+  r.exact = r.mismatch.empty();
   return r;
 }
 
@@ -180,6 +204,7 @@ json gemm_json(const Global& g, const Device& dev, const GemmArgs& args, const G
   json j = stats_json(g, dev, r.stats);
   j["roofline"] = roofline_json(r);
   j["shape"] = shape_json(args.m, args.k, args.n);
+  j["dtype"] = args.dtype;
   j["seed"] = g.seed;
   j["wall_seconds"] = r.wall_seconds;
   j["sim_cycles_per_second"] = r.wall_seconds > 0 ? double(r.stats.cycles) / r.wall_seconds : 0.0;
@@ -421,8 +446,8 @@ int cmd_bench(const Global& g, const GemmArgs& args) {
   Device dev = g.open();
   const GemmRun r = run_random_gemm(g, dev, args);
   const double speed = r.wall_seconds > 0 ? double(r.stats.cycles) / r.wall_seconds : 0.0;
-  std::printf("bench %s (MxKxN) on %s, seed %llu\n", gemm_shape(args).c_str(),
-              dev.info().name.c_str(), static_cast<unsigned long long>(g.seed));
+  std::printf("bench %s (MxKxN)%s on %s, seed %llu\n", gemm_shape(args).c_str(),
+              args.dtype == "bf16" ? " bf16" : "", dev.info().name.c_str(), static_cast<unsigned long long>(g.seed));
   char sim[96];
   std::snprintf(sim, sizeof sim, "%.0f device cycles/s (%.3f s wall)", speed, r.wall_seconds);
   constexpr int kWidth = -9;  // left-aligned, the notes in one column

@@ -171,6 +171,10 @@ int main(int argc, char** argv) {
     add_number(sub, "--k", &args->k, "columns of A, rows of B", 1, kMaxDim)->required();
     add_number(sub, "--n", &args->n, "columns of B", 1, kMaxDim)->required();
     sub->add_option("--json", args->json, "write the statistics here");
+    sub->add_option("--dtype", args->dtype,
+                    "int8 (default): int8 operands, int32 results; bf16: bf16 operands (normal random values "
+                    "rounded to bf16), fp32 results, on a device with a bf16 datapath")
+        ->check(CLI::IsMember({"int8", "bf16"}));
   }
   auto* benchc = app.get_subcommand("bench");
   auto* stream = add_number(benchc, "--stream", &bench_args.stream,
@@ -179,7 +183,10 @@ int main(int argc, char** argv) {
   add_number(benchc, "--depth", &bench_args.depth,
              "with --stream: commands in flight, default as many as the device holds", 1, kMaxStream)
       ->needs(stream);
-  benchc->callback([&] { code = cmd_bench(g, bench_args); });
+  benchc->callback([&] {
+    if (bench_args.stream > 0 && bench_args.dtype != "int8") throw UsageError("--stream runs int8 products only; drop --dtype bf16");
+    code = cmd_bench(g, bench_args);
+  });
   app.get_subcommand("perf")->callback([&] { code = cmd_perf(g, perf_args); });
 
   MlpArgs mlp;

@@ -769,6 +769,23 @@ def bench_and_perf():
 
 
 @case
+def bench_bf16():
+    """bench --dtype bf16: bf16 operands, fp32 results, exact against the order of additions."""
+    js = path("bench_bf16.json")
+    p = ok("--config", BF16_CONFIG, "--seed", "4", "bench", "--m", "21", "--k", "37", "--n", "10",
+           "--dtype", "bf16", "--json", js)
+    check("bf16 on" in p.stdout and "yes (matches the CPU reference)" in p.stdout, p.stdout)
+    s = json.load(open(js))
+    check(s["exact"] is True and s["dtype"] == "bf16" and s["shape"] == {"m": 21, "k": 37, "n": 10}, str(s))
+    check(s["macs"] == 21 * 37 * 10 and s["cycles"] > 0, str(s))
+    fails("bench", "--m", "3", "--k", "3", "--n", "3", "--dtype", "bf16",
+          contains=["no bf16 datapath", "tiny_bf16"])  # the default configuration is int8 only
+    fails("bench", "--m", "3", "--k", "3", "--n", "3", "--dtype", "fp8", code=2, contains=["--dtype"])
+    fails("--config", BF16_CONFIG, "bench", "--m", "3", "--k", "3", "--n", "3", "--dtype", "bf16",
+          "--stream", "2", code=2, contains=["--stream runs int8 products only"])
+
+
+@case
 def bench_stream():
     """bench --stream: independent products as one stream of commands, every one exact."""
     js = path("stream.json")

@@ -72,16 +72,6 @@ CONFIGS = (
            array_n=8, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=8, **_COMMON),
     Config(name="default", summary="16×16, the reference configuration",
            array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16, **_COMMON),
-    # The bf16 datapath beside int8 (docs/numerics.md): the same memories as
-    # tiny and default, the MXU's PEs with both multipliers and an fp32 adder.
-    # make test builds tiny_bf16; default_bf16 is built on request
-    # (CONFIGS="... default_bf16"), its 256 fp32 adders take long to compile.
-    Config(name="tiny_bf16", summary="4×4, int8 and bf16 (fp32 accumulation): the bf16 path, fast to simulate",
-           array_n=4, ub_rows=256, acc_rows=128, imem_depth=256, prefetch_depth=128, wgt_fifo_tiles=4,
-           **{**_COMMON, "datapath": "both"}),
-    Config(name="default_bf16", summary="16×16, int8 and bf16 (fp32 accumulation)",
-           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16,
-           **{**_COMMON, "datapath": "both"}),
     Config(name="wide", summary="32×32",
            array_n=32, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16, **_COMMON),
     # The headline sizes, for make bench-large (not make test): TPU v2's
@@ -90,6 +80,16 @@ CONFIGS = (
            array_n=128, ub_rows=4096, acc_rows=2048, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=8, **_COMMON),
     Config(name="v1", summary="256×256, the size of TPU v1's matrix unit",
            array_n=256, ub_rows=4096, acc_rows=2048, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=4, **_COMMON),
+    # The bf16 datapath beside int8 (docs/numerics.md): the same memories as
+    # tiny and default, the MXU's PEs with both multipliers and an fp32 adder.
+    # make test builds tiny_bf16; default_bf16 is built on request
+    # (CONFIGS="... default_bf16"), to keep make test's time.
+    Config(name="tiny_bf16", summary="4×4, int8 and bf16 (fp32 accumulation): the bf16 path, fast to simulate",
+           array_n=4, ub_rows=256, acc_rows=128, imem_depth=256, prefetch_depth=128, wgt_fifo_tiles=4,
+           **{**_COMMON, "datapath": "both"}),
+    Config(name="default_bf16", summary="16×16, int8 and bf16 (fp32 accumulation)",
+           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16,
+           **{**_COMMON, "datapath": "both"}),
 )
 
 DEFAULT = "default"

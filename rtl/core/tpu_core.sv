@@ -185,13 +185,40 @@ module tpu_core #(
   // UB ports: reads by the memory unit (WHM), the matrix unit and the VPU
   // (A, B), and in bf16 and both configurations the matrix unit's second
   // (the odd rows of wide rows); writes by the memory unit (RHM) and the VPU.
-  localparam int unsigned UbRdMem = 0, UbRdMmc = 1, UbRdVpuA = 2, UbRdVpuB = 3, UbRdMmc2 = 4;
+  localparam int unsigned UbRdMem = 0, UbRdMmc = 1, UbRdVpuA = 2, UbRdVpuB = 3;  // then mmc2
   localparam int unsigned UbWrMem = 0, UbWrVpu = 1;
   localparam int unsigned UbRdPorts = HasBf16 ? 5 : 4;
 
-  logic [UbRdPorts-1:0]              ub_rd_req_valid, ub_rd_req_ready, ub_rd_rsp_valid;
-  logic [UbRdPorts-1:0][UbAddrW-1:0] ub_rd_req_addr;
-  logic [UbRdPorts-1:0][N-1:0][7:0]  ub_rd_rsp_data;
+  logic [3:0]               ub_rd_req_valid, ub_rd_req_ready, ub_rd_rsp_valid;
+  logic [3:0][UbAddrW-1:0]  ub_rd_req_addr;
+  logic [3:0][N-1:0][7:0]   ub_rd_rsp_data;
+  // The matrix unit's second read port (bf16 and both configurations only).
+  logic                     mmc2_rd_req_valid, mmc2_rd_req_ready, mmc2_rd_rsp_valid;
+  logic [UbAddrW-1:0]       mmc2_rd_req_addr;
+  logic [N-1:0][7:0]        mmc2_rd_rsp_data;
+  // All read ports of the UB.
+  logic [UbRdPorts-1:0]              ub_rd_all_req_valid, ub_rd_all_req_ready, ub_rd_all_rsp_valid;
+  logic [UbRdPorts-1:0][UbAddrW-1:0] ub_rd_all_req_addr;
+  logic [UbRdPorts-1:0][N-1:0][7:0]  ub_rd_all_rsp_data;
+
+  if (HasBf16) begin : gen_ub_mmc2
+    assign ub_rd_all_req_valid = {mmc2_rd_req_valid, ub_rd_req_valid};
+    assign ub_rd_all_req_addr  = {mmc2_rd_req_addr, ub_rd_req_addr};
+    assign {mmc2_rd_req_ready, ub_rd_req_ready} = ub_rd_all_req_ready;
+    assign {mmc2_rd_rsp_valid, ub_rd_rsp_valid} = ub_rd_all_rsp_valid;
+    assign {mmc2_rd_rsp_data, ub_rd_rsp_data}   = ub_rd_all_rsp_data;
+  end else begin : gen_no_ub_mmc2
+    assign ub_rd_all_req_valid = ub_rd_req_valid;
+    assign ub_rd_all_req_addr  = ub_rd_req_addr;
+    assign ub_rd_req_ready     = ub_rd_all_req_ready;
+    assign ub_rd_rsp_valid     = ub_rd_all_rsp_valid;
+    assign ub_rd_rsp_data      = ub_rd_all_rsp_data;
+    assign mmc2_rd_req_ready   = 1'b0;
+    assign mmc2_rd_rsp_valid   = 1'b0;
+    assign mmc2_rd_rsp_data    = '0;
+    logic unused_mmc2;
+    assign unused_mmc2 = ^{mmc2_rd_req_valid, mmc2_rd_req_addr};
+  end
   logic [1:0]               ub_wr_valid, ub_wr_ready;
   logic [1:0][UbAddrW-1:0]  ub_wr_addr;
   logic [1:0][N-1:0][7:0]   ub_wr_data;
@@ -204,11 +231,11 @@ module tpu_core #(
   ) u_ub (
     .clk_i,
     .rst_ni,
-    .rd_req_valid_i(ub_rd_req_valid),
-    .rd_req_ready_o(ub_rd_req_ready),
-    .rd_req_addr_i (ub_rd_req_addr),
-    .rd_rsp_valid_o(ub_rd_rsp_valid),
-    .rd_rsp_data_o (ub_rd_rsp_data),
+    .rd_req_valid_i(ub_rd_all_req_valid),
+    .rd_req_ready_o(ub_rd_all_req_ready),
+    .rd_req_addr_i (ub_rd_all_req_addr),
+    .rd_rsp_valid_o(ub_rd_all_rsp_valid),
+    .rd_rsp_data_o (ub_rd_all_rsp_data),
     .wr_valid_i    (ub_wr_valid),
     .wr_ready_o    (ub_wr_ready),
     .wr_addr_i     (ub_wr_addr),
@@ -373,26 +400,6 @@ module tpu_core #(
 
   logic row_fire, wgt_stall, wgt_shift;
 
-  // The matrix unit's second UB read port exists in bf16 and both
-  // configurations only.
-  logic              mmc2_rd_req_valid, mmc2_rd_req_ready, mmc2_rd_rsp_valid;
-  logic [UbAddrW-1:0] mmc2_rd_req_addr;
-  logic [N-1:0][7:0] mmc2_rd_rsp_data;
-
-  if (HasBf16) begin : gen_ub_mmc2
-    assign ub_rd_req_valid[UbRdMmc2] = mmc2_rd_req_valid;
-    assign ub_rd_req_addr[UbRdMmc2]  = mmc2_rd_req_addr;
-    assign mmc2_rd_req_ready         = ub_rd_req_ready[UbRdMmc2];
-    assign mmc2_rd_rsp_valid         = ub_rd_rsp_valid[UbRdMmc2];
-    assign mmc2_rd_rsp_data          = ub_rd_rsp_data[UbRdMmc2];
-  end else begin : gen_no_ub_mmc2
-    assign mmc2_rd_req_ready = 1'b0;
-    assign mmc2_rd_rsp_valid = 1'b0;
-    assign mmc2_rd_rsp_data  = '0;
-    logic unused_mmc2;
-    assign unused_mmc2 = ^{mmc2_rd_req_valid, mmc2_rd_req_addr};
-  end
-
   unit_mmc #(
     .N       (N),
     .UbRows  (UbRows),
@@ -430,9 +437,10 @@ module tpu_core #(
   );
 
   unit_vpu #(
-    .N      (N),
-    .UbRows (UbRows),
-    .AccRows(AccRows)
+    .N       (N),
+    .UbRows  (UbRows),
+    .AccRows (AccRows),
+    .Datapath(Datapath)
   ) u_unit_vpu (
     .clk_i,
     .rst_ni,

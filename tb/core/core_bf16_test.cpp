@@ -91,7 +91,10 @@ class CoreBf16Test : public CoreTest {
       cycles += r.cycles;
       if (HasFailure()) return cycles;
     }
-    if (output == gemm::Output::kRawF32 && epilogue.bias.empty() && epilogue.func == isa::Act::kNone) {
+    // With the default epilogue the fp32 results are the accumulators.
+    const gemm::Epilogue plain;
+    if (output == gemm::Output::kRawF32 && epilogue.bias.empty() && epilogue.func == isa::Act::kNone &&
+        epilogue.scale == plain.scale && epilogue.fmin == plain.fmin && epilogue.fmax == plain.fmax) {
       const MatrixF32 got = gemm::read_result(mem, p), expect = gemm::reference(a, w, N);
       for (size_t i = 0; i < got.data.size(); ++i) {
         EXPECT_EQ(got.data[i], expect.data[i]) << what << ": element " << i / size_t(got.cols) << ","
@@ -134,6 +137,18 @@ TEST_F(CoreBf16Test, LongKAccumulatesInFp32ThroughActRaw) {
   }
 }
 
+TEST_F(CoreBf16Test, Gemm64x64x64) {
+  // bf16_gemm.h's plan (one tile per pass, no weight prefetch): correct,
+  // and its cycles printed for docs/numerics.md.
+  const MatrixBf16 a = random_bf16(64, 64), w = random_bf16(64, 64);
+  const uint64_t raw = check_bf16_gemm(a, w, false, gemm::Output::kRawF32);
+  const uint64_t bf = check_bf16_gemm(a, w, false, gemm::Output::kBf16);
+  std::printf("[ core N=%d ] bf16 GEMM 64x64x64 with bf16_gemm.h's programs: %llu cycles with fp32 "
+              "results (ACT F32 RAW), %llu with bf16 results\n",
+              N, (unsigned long long)raw, (unsigned long long)bf);
+  RecordProperty("cycles_fp32_out", std::to_string(raw));
+}
+
 TEST_F(CoreBf16Test, SpecialValuesThroughActRaw) {
   // A fifth of the operands special: NaN in, inf x 0, inf - inf, products
   // and sums past the largest finite value, subnormals read as zeros.
@@ -160,6 +175,63 @@ TEST_F(CoreBf16Test, ExactCancellationAndSignedZerosThroughActRaw) {
   for (int r = 0; r < k; ++r)
     for (int j = 0; j < N; ++j) w.at(r, j) = bf16(j % 2 ? 0x3F80 : (r % 2 ? 0x3FC0 : 0xBFC0));
   check_bf16_gemm(a, w, true);
+}
+
+// ---------------------------------------------------------------------------
+// GEMMs through the VPU's fp32 path: ACT F32 (RAW: fp32 results; else bf16)
+// ---------------------------------------------------------------------------
+
+TEST_F(CoreBf16Test, GemmShapesThroughActF32) {
+  const Shape shapes[] = {{1, 1, 1}, {7, 5, 3}, {2 * N + 1, 3 * N - 1, N + 1}, {17, 37, 6}, {3, 2 * N, 2 * N}};
+  for (const Shape& s : shapes) {
+    SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.j));
+    const MatrixBf16 a = random_bf16(s.m, s.k, 0.03), w = random_bf16(s.k, s.j, 0.03);
+    const tb::MemoryTiming timing{int(rand_int(1, 20)), double(rand_int(0, 3)) / 10, double(rand_int(0, 3)) / 10};
+    check_bf16_gemm(a, w, false, gemm::Output::kRawF32, {}, timing);  // against the reference too
+    check_bf16_gemm(a, w, false, gemm::Output::kBf16, {}, timing);
+    if (HasFailure()) return;
+  }
+  // K = 1031: 1031 / N passes accumulated, then ACT F32 RAW.
+  check_bf16_gemm(random_bf16(2, 1031), random_bf16(1031, N - 1), false);
+}
+
+TEST_F(CoreBf16Test, ActF32EpiloguesMatchTheModel) {
+  // Bias, SCALE, ReLU, ReLU6 and the clamp, in their order, with special
+  // values in the accumulators, the biases and the registers: NaN, infinities,
+  // subnormals, a SCALE that flushes products, a ReLU6 bound below FMIN
+  // (crossed bounds give hi), ties of the bf16 rounding.
+  const fp32 kNan = 0x7FC00000u, kInf = 0x7F800000u, kNegInf = 0xFF800000u;
+  const int j = N + 3;
+  auto bias = [&](double special) {
+    std::vector<fp32> b(static_cast<size_t>(j));
+    for (fp32& v : b) v = chance(special) ? (chance(0.5) ? kNan : 0x00400000u) : tpu::bf16_to_fp32(rand_bf16()) | uint32_t(rand_int(0, 0xFFFF));
+    return b;
+  };
+  struct Setting {
+    const char* name;
+    gemm::Epilogue e;
+  };
+  const Setting settings[] = {
+      {"bias", {.bias = bias(0.0)}},
+      {"bias with NaN and subnormals, ReLU", {.bias = bias(0.3), .func = isa::Act::kRelu}},
+      {"SCALE 0.5, ReLU6", {.func = isa::Act::kRelu6, .scale = 0x3F000000u}},
+      {"SCALE 1.00000012, ReLU6 2.5, clamp [-1, 4]",
+       {.bias = bias(0.0), .func = isa::Act::kRelu6, .scale = 0x3F800001u, .relu6 = 0x40200000u,
+        .fmin = 0xBF800000u, .fmax = 0x40800000u}},
+      {"SCALE 2^-120 (products flush)", {.scale = 0x03800000u}},
+      {"SCALE 2^100 (products overflow)", {.func = isa::Act::kRelu, .scale = 0x71800000u}},
+      {"NaN SCALE", {.scale = kNan}},
+      {"crossed bounds", {.fmin = 0x40000000u, .fmax = 0xC0000000u}},
+      {"infinite bounds swapped", {.func = isa::Act::kRelu6, .relu6 = kNegInf, .fmin = kInf, .fmax = kNegInf}},
+      {"subnormal SCALE", {.scale = 0x00000001u}},
+  };
+  for (const Setting& st : settings) {
+    SCOPED_TRACE(st.name);
+    const MatrixBf16 a = random_bf16(11, 2 * N + 1, 0.05), w = random_bf16(2 * N + 1, j, 0.05);
+    check_bf16_gemm(a, w, false, gemm::Output::kRawF32, st.e);
+    check_bf16_gemm(a, w, false, gemm::Output::kBf16, st.e);
+    if (HasFailure()) return;
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -246,6 +318,50 @@ TEST_F(CoreBf16Test, ErrorsOfTheBf16FormsMatchTheModel) {
   // The core works on: a bf16 and an int8 GEMM.
   check_bf16_gemm(random_bf16(5, N + 1), random_bf16(N + 1, 3), true, gemm::Output::kRawF32, {}, {}, false);
   if (tpu::has_int8(config().datapath)) check_gemm(9, 7, 6, {.latency = 4});
+}
+
+// ---------------------------------------------------------------------------
+// VOP BF16: element-wise operations and pools on wide rows
+// ---------------------------------------------------------------------------
+
+TEST_F(CoreBf16Test, VopBf16MatchesTheModel) {
+  // UB filled with bf16 lanes (a tenth of them special), then every
+  // operation, every pool window, in place, overlapping (serial) and apart.
+  const int ub = CoreCfg::UbRows;
+  HostMemory mem;
+  std::vector<uint8_t> bytes(size_t(ub) * N);
+  for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
+    const bf16 v = rand_bf16(0.1);
+    bytes[i] = uint8_t(v);
+    bytes[i + 1] = uint8_t(v >> 8);
+  }
+  mem.write(kInput, bytes);
+  using namespace isa;
+  const uint32_t rows = uint32_t(ub / 2);  // wide rows in the UB
+  tpu::model::TpuModel model(config());
+  run_both(model, {rhm(0, rows, kInput, uint32_t(2 * N), true), halt()}, mem, {}, kOutput, 16, "load");
+  const uint32_t q = rows / 8;  // a block of wide rows: 2q UB rows
+  std::vector<Instr> prog{
+      vop(VopOp::kAdd, 0, 2 * q, 4 * q, q, 0, true),
+      vop(VopOp::kMul, 2, 2 * q + 6, 6 * q, q - 3, 0, true),
+      vop(VopOp::kMax, 4 * q, 0, 4 * q, q, 0, true),          // in place
+      vop(VopOp::kAdd, 6 * q, 2 * q, 6 * q + 2, q - 1, 0, true),  // overlapping: serial
+      vop(VopOp::kMul, 2 * q, 2 * q, 2 * q, 3, 0, true),
+      vop(VopOp::kMul, 2 * q, 0, 2 * q + 1, q - 1, 0, true),      // odd offset: a wide row reads
+      vop(VopOp::kMax, 8 * q + 1, 8 * q, 8 * q, q - 1, 0, true),  // rows its result overwrites
+  };
+  for (int shift = 0; shift <= 4; ++shift) {
+    const uint32_t groups = std::max(1u, (q >> shift) / 2);
+    prog.push_back(vop(VopOp::kPoolMax, 0, 0, 10 * q + 2 * uint32_t(shift), groups, shift, true));
+    prog.push_back(vop(VopOp::kPoolAvg, 2 * q, 0, 12 * q + 2 * uint32_t(shift), groups, shift, true));
+  }
+  prog.push_back(vop(VopOp::kPoolAvg, 4 * q, 0, 4 * q, q / 2, 1, true));      // in place
+  prog.push_back(vop(VopOp::kPoolMax, 6 * q, 0, 6 * q + 1, q / 4, 2, true));  // odd offset: serial
+  prog.push_back(vop(VopOp::kAdd, 0, 1, 2 * q + 1, q, 0, true));              // odd rows
+  prog.push_back(whm(0, uint32_t(ub), kOutput, uint32_t(N)));
+  prog.push_back(halt());
+  run_both(model, prog, mem, {.latency = 3, .req_stall = 0.2}, kOutput, uint64_t(ub) * N,
+           "VOP BF16:\n" + isa::disassemble(prog));
 }
 
 TEST_F(CoreBf16Test, Int8AndBf16GemmsShareTheCore) {

@@ -15,7 +15,7 @@ TEST(Config, FindsEveryNamedConfigurationAndNothingElse) {
   EXPECT_EQ(tpu::find_config("huge"), nullptr);
   EXPECT_EQ(tpu::find_config(""), nullptr);
   ASSERT_NE(tpu::find_config(tpu::kDefaultConfig), nullptr);
-  EXPECT_EQ(tpu::config_names(), "tiny, small, default, tiny_bf16, default_bf16, wide, v2, v1");
+  EXPECT_EQ(tpu::config_names(), "tiny, small, default, wide, v2, v1, tiny_bf16, default_bf16");
 }
 
 TEST(Config, ArraySizesOfTheNamedConfigurations) {

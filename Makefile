@@ -3,7 +3,7 @@
 SHELL   := /bin/bash
 BUILD   ?= build
 CONFIG  ?= default
-CONFIGS ?= tiny default
+CONFIGS ?= tiny default tiny_bf16
 JOBS    ?= $(shell nproc)
 SEEDS   ?= 1 2 3 4 5
 TEST    ?=
@@ -31,7 +31,7 @@ CMAKE_FLAGS   := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(BUILT_LIST
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
-	@echo "  variables: CONFIG=tiny|small|default|wide  CONFIGS=\"tiny default\" (models built)"
+	@echo "  variables: CONFIG=tiny|small|default|wide|tiny_bf16|default_bf16  CONFIGS=\"tiny default tiny_bf16\" (models built)"
 	@echo "             TEST=<gtest name>  SEED=<n>  SEEDS=\"1 2 3\"  JOBS=<n>"
 	@echo "             fpga: BOARD=ulx3s  CONFIG (default small)  TOP=<module> N=<n> (one block)  FREQ=<MHz goal>"
 

@@ -20,7 +20,7 @@ class Config:
     summary: str
     # ---- compute ----
     array_n: int            # the MXU is array_n x array_n; UB and ACC rows hold array_n lanes
-    datapath: str           # "int8", the only MXU datapath so far
+    datapath: str           # MXU arithmetic: "int8", "bf16" or "both" (int8 or bf16 per instruction)
     # ---- memories (rows of array_n lanes; instructions) ----
     ub_rows: int            # unified buffer, int8 rows
     acc_rows: int           # accumulators, int32 rows
@@ -43,9 +43,9 @@ class Config:
 # What each field means, for the docs table.
 FIELD_DOCS = {
     "array_n": "MXU size N (N×N PEs); UB/ACC rows hold N lanes",
-    "datapath": "MXU arithmetic",
-    "ub_rows": "unified buffer rows (N int8 each)",
-    "acc_rows": "accumulator rows (N int32 each)",
+    "datapath": "MXU arithmetic: int8, bf16 or both",
+    "ub_rows": "unified buffer rows (N bytes each; a bf16 row takes two)",
+    "acc_rows": "accumulator rows (N int32 or fp32 each)",
     "imem_depth": "instruction memory, instructions",
     "prefetch_depth": "command prefetch buffer, 16-byte words: 8 for the next command's window list, the rest for its program",
     "wgt_fifo_tiles": "weight FIFO, N×N tiles",
@@ -80,6 +80,16 @@ CONFIGS = (
            array_n=128, ub_rows=4096, acc_rows=2048, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=8, **_COMMON),
     Config(name="v1", summary="256×256, the size of TPU v1's matrix unit",
            array_n=256, ub_rows=4096, acc_rows=2048, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=4, **_COMMON),
+    # The bf16 datapath beside int8 (docs/numerics.md): the same memories as
+    # tiny and default, the MXU's PEs with both multipliers and an fp32 adder.
+    # make test builds tiny_bf16; default_bf16 is built on request
+    # (CONFIGS="... default_bf16"), to keep make test's time.
+    Config(name="tiny_bf16", summary="4×4, int8 and bf16 (fp32 accumulation): the bf16 path, fast to simulate",
+           array_n=4, ub_rows=256, acc_rows=128, imem_depth=256, prefetch_depth=128, wgt_fifo_tiles=4,
+           **{**_COMMON, "datapath": "both"}),
+    Config(name="default_bf16", summary="16×16, int8 and bf16 (fp32 accumulation)",
+           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16,
+           **{**_COMMON, "datapath": "both"}),
 )
 
 DEFAULT = "default"
@@ -89,7 +99,9 @@ DEFAULT = "default"
 # per-configuration test executables, none of them in make test.
 LARGE_N = 128
 
-DATAPATHS = ("int8",)
+# int8: int8 x int8 -> int32 only; bf16: bf16 x bf16 -> fp32 only (RW and MMC
+# need their BF16 flag); both: either, chosen per instruction.
+DATAPATHS = ("int8", "bf16", "both")
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,11 @@ BLOCKS = [
     # The blocks that hold the device's memories, at tiny's sizes.
     Block("tpu_ub", "tpu_ub", files="all", memories=4, dp16kd=4, max_ff=64),
     Block("tpu_acc", "tpu_acc", files="all", memories=2, dp16kd=8, max_ff=300),
+    # The same with the bf16 datapath's additions (tiny_bf16): a fifth UB
+    # read port (the matrix unit's second half of a wide row), fp32
+    # accumulation beside the int32 adders.
+    Block("tpu_ub_5rd", "tpu_ub", {"RdPorts": 5}, files="all", memories=4, dp16kd=4, max_ff=80),
+    Block("tpu_acc_fp32", "tpu_acc", {"Fp32": 1}, files="all", memories=2, dp16kd=8, max_ff=300),
     Block("vpu_lut", "vpu_lut", files="all", memories=2, dp16kd=2, max_ff=32),
     Block("dma_rob", "dma_rob", files="all", memories=16, dp16kd=16, max_ff=16),
     # The command processor's prefetch buffer (128 words of 128 bits at tiny's

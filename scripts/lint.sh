@@ -29,11 +29,13 @@ for top in "${blocks[@]}"; do lint "$top" DEFAULT; done
 # The FPGA build's MAC (scripts/fpga.sh defines TPU_ECP5_DSP), with the
 # simulation model of the ECP5 multiplier it instantiates.
 lint mxu DEFAULT +define+TPU_ECP5_DSP tb/fpga/MULT18X18D.sv
-# The bf16 MAC (no configuration selects it yet), through the test top that
-# sets its enum parameter.
+# The bf16 MAC (the configurations use the mixed array, gen_fp_grid), through
+# the test top that sets its enum parameter.
 lint mxu_mac_bf16 DEFAULT tb/mxu/mxu_mac_bf16.sv
 # The whole MXU with the bf16 and the mixed datapath, through their test tops.
 lint mxu_bf16 DEFAULT tb/mxu/mxu_bf16.sv
 lint mxu_both DEFAULT tb/mxu/mxu_both.sv
-[ "$status" = 0 ] && echo "lint: tpu_top x ${#configs[@]} configurations, ${#blocks[@]} blocks, the ECP5 MAC, the bf16 MAC and the bf16 and mixed MXUs, no warnings"
+# The VPU's fp32 lane functions alone, through fp_test's top.
+lint vpu_fp32_ops DEFAULT tb/vpu/vpu_fp32_ops.sv
+[ "$status" = 0 ] && echo "lint: tpu_top x ${#configs[@]} configurations, ${#blocks[@]} blocks, the ECP5 MAC, the bf16 MAC, the bf16 and mixed MXUs and the VPU's fp32 lanes, no warnings"
 exit "$status"

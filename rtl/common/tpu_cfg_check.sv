@@ -11,8 +11,8 @@ module tpu_cfg_check #(
     return v >= lo && v <= hi && (!pow2 || (v & (v - 1)) == 0);
   endfunction
 
-  if (Cfg.datapath != tpu_pkg::DatapathInt8) begin : g_bad_datapath
-    $fatal(1, "tpu_cfg: datapath must be one of int8");
+  if (Cfg.datapath != tpu_pkg::DatapathInt8 && Cfg.datapath != tpu_pkg::DatapathBf16 && Cfg.datapath != tpu_pkg::DatapathBoth) begin : g_bad_datapath
+    $fatal(1, "tpu_cfg: datapath must be one of int8, bf16, both");
   end
   if (!in_range(Cfg.array_n, 2, 256, 1'b1)) begin : g_bad_array_n
     $fatal(1, "tpu_cfg: array_n = %0d must be a power of two from 2 to 256", Cfg.array_n);

@@ -7,8 +7,8 @@
 // every block of one device sees the same values.
 package tpu_pkg;
 
-  // MXU datapaths. Only int8 exists so far; bf16 plugs in behind the same
-  // MAC interface (see mxu_mac.sv).
+  // MXU datapaths (docs/numerics.md): int8 x int8 -> int32, bf16 x bf16 ->
+  // fp32, or both with a format bit per instruction (mxu.sv, DatapathBoth).
   typedef enum logic [1:0] {
     DatapathInt8 = 2'd0,
     DatapathBf16 = 2'd1,
@@ -119,6 +119,44 @@ package tpu_pkg;
     imem_depth:           1024,
     prefetch_depth:       512,
     wgt_fifo_tiles:       4,
+    dma_tags:             32,
+    dma_rd_xfers:         32,
+    dma_rob_bytes:        16384,
+    dma_wr_buf_beats:     64,
+    dma_timeout:          4096,
+    mem_outstanding:      16,
+    link_latency:         500,
+    link_bytes_per_cycle: 16
+  };
+`elsif TPU_CONFIG_TINY_BF16
+  localparam string ConfigName = "tiny_bf16";
+  localparam cfg_t  Cfg = '{
+    array_n:              4,
+    datapath:             DatapathBoth,
+    ub_rows:              256,
+    acc_rows:             128,
+    imem_depth:           256,
+    prefetch_depth:       128,
+    wgt_fifo_tiles:       4,
+    dma_tags:             32,
+    dma_rd_xfers:         32,
+    dma_rob_bytes:        16384,
+    dma_wr_buf_beats:     64,
+    dma_timeout:          4096,
+    mem_outstanding:      16,
+    link_latency:         500,
+    link_bytes_per_cycle: 16
+  };
+`elsif TPU_CONFIG_DEFAULT_BF16
+  localparam string ConfigName = "default_bf16";
+  localparam cfg_t  Cfg = '{
+    array_n:              16,
+    datapath:             DatapathBoth,
+    ub_rows:              4096,
+    acc_rows:             1024,
+    imem_depth:           1024,
+    prefetch_depth:       512,
+    wgt_fifo_tiles:       16,
     dma_tags:             32,
     dma_rd_xfers:         32,
     dma_rob_bytes:        16384,

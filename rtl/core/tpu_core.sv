@@ -12,6 +12,11 @@
 //               one beat per row in request order, each with an error bit;
 //               write data leaves one beat per row in request order; each
 //               write request gets one acknowledge with an error bit
+//
+// Datapath (Cfg.datapath): in bf16 and both configurations the controller
+// accepts the bf16 forms, the weight FIFO and the MXU have 16-bit lanes, the
+// matrix unit reads wide rows through a fifth UB read port and the
+// accumulators add fp32 rows in fp32 (docs/numerics.md).
 `include "tpu_macros.svh"
 
 module tpu_core #(
@@ -23,7 +28,10 @@ module tpu_core #(
   localparam int unsigned UbRows       = Cfg.ub_rows,       // unified buffer rows of N int8
   localparam int unsigned AccRows      = Cfg.acc_rows,      // accumulator rows of N int32
   localparam int unsigned WgtFifoTiles = Cfg.wgt_fifo_tiles,  // weight FIFO depth in N x N tiles
-  localparam int unsigned PcW          = $clog2(ImemDepth)
+  localparam int unsigned PcW          = $clog2(ImemDepth),
+  localparam tpu_pkg::datapath_e Datapath = Cfg.datapath,      // MXU arithmetic
+  localparam bit          HasBf16      = Datapath != tpu_pkg::DatapathInt8,
+  localparam int unsigned LaneW        = HasBf16 ? 16 : 8       // weight lane bits
 ) (
   input  logic                        clk_i,
   input  logic                        rst_ni,
@@ -116,7 +124,8 @@ module tpu_core #(
     .UbRows     (UbRows),
     .AccRows    (AccRows),
     .N          (N),
-    .WgtCapacity(WgtFifoTiles + 2)
+    .WgtCapacity(WgtFifoTiles + 2),
+    .Datapath   (Datapath)
   ) u_ctrl (
     .clk_i,
     .rst_ni,
@@ -174,13 +183,42 @@ module tpu_core #(
   // Memories
   // ---------------------------------------------------------------------------
   // UB ports: reads by the memory unit (WHM), the matrix unit and the VPU
-  // (A, B); writes by the memory unit (RHM) and the VPU.
-  localparam int unsigned UbRdMem = 0, UbRdMmc = 1, UbRdVpuA = 2, UbRdVpuB = 3;
+  // (A, B), and in bf16 and both configurations the matrix unit's second
+  // (the odd rows of wide rows); writes by the memory unit (RHM) and the VPU.
+  localparam int unsigned UbRdMem = 0, UbRdMmc = 1, UbRdVpuA = 2, UbRdVpuB = 3;  // then mmc2
   localparam int unsigned UbWrMem = 0, UbWrVpu = 1;
+  localparam int unsigned UbRdPorts = HasBf16 ? 5 : 4;
 
   logic [3:0]               ub_rd_req_valid, ub_rd_req_ready, ub_rd_rsp_valid;
   logic [3:0][UbAddrW-1:0]  ub_rd_req_addr;
   logic [3:0][N-1:0][7:0]   ub_rd_rsp_data;
+  // The matrix unit's second read port (bf16 and both configurations only).
+  logic                     mmc2_rd_req_valid, mmc2_rd_req_ready, mmc2_rd_rsp_valid;
+  logic [UbAddrW-1:0]       mmc2_rd_req_addr;
+  logic [N-1:0][7:0]        mmc2_rd_rsp_data;
+  // All read ports of the UB.
+  logic [UbRdPorts-1:0]              ub_rd_all_req_valid, ub_rd_all_req_ready, ub_rd_all_rsp_valid;
+  logic [UbRdPorts-1:0][UbAddrW-1:0] ub_rd_all_req_addr;
+  logic [UbRdPorts-1:0][N-1:0][7:0]  ub_rd_all_rsp_data;
+
+  if (HasBf16) begin : gen_ub_mmc2
+    assign ub_rd_all_req_valid = {mmc2_rd_req_valid, ub_rd_req_valid};
+    assign ub_rd_all_req_addr  = {mmc2_rd_req_addr, ub_rd_req_addr};
+    assign {mmc2_rd_req_ready, ub_rd_req_ready} = ub_rd_all_req_ready;
+    assign {mmc2_rd_rsp_valid, ub_rd_rsp_valid} = ub_rd_all_rsp_valid;
+    assign {mmc2_rd_rsp_data, ub_rd_rsp_data}   = ub_rd_all_rsp_data;
+  end else begin : gen_no_ub_mmc2
+    assign ub_rd_all_req_valid = ub_rd_req_valid;
+    assign ub_rd_all_req_addr  = ub_rd_req_addr;
+    assign ub_rd_req_ready     = ub_rd_all_req_ready;
+    assign ub_rd_rsp_valid     = ub_rd_all_rsp_valid;
+    assign ub_rd_rsp_data      = ub_rd_all_rsp_data;
+    assign mmc2_rd_req_ready   = 1'b0;
+    assign mmc2_rd_rsp_valid   = 1'b0;
+    assign mmc2_rd_rsp_data    = '0;
+    logic unused_mmc2;
+    assign unused_mmc2 = ^{mmc2_rd_req_valid, mmc2_rd_req_addr};
+  end
   logic [1:0]               ub_wr_valid, ub_wr_ready;
   logic [1:0][UbAddrW-1:0]  ub_wr_addr;
   logic [1:0][N-1:0][7:0]   ub_wr_data;
@@ -188,34 +226,36 @@ module tpu_core #(
   tpu_ub #(
     .N      (N),
     .Rows   (UbRows),
-    .RdPorts(4),
+    .RdPorts(UbRdPorts),
     .WrPorts(2)
   ) u_ub (
     .clk_i,
     .rst_ni,
-    .rd_req_valid_i(ub_rd_req_valid),
-    .rd_req_ready_o(ub_rd_req_ready),
-    .rd_req_addr_i (ub_rd_req_addr),
-    .rd_rsp_valid_o(ub_rd_rsp_valid),
-    .rd_rsp_data_o (ub_rd_rsp_data),
+    .rd_req_valid_i(ub_rd_all_req_valid),
+    .rd_req_ready_o(ub_rd_all_req_ready),
+    .rd_req_addr_i (ub_rd_all_req_addr),
+    .rd_rsp_valid_o(ub_rd_all_rsp_valid),
+    .rd_rsp_data_o (ub_rd_all_rsp_data),
     .wr_valid_i    (ub_wr_valid),
     .wr_ready_o    (ub_wr_ready),
     .wr_addr_i     (ub_wr_addr),
     .wr_data_i     (ub_wr_data)
   );
 
-  logic                     acc_wr_en, acc_wr_accumulate, acc_rd_en;
+  logic                     acc_wr_en, acc_wr_accumulate, acc_wr_bf16, acc_rd_en;
   logic [AccAddrW-1:0]      acc_wr_addr, acc_rd_addr;
   logic [N-1:0][31:0]       acc_wr_data, acc_rd_data;
 
   tpu_acc #(
     .N   (N),
-    .Rows(AccRows)
+    .Rows(AccRows),
+    .Fp32(HasBf16)
   ) u_acc (
     .clk_i,
     .rst_ni,
     .wr_en_i        (acc_wr_en),
     .wr_accumulate_i(acc_wr_accumulate),
+    .wr_bf16_i      (acc_wr_bf16),
     .wr_addr_i      (acc_wr_addr),
     .wr_data_i      (acc_wr_data),
     .rd_en_i        (acc_rd_en),
@@ -317,14 +357,15 @@ module tpu_core #(
     .ub_wr_data_o     (ub_wr_data[UbWrMem])
   );
 
-  logic             wgt_valid, wgt_ready;
-  logic [N-1:0][7:0] wgt_row;
+  logic                    wgt_valid, wgt_ready;
+  logic [N-1:0][LaneW-1:0] wgt_row;
 
   unit_wgt #(
     .N        (N),
     .FifoTiles(WgtFifoTiles),
     .PcW      (PcW),
-    .RowsW    (RowsW)
+    .RowsW    (RowsW),
+    .Bf16     (HasBf16)
   ) u_unit_wgt (
     .clk_i,
     .rst_ni,
@@ -360,9 +401,10 @@ module tpu_core #(
   logic row_fire, wgt_stall, wgt_shift;
 
   unit_mmc #(
-    .N      (N),
-    .UbRows (UbRows),
-    .AccRows(AccRows)
+    .N       (N),
+    .UbRows  (UbRows),
+    .AccRows (AccRows),
+    .Datapath(Datapath)
   ) u_unit_mmc (
     .clk_i,
     .rst_ni,
@@ -376,11 +418,17 @@ module tpu_core #(
     .ub_rd_req_addr_o   (ub_rd_req_addr[UbRdMmc]),
     .ub_rd_rsp_valid_i  (ub_rd_rsp_valid[UbRdMmc]),
     .ub_rd_rsp_data_i   (ub_rd_rsp_data[UbRdMmc]),
+    .ub2_rd_req_valid_o (mmc2_rd_req_valid),
+    .ub2_rd_req_ready_i (mmc2_rd_req_ready),
+    .ub2_rd_req_addr_o  (mmc2_rd_req_addr),
+    .ub2_rd_rsp_valid_i (mmc2_rd_rsp_valid),
+    .ub2_rd_rsp_data_i  (mmc2_rd_rsp_data),
     .wgt_valid_i        (wgt_valid),
     .wgt_ready_o        (wgt_ready),
     .wgt_row_i          (wgt_row),
     .acc_wr_en_o        (acc_wr_en),
     .acc_wr_accumulate_o(acc_wr_accumulate),
+    .acc_wr_bf16_o      (acc_wr_bf16),
     .acc_wr_addr_o      (acc_wr_addr),
     .acc_wr_data_o      (acc_wr_data),
     .row_fire_o         (row_fire),
@@ -389,9 +437,10 @@ module tpu_core #(
   );
 
   unit_vpu #(
-    .N      (N),
-    .UbRows (UbRows),
-    .AccRows(AccRows)
+    .N       (N),
+    .UbRows  (UbRows),
+    .AccRows (AccRows),
+    .Datapath(Datapath)
   ) u_unit_vpu (
     .clk_i,
     .rst_ni,

@@ -4,7 +4,10 @@
 //
 // Row i of a command moves between UB row a+i and host address c + i*b. With
 // b = N the rows are contiguous in host memory and the command is one burst
-// request of `count` rows; otherwise it is `count` one-row requests. Read
+// request of `count` rows; otherwise it is `count` one-row requests. A wide
+// row (the WIDE flag, bf16 and both configurations) is 2N host bytes at
+// c + i*b and UB rows a+2i, a+2i+1: a two-row request, or with b = 2N one
+// burst of 2*count rows. Read
 // rows come back in order into a small FIFO, from which they are written to
 // the UB (a write may wait for its bank; the FIFO's ready holds the port's
 // read data meanwhile). Write rows are read from the UB through a
@@ -69,7 +72,7 @@ module unit_mem #(
   output logic [N-1:0][7:0]          ub_wr_data_o
 );
 
-  logic                active_q, active_d, write_q, burst_q;
+  logic                active_q, active_d, write_q, burst_q, wide_q;
   logic                faulted_q, faulted_d;
   logic [15:0]         count_q;
   logic [15:0]         req_rows_q, req_rows_d;   // rows covered by accepted requests
@@ -92,7 +95,7 @@ module unit_mem #(
   assign req_valid_o = active_q && (req_rows_q != count_q) && (!faulted_q || offered_q);
   assign req_write_o = write_q;
   assign req_addr_o  = addr_q;
-  assign req_rows_o  = burst_q ? RowsW'(count_q) : RowsW'(1);
+  assign req_rows_o  = burst_q ? RowsW'(count_q) : wide_q ? RowsW'(2) : RowsW'(1);
   assign req_fire    = req_valid_o && req_ready_i;
 
   // Write data: UB row by row, only for rows already requested.
@@ -199,20 +202,27 @@ module unit_mem #(
   `FF(acks_q, acks_d, '0)
   `FFNR(addr_q, addr_d)
   `FFLNR(write_q, cmd_i.ins.op == tpu_isa_pkg::OpWhm, start)
-  `FFLNR(burst_q, cmd_i.ins.b == 16'(N), start)
-  `FFLNR(count_q, cmd_i.ins.count, start)
+  // UB rows moved: two per wide row (the controller's range check keeps
+  // 2*count within the UB's rows).
+  logic start_wide;
+  assign start_wide = cmd_i.ins.flags[tpu_isa_pkg::FlagRhmWide];
+  `FFLNR(wide_q, start_wide, start)
+  `FFLNR(burst_q, cmd_i.ins.b == (start_wide ? 16'(2 * N) : 16'(N)), start)
+  `FFLNR(count_q, start_wide ? cmd_i.ins.count << 1 : cmd_i.ins.count, start)
   `FFLNR(ub_base_q, cmd_i.ins.a[UbAddrW-1:0], start)
   `FFLNR(stride_q, 64'(cmd_i.ins.b), start)
   `FFLNR(pc_q, cmd_i.pc[PcW-1:0], start)
 
-  // Host span: row i at c + i*b, so the last byte is c + (count-1)*b + N-1.
+  // Host span: row i at c + i*b, so the last byte is c + (count-1)*b + N-1
+  // (2N-1 for wide rows).
   logic [31:0] span_extent;
-  assign span_extent = (32'(cmd_i.ins.count) - 32'd1) * 32'(cmd_i.ins.b) + 32'(N - 1);
+  assign span_extent = (32'(cmd_i.ins.count) - 32'd1) * 32'(cmd_i.ins.b) +
+                       (start_wide ? 32'(2 * N - 1) : 32'(N - 1));
   `FFLNR(req_first_o, cmd_i.ins.c, start)
   `FFLNR(req_last_o, {1'b0, cmd_i.ins.c} + 65'(span_extent), start)
 
   logic unused_cmd;
-  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.flags, cmd_i.ins.a};
+  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.flags[7:1], cmd_i.ins.a};
 
   `ASSERT(MemCmdIsRhmOrWhm, cmd_valid_i |-> (cmd_i.ins.op == tpu_isa_pkg::OpRhm) ||
                                             (cmd_i.ins.op == tpu_isa_pkg::OpWhm))

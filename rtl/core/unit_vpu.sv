@@ -7,6 +7,17 @@
 //   ACT RAW  ACC row i -> UB rows b+4i .. b+4i+3, unconverted (4N bytes)
 //   VOP      UB rows -> vpu_vop_row (element-wise, pooling) -> UB
 //   CFG      writes a quantization parameter, a bias or a LUT entry
+// In bf16 and both configurations (Datapath) also:
+//   ACT F32      ACC rows as fp32 -> vpu_act_f32_row (bias, SCALE, clamp) ->
+//                bf16, the wide row at UB rows b+2i, b+2i+1
+//   ACT F32 RAW  the same fp32 results unconverted, UB rows b+4i .. b+4i+3
+//   VOP BF16     wide rows (two UB rows each) -> vpu_vop_bf16_row -> UB, half
+//                row by half row (the int8 sequence over twice the UB rows), in
+//                groups: a wide row's two UB rows (ADD, MUL, MAX) or a pool's
+//                2^shift wide rows' 2^(shift+1); a group gives the two UB rows
+//                of one result
+//   CFG          SCALE, RELU6_F32, FMIN, FMAX (fp32 bits); BIAS holds fp32
+//                bits for ACT F32
 // The requantization scale is per lane (per output channel): every lane has
 // its own multiplier and exponent (CH_MULT+j, CH_SHIFT+j); QMULT and QSHIFT
 // write all lanes at once (QSHIFT s as the exponent -s).
@@ -25,6 +36,8 @@ module unit_vpu #(
   parameter int unsigned N       = tpu_pkg::ArrayN,
   parameter int unsigned UbRows  = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned AccRows = tpu_pkg::Cfg.acc_rows,
+  parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,  // bf16, both: the fp32 path
+  localparam bit          HasBf16  = Datapath != tpu_pkg::DatapathInt8,
   localparam int unsigned UbAddrW  = $clog2(UbRows),
   localparam int unsigned AccAddrW = $clog2(AccRows)
 ) (
@@ -110,7 +123,13 @@ module unit_vpu #(
   logic [19:0]        ask_acc_q, ask_acc_d, ask_a_q, ask_a_d, ask_b_q, ask_b_d;
   logic [19:0]        sent_q, sent_d, written_q, written_d, in_total_q, out_total_q;
   logic [15:0]        src_a_q, src_b_q, dst_q;  // full fields; upper bits are 0 after checks
-  logic               bias_en_q, pool_q, serial_q;
+  logic               bias_en_q, pool_q, serial_q, f32_q, raw_q, vbf16_q;
+  logic               vb_in_ready, vb_out_valid;
+  logic [N-1:0][7:0]  vb_out_row;
+  logic [3:0]         group_shift;  // log2 of the UB rows of a pooling group
+  logic               f32_in_ready, f32_out_valid, f32_part_last;
+  logic [N-1:0][31:0] f32_out_row;
+  logic [N-1:0][15:0] f32_out_bf16;
   logic [1:0]         quarter_q, quarter_d;     // RAW: quarter of the ACC row being written
   logic               group_first, group_last;
   act_func_e          func_q;
@@ -123,7 +142,10 @@ module unit_vpu #(
   logic               unused_act_user, unused_vop_user;
 
   logic [15:0] vop_group_mask;
-  assign vop_group_mask = (16'd1 << shift_q) - 16'd1;
+  // VOP BF16: a group is a wide row's two UB rows, or a pool's 2^SHIFT wide
+  // rows' 2^(SHIFT+1) (SHIFT <= 4: no overflow); it gives two result rows.
+  assign group_shift    = vbf16_q ? (pool_q ? shift_q + 4'd1 : 4'd1) : shift_q;
+  assign vop_group_mask = (16'd1 << group_shift) - 16'd1;
 
   assign cmd_ready_o = state_q == StIdle && lut_ready;
   assign start       = cmd_valid_i && cmd_ready_o;
@@ -134,12 +156,14 @@ module unit_vpu #(
   // four UB rows; VOP reads UB[a + i] (A) and, unless pooling, UB[b + i] (B).
   // In serial mode the first row of a group is asked for only when every
   // earlier group's result is in the UB.
-  // Groups are 2^shift rows (pooling) or single rows.
+  // Groups are 2^shift rows (pooling) or single rows; a group gives one
+  // result row, or with BF16 two (both halves of a wide row; a BF16 group is
+  // a wide row's two UB rows, or a pool's 2^(shift+1)).
   function automatic logic serial_ok(logic [19:0] asked, logic serial, logic [3:0] shift,
-                                     logic [19:0] written);
+                                     logic two, logic [19:0] written);
     logic [19:0] mask;
     mask = (20'd1 << shift) - 20'd1;
-    return !serial || (asked & mask) != 0 || (asked >> shift) == written;
+    return !serial || (asked & mask) != 0 || ((asked >> shift) << two) == written;
   endfunction
 
   logic               acc_ask, a_ask, b_ask, acc_ask_ready, a_ask_ready, b_ask_ready;
@@ -151,9 +175,9 @@ module unit_vpu #(
 
   assign acc_ask = (state_q == StAct || state_q == StRaw) && ask_acc_q != in_total_q;
   assign a_ask   = state_q == StVop && ask_a_q != in_total_q &&
-                   serial_ok(ask_a_q, serial_q, pool_q ? shift_q : 4'd0, written_q);
+                   serial_ok(ask_a_q, serial_q, (pool_q || vbf16_q) ? group_shift : 4'd0, vbf16_q, written_q);
   assign b_ask   = state_q == StVop && !pool_q && ask_b_q != in_total_q &&
-                   serial_ok(ask_b_q, serial_q, 4'd0, written_q);
+                   serial_ok(ask_b_q, serial_q, vbf16_q ? group_shift : 4'd0, vbf16_q, written_q);
 
   mem_rd_stream #(
     .AddrW(AccAddrW),
@@ -236,8 +260,8 @@ module unit_vpu #(
     b_ready   = 1'b0;
     unique case (state_q)
       StAct: begin
-        acc_ready = act_in_ready;
-        in_fire   = acc_valid && act_in_ready;
+        acc_ready = f32_q ? f32_in_ready : act_in_ready;
+        in_fire   = acc_valid && acc_ready;
       end
       StRaw: begin
         // The ACC row leaves once its fourth quarter is written.
@@ -245,7 +269,7 @@ module unit_vpu #(
         in_fire   = acc_valid && acc_ready;
       end
       StVop: begin
-        in_fire = vop_in_valid && vop_in_ready;
+        in_fire = vop_in_valid && (vbf16_q ? vb_in_ready : vop_in_ready);
         a_ready = in_fire;
         b_ready = in_fire && !pool_q;
       end
@@ -259,12 +283,20 @@ module unit_vpu #(
     ub_wr_data_o  = '0;
     unique case (state_q)
       StAct: begin
-        ub_wr_valid_o = act_out_valid;
-        ub_wr_data_o  = act_out_row;
+        if (f32_q) begin
+          // F32 RAW: quarter q is lanes q*N/4 .. of the fp32 row (as RAW);
+          // F32: half h is bf16 lanes h*N/2 .. (a wide row).
+          ub_wr_valid_o = f32_out_valid;
+          ub_wr_data_o  = raw_q ? f32_out_row[(quarter_q * N / 4) +: N / 4]
+                                : f32_out_bf16[(quarter_q[0] * N / 2) +: N / 2];
+        end else begin
+          ub_wr_valid_o = act_out_valid;
+          ub_wr_data_o  = act_out_row;
+        end
       end
       StVop: begin
-        ub_wr_valid_o = vop_out_valid;
-        ub_wr_data_o  = vop_out_row;
+        ub_wr_valid_o = vbf16_q ? vb_out_valid : vop_out_valid;
+        ub_wr_data_o  = vbf16_q ? vb_out_row : vop_out_row;
       end
       StRaw: begin
         // Byte q*N + l of the little-endian int32 row is lane l of UB row q.
@@ -287,6 +319,8 @@ module unit_vpu #(
     sent_d    = sent_q + 20'(in_fire);
     written_d = written_q + 20'(out_write);
     quarter_d = quarter_q + 2'(state_q == StRaw && out_write);
+    // ACT F32: the parts of a result row (2 UB rows, or 4 with RAW).
+    if (state_q == StAct && f32_q && out_write) quarter_d = f32_part_last ? 2'd0 : quarter_q + 2'd1;
     if (last_write) state_d = StIdle;
     if (start) begin
       ask_acc_d = '0;
@@ -296,7 +330,7 @@ module unit_vpu #(
       written_d = '0;
       quarter_d = '0;
       unique case (ins.op)
-        OpAct:   state_d = ins.flags[FlagActRaw] ? StRaw : StAct;
+        OpAct:   state_d = ins.flags[FlagActRaw] && !start_f32 ? StRaw : StAct;
         OpVop:   state_d = StVop;
         default: state_d = StIdle;  // CFG completes at once
       endcase
@@ -304,10 +338,11 @@ module unit_vpu #(
     if (flush_i) state_d = StIdle;
   end
 
-  logic        start_raw, start_pool;
+  logic        start_raw, start_pool, start_f32;
   logic [2:0]  start_vop;
   logic [3:0]  start_shift;
   assign start_raw   = ins.flags[FlagActRaw];
+  assign start_f32   = HasBf16 && ins.op == OpAct && ins.flags[FlagActF32];
   assign start_vop   = ins.flags[FlagVopOpLsb +: 3];
   assign start_shift = ins.flags[FlagVopShiftLsb +: 4];
   assign start_pool  = ins.op == OpVop && (start_vop == VopPoolMax || start_vop == VopPoolAvg);
@@ -319,14 +354,17 @@ module unit_vpu #(
     return (x < y + y_len) && (y < x + x_len);
   endfunction
 
-  logic        start_serial;
-  logic [19:0] rows_a;
-  assign rows_a       = start_pool ? 20'(ins.count) << start_shift : 20'(ins.count);
+  // UB rows per operand: a VOP BF16 row is two.
+  logic        start_serial, start_vbf16;
+  logic [19:0] rows_a, rows_bc;
+  assign start_vbf16  = HasBf16 && ins.op == OpVop && ins.flags[FlagVopBf16];
+  assign rows_bc      = 20'(ins.count) << start_vbf16;
+  assign rows_a       = start_pool ? rows_bc << start_shift : rows_bc;
   assign start_serial = ins.op == OpVop && (
       (ins.c[15:0] != ins.a &&
-       overlaps(20'(ins.c[15:0]), 20'(ins.count), 20'(ins.a), rows_a)) ||
+       overlaps(20'(ins.c[15:0]), rows_bc, 20'(ins.a), rows_a)) ||
       (!start_pool && ins.c[15:0] != ins.b &&
-       overlaps(20'(ins.c[15:0]), 20'(ins.count), 20'(ins.b), 20'(ins.count))));
+       overlaps(20'(ins.c[15:0]), rows_bc, 20'(ins.b), rows_bc)));
 
   `FF(state_q, state_d, StIdle)
   `FF(ask_acc_q, ask_acc_d, '0)
@@ -344,8 +382,13 @@ module unit_vpu #(
   `FFLNR(shift_q, start_shift, start)
   `FFLNR(pool_q, start_pool, start)
   `FFLNR(serial_q, start_serial, start)
-  `FFLNR(out_total_q, start_raw && ins.op == OpAct ? 20'(ins.count) << 2 : 20'(ins.count), start)
-  `FFLNR(in_total_q, start_pool ? 20'(ins.count) << start_shift : 20'(ins.count), start)
+  `FFLNR(f32_q, start_f32, start)
+  `FFLNR(raw_q, start_raw, start)
+  // UB rows written: ACT RAW (int32 or fp32) 4 per ACC row, ACT F32 2.
+  `FFLNR(vbf16_q, start_vbf16, start)
+  `FFLNR(out_total_q, start_raw && ins.op == OpAct ? 20'(ins.count) << 2 :
+                      (start_f32 || start_vbf16) ? 20'(ins.count) << 1 : 20'(ins.count), start)
+  `FFLNR(in_total_q, ins.op == OpVop ? rows_a : 20'(ins.count), start)
 
   // ---------------------------------------------------------------------------
   // Datapaths
@@ -360,7 +403,7 @@ module unit_vpu #(
     .lut_wr_en_i    (lut_wr),
     .lut_wr_idx_i   (8'(cfg_idx - CfgLutBase)),
     .lut_wr_data_i  (cfg_val[7:0]),
-    .in_valid_i     (state_q == StAct && acc_valid),
+    .in_valid_i     (state_q == StAct && !f32_q && acc_valid),
     .in_ready_o     (act_in_ready),
     .in_acc_i       (acc_row),
     .in_bias_i      (bias_q),
@@ -374,13 +417,56 @@ module unit_vpu #(
     .in_func_i      (func_q),
     .in_user_i      (1'b0),
     .out_valid_o    (act_out_valid),
-    .out_ready_i    (state_q == StAct && ub_wr_ready_i),
+    .out_ready_i    (state_q == StAct && !f32_q && ub_wr_ready_i),
     .out_row_o      (act_out_row),
     .out_user_o     (unused_act_user)
   );
 
-  assign group_first = !pool_q || ((16'(sent_q) & vop_group_mask) == 16'd0);
-  assign group_last  = !pool_q || ((16'(sent_q) & vop_group_mask) == vop_group_mask);
+  // ---- ACT F32 (bf16 and both configurations) ----
+  if (HasBf16) begin : gen_f32
+    logic [31:0] scale_q, relu6_f32_q, fmin_q, fmax_q, lo, hi;
+    `FFL(scale_q, cfg_val, cfg_wr && cfg_idx == CfgScale, 32'h3F80_0000)         // 1.0
+    `FFL(relu6_f32_q, cfg_val, cfg_wr && cfg_idx == CfgRelu6F32, 32'h40C0_0000)  // 6.0
+    `FFL(fmin_q, cfg_val, cfg_wr && cfg_idx == CfgFmin, 32'hFF80_0000)           // -inf
+    `FFL(fmax_q, cfg_val, cfg_wr && cfg_idx == CfgFmax, 32'h7F80_0000)           // +inf
+
+    // The clamp after the function: ReLU and ReLU6 raise FMIN to +0, ReLU6
+    // lowers FMAX to RELU6_F32.
+    assign lo = (func_q == ActRelu || func_q == ActRelu6) ? fp_pkg::fp32_max(fmin_q, 32'd0) : fmin_q;
+    assign hi = func_q == ActRelu6 ? fp_pkg::fp32_min(fmax_q, relu6_f32_q) : fmax_q;
+    assign f32_part_last = raw_q ? quarter_q == 2'd3 : quarter_q[0];
+
+    vpu_act_f32_row #(
+      .N(N)
+    ) u_act_f32 (
+      .clk_i,
+      .rst_ni,
+      .clear_i    (flush_i),
+      .in_valid_i (state_q == StAct && f32_q && acc_valid),
+      .in_ready_o (f32_in_ready),
+      .in_acc_i   (acc_row),
+      .bias_i     (bias_q),
+      .bias_en_i  (bias_en_q),
+      .scale_i    (scale_q),
+      .lo_i       (lo),
+      .hi_i       (hi),
+      .out_valid_o(f32_out_valid),
+      .out_ready_i(state_q == StAct && f32_q && ub_wr_ready_i && f32_part_last),
+      .out_row_o  (f32_out_row),
+      .out_bf16_o (f32_out_bf16)
+    );
+  end else begin : gen_no_f32
+    assign f32_in_ready  = 1'b0;
+    assign f32_out_valid = 1'b0;
+    assign f32_out_row   = '0;
+    assign f32_out_bf16  = '0;
+    assign f32_part_last = 1'b0;
+    logic unused_f32;
+    assign unused_f32 = raw_q;
+  end
+
+  assign group_first = !(pool_q || vbf16_q) || ((16'(sent_q) & vop_group_mask) == 16'd0);
+  assign group_last  = !(pool_q || vbf16_q) || ((16'(sent_q) & vop_group_mask) == vop_group_mask);
 
   vpu_vop_row #(
     .N(N)
@@ -388,7 +474,7 @@ module unit_vpu #(
     .clk_i,
     .rst_ni,
     .clear_i    (flush_i),
-    .in_valid_i (vop_in_valid),
+    .in_valid_i (vop_in_valid && !vbf16_q),
     .in_ready_o (vop_in_ready),
     .in_a_i     (a_row),
     .in_b_i     (b_row),
@@ -398,10 +484,35 @@ module unit_vpu #(
     .in_last_i  (group_last),
     .in_user_i  (1'b0),
     .out_valid_o(vop_out_valid),
-    .out_ready_i(state_q == StVop && ub_wr_ready_i),
+    .out_ready_i(state_q == StVop && !vbf16_q && ub_wr_ready_i),
     .out_row_o  (vop_out_row),
     .out_user_o (unused_vop_user)
   );
+
+  if (HasBf16) begin : gen_vop_bf16
+    vpu_vop_bf16_row #(
+      .N(N)
+    ) u_vop_bf16 (
+      .clk_i,
+      .rst_ni,
+      .clear_i    (flush_i),
+      .in_valid_i (vop_in_valid && vbf16_q),
+      .in_ready_o (vb_in_ready),
+      .in_a_i     (a_row),
+      .in_b_i     (b_row),
+      .in_op_i    (vop_q),
+      .in_shift_i (shift_q),
+      .in_first_i (group_first),
+      .in_last_i  (group_last),
+      .out_valid_o(vb_out_valid),
+      .out_ready_i(state_q == StVop && vbf16_q && ub_wr_ready_i),
+      .out_row_o  (vb_out_row)
+    );
+  end else begin : gen_no_vop_bf16
+    assign vb_in_ready  = 1'b0;
+    assign vb_out_valid = 1'b0;
+    assign vb_out_row   = '0;
+  end
 
   logic unused_cmd;
   assign unused_cmd = ^{cmd_i.pc, ins.c[63:32], src_a_q, src_b_q, dst_q};

@@ -16,6 +16,13 @@
 //
 // Every request also carries the command's whole host span, [first, last]
 // (see unit_mem), for the device's DMA window check.
+//
+// With Bf16 (bf16 and both configurations) the FIFO's lanes are 16 bits. An
+// RW BF16 row is 2N host bytes, two port rows (beats) joined into one FIFO
+// row, lane j from bytes 2j (low) and 2j+1; with b = 2N its rows are
+// contiguous and burst as above. An int8 row fills the low byte of every
+// lane (the MXU's mixed datapath computes int8 on the low 8 bits). Room and
+// rows in flight count FIFO rows; the port's requests ask for beats.
 `include "tpu_macros.svh"
 
 module unit_wgt #(
@@ -24,6 +31,8 @@ module unit_wgt #(
   parameter int unsigned PcW       = $clog2(tpu_pkg::Cfg.imem_depth),
   parameter int unsigned RowsW     = 24,
   parameter int unsigned RxDepth   = 4,   // RWs with rows in flight, at most
+  parameter bit          Bf16      = 1'b0, // 16-bit lanes and RW BF16
+  localparam int unsigned LaneW    = Bf16 ? 16 : 8,
   localparam int unsigned FifoRows = FifoTiles * N,
   localparam int unsigned CntW     = $clog2(FifoRows + 1)
 ) (
@@ -51,33 +60,36 @@ module unit_wgt #(
   // ---- MXU weight port ----
   output logic                 wgt_valid_o,
   input  logic                 wgt_ready_i,
-  output logic [N-1:0][7:0]    wgt_row_o
+  output logic [N-1:0][LaneW-1:0] wgt_row_o
 );
 
-  localparam int unsigned TotalW = 16 + $clog2(N);
+  localparam int unsigned TotalW = 16 + $clog2(N) + (Bf16 ? 1 : 0);
 
   typedef struct packed {
-    logic [TotalW-1:0] rows;
+    logic [TotalW-1:0] rows;   // beats
+    logic              bf16;   // two beats per FIFO row
     logic [PcW-1:0]    pc;
   } rx_cmd_t;
 
   // ---- request side: the command whose rows are being requested ----
-  logic               active_q, active_d, burst_q;
+  logic               active_q, active_d, burst_q, bf16_q;
   logic [TotalW-1:0]  total_q, sent_q, sent_d, left;
   logic [63:0]        addr_q, addr_d, stride_q;
   logic [CntW-1:0]    inflight_q, inflight_d, fifo_count, room;
-  logic [TotalW-1:0]  burst_rows;
-  logic               start, req_fire;
+  logic [TotalW-1:0]  burst_rows, burst_beats;  // FIFO rows of a request; port rows
+  logic               start, req_fire, start_bf16, row_done;
   logic               offered_q;         // a request is on the port, not yet taken
   logic [TotalW-1:0]  offered_rows_q;    // ... and its size, held until taken
   // ---- receive side: commands with rows still to arrive ----
   logic               rx_ready, rx_valid, faulted_q, faulted_d;
   rx_cmd_t            rx_head;
   logic [TotalW-1:0]  recv_q, recv_d;
-  logic               finished, fifo_push, fifo_ready, unused_fifo_ready;
+  logic               finished, beat, fifo_push, fifo_ready, unused_fifo_ready;
+  logic [N-1:0][LaneW-1:0] fifo_row;
   logic [$clog2(RxDepth+1)-1:0] unused_rx_count;
 
   assign cmd_ready_o = !active_q && rx_ready;
+  assign start_bf16  = Bf16 && cmd_i.ins.flags[tpu_isa_pkg::FlagRwBf16];
   assign start       = cmd_valid_i && cmd_ready_o;
 
   // Room after everything in flight has landed; a burst takes all of it (a
@@ -92,10 +104,11 @@ module unit_wgt #(
                         (burst_q ? (TotalW'(room) >= TotalW'(N) || TotalW'(room) >= left)
                                  : room != 0));
   assign req_addr_o  = addr_q;
-  assign req_rows_o  = RowsW'(burst_rows);
+  assign burst_beats = bf16_q ? burst_rows << 1 : burst_rows;
+  assign req_rows_o  = RowsW'(burst_beats);
   assign req_fire    = req_valid_o && req_ready_i;
 
-  assign fifo_push  = rd_valid_i && !rd_err_i && !faulted_q;
+  assign beat       = rd_valid_i && !rd_err_i && !faulted_q;
   assign finished   = rx_valid && !faulted_q && !fault_o && rd_valid_i &&
                       (recv_q + 1'b1 == rx_head.rows);
   assign done_o     = finished;
@@ -107,7 +120,7 @@ module unit_wgt #(
     sent_d     = sent_q + (req_fire ? burst_rows : '0);
     recv_d     = finished ? '0 : recv_q + TotalW'(rd_valid_i);
     addr_d     = req_fire ? addr_q + stride_q * 64'(burst_rows) : addr_q;
-    inflight_d = inflight_q + (req_fire ? CntW'(burst_rows) : '0) - CntW'(rd_valid_i);
+    inflight_d = inflight_q + (req_fire ? CntW'(burst_rows) : '0) - CntW'(row_done);
     faulted_d  = faulted_q || fault_o;
     // Every row requested: the next command may start.
     active_d   = active_q && !(req_fire && burst_rows == left);
@@ -133,7 +146,8 @@ module unit_wgt #(
   `FF(inflight_q, inflight_d, '0)
   `FFNR(addr_q, addr_d)
   `FFLNR(total_q, TotalW'(cmd_i.ins.count) * TotalW'(N), start)
-  `FFLNR(burst_q, cmd_i.ins.b == 16'(N), start)
+  `FFLNR(burst_q, cmd_i.ins.b == (start_bf16 ? 16'(2 * N) : 16'(N)), start)
+  `FFLNR(bf16_q, start_bf16, start)
   `FFLNR(stride_q, 64'(cmd_i.ins.b), start)
 
   // Host span: row r of tile t at c + (t*N + r)*b, count*N rows in all.
@@ -141,9 +155,37 @@ module unit_wgt #(
   logic [TotalW-1:0] span_rows_m1;
   logic [SpanW-1:0]  span_extent;
   assign span_rows_m1 = TotalW'(cmd_i.ins.count) * TotalW'(N) - TotalW'(1);
-  assign span_extent  = SpanW'(span_rows_m1) * SpanW'(cmd_i.ins.b) + SpanW'(N) - SpanW'(1);
+  assign span_extent  = SpanW'(span_rows_m1) * SpanW'(cmd_i.ins.b) +
+                        (start_bf16 ? SpanW'(2 * N) : SpanW'(N)) - SpanW'(1);
   `FFLNR(req_first_o, cmd_i.ins.c, start)
   `FFLNR(req_last_o, {1'b0, cmd_i.ins.c} + 65'(span_extent), start)
+
+  // FIFO rows from beats: one beat each (int8), or two (bf16: the first is
+  // held, lanes 0 .. N/2-1).
+  if (Bf16) begin : gen_wide_rows
+    logic              half_q;      // the first beat of a bf16 row is held
+    logic [N-1:0][7:0] low_q;
+    // A row is done with its last beat, good or not (as rows in flight
+    // count); it enters the FIFO only without a fault.
+    assign row_done  = rd_valid_i && (!rx_head.bf16 || half_q);
+    assign fifo_push = row_done && beat;
+    for (genvar j = 0; j < N; j++) begin : gen_lane
+      if (j < N / 2) begin : gen_low
+        assign fifo_row[j] = rx_head.bf16 ? {low_q[2*j+1], low_q[2*j]} : {8'd0, rd_data_i[j]};
+      end else begin : gen_high
+        assign fifo_row[j] = rx_head.bf16 ? {rd_data_i[2*j+1-N], rd_data_i[2*j-N]}
+                                          : {8'd0, rd_data_i[j]};
+      end
+    end
+    `FF(half_q, flush_i ? 1'b0 : (rd_valid_i && rx_head.bf16) ? !half_q : half_q, 1'b0)
+    `FFLNR(low_q, rd_data_i, beat && !half_q)
+  end else begin : gen_byte_rows
+    assign row_done  = rd_valid_i;
+    assign fifo_push = beat;
+    assign fifo_row  = rd_data_i;
+    logic unused_rx_bf16;
+    assign unused_rx_bf16 = rx_head.bf16;
+  end
 
   stream_fifo #(
     .Width($bits(rx_cmd_t)),
@@ -154,7 +196,8 @@ module unit_wgt #(
     .clear_i(flush_i),
     .valid_i(start),
     .ready_o(rx_ready),
-    .data_i (rx_cmd_t'{rows: TotalW'(cmd_i.ins.count) * TotalW'(N), pc: cmd_i.pc[PcW-1:0]}),
+    .data_i (rx_cmd_t'{rows: (TotalW'(cmd_i.ins.count) * TotalW'(N)) << start_bf16,
+                       bf16: start_bf16, pc: cmd_i.pc[PcW-1:0]}),
     .valid_o(rx_valid),
     .ready_i(finished),
     .data_o (rx_head),
@@ -164,7 +207,7 @@ module unit_wgt #(
   // The FIFO is cleared by a flush along with the rest of the unit. Its rows
   // live in block RAM; the RAM FIFO still gives one row per cycle.
   stream_fifo_ram #(
-    .Width(N * 8),
+    .Width(N * LaneW),
     .Depth(FifoRows)
   ) u_fifo (
     .clk_i,
@@ -172,7 +215,7 @@ module unit_wgt #(
     .clear_i(flush_i),
     .valid_i(fifo_push),
     .ready_o(fifo_ready),
-    .data_i (rd_data_i),
+    .data_i (fifo_row),
     .valid_o(wgt_valid_o),
     .ready_i(wgt_ready_i),
     .data_o (wgt_row_o),
@@ -181,7 +224,7 @@ module unit_wgt #(
   assign unused_fifo_ready = fifo_ready;
 
   logic unused_cmd;
-  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags, cmd_i.ins.a};
+  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags[7:1], cmd_i.ins.a};
 
   `ASSERT(WgtFifoNeverFull, fifo_push |-> fifo_ready)
   // Cover points: the weight FIFO full, and requests waiting for its room.

@@ -22,6 +22,14 @@
 // (docs/controller.md); until then the unit waits and the other units go on.
 // A unit runs its own commands in order.
 //
+// Datapath (docs/numerics.md): in a bf16 or both configuration the bf16
+// forms are legal (RHM/WHM WIDE, RW BF16, MMC BF16, ACT F32, VOP BF16, the
+// fp32 CFG registers); a wide row counts two UB rows in the range checks and
+// the footprints. Every loaded weight tile keeps its format in program order
+// beside the tile count, and an MMC whose BF16 flag differs from its tile's
+// format is WGT_FORMAT. A bf16-only core has no int8 RW or MMC. In an int8
+// configuration every bf16 form is BAD_FLAGS.
+//
 // Program end: HALT waits for every unit and ends with OK. An error stops
 // issue; the core waits for the units to drain (a memory fault aborts them
 // instead, once the memory port is quiet), flushes every unit, queue and
@@ -35,6 +43,7 @@ module tpu_ctrl #(
   parameter int unsigned N         = tpu_pkg::ArrayN,
   parameter int unsigned SbDepth   = 8,   // commands in flight per unit
   parameter int unsigned WgtCapacity = tpu_pkg::Cfg.wgt_fifo_tiles + 2, // tiles the weight FIFO and MXU hold
+  parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,     // which forms are legal
   localparam int unsigned PcW      = $clog2(ImemDepth),
   localparam int unsigned NU       = tpu_isa_pkg::NumUnits
 ) (
@@ -79,6 +88,10 @@ module tpu_ctrl #(
     StFlush    // one cycle: clear units, queues and weights
   } state_e;
 
+  // The bf16 forms exist (bf16, both); the int8 MXU forms exist (int8, both).
+  localparam bit HasBf16 = Datapath != tpu_pkg::DatapathInt8;
+  localparam bit HasInt8 = Datapath != tpu_pkg::DatapathBf16;
+
   typedef ctrl_pkg::range_t     range_t;
   typedef ctrl_pkg::footprint_t footprint_t;
 
@@ -108,6 +121,9 @@ module tpu_ctrl #(
   // POP only with a tile loaded, so room stays in [0, WgtCapacity].
   logic [15:0]           room_q, room_d;
   logic                  no_tiles_q;
+  // The format of every loaded tile (1 = bf16), oldest in bit 0; bits at and
+  // above the tile count are unused.
+  logic [WgtCapacity-1:0] tile_bf16_q;
   logic                  run;
 
   assign run = state_q == StRun;
@@ -237,6 +253,9 @@ module tpu_ctrl #(
   logic [2:0]            vop_op;
   logic                  vop_pool;
   logic [33:0]           pool_rows;
+  // bf16 forms: the flag as given, and whether it is legal here
+  logic                  wide_xfer, rw_bf16, mmc_bf16, act_f32, act_raw, vop_bf16;
+  logic [33:0]           xfer_rows, mmc_rows, act_rows, vop_rows, vop_a_rows;
 
   assign ins      = x_q.ins;
   assign pc       = x_q.pc;
@@ -253,6 +272,18 @@ module tpu_ctrl #(
     vop_shift = ins.flags[FlagVopShiftLsb +: 4];
     vop_pool  = (vop_op == VopPoolMax) || (vop_op == VopPoolAvg);
     pool_rows = x_q.pool_rows;
+    wide_xfer = ins.flags[FlagRhmWide];
+    rw_bf16   = ins.flags[FlagRwBf16];
+    mmc_bf16  = ins.flags[FlagMmcBf16];
+    act_f32   = ins.flags[FlagActF32];
+    act_raw   = ins.flags[FlagActRaw];
+    vop_bf16  = ins.flags[FlagVopBf16];
+    // UB rows: a wide row is two, a RAW row four.
+    xfer_rows  = wide_xfer ? cnt << 1 : cnt;
+    mmc_rows   = mmc_bf16 ? cnt << 1 : cnt;
+    act_rows   = act_raw ? cnt << 2 : act_f32 ? cnt << 1 : cnt;
+    vop_rows   = vop_bf16 ? cnt << 1 : cnt;
+    vop_a_rows = vop_pool ? (vop_bf16 ? pool_rows << 1 : pool_rows) : vop_rows;
   end
 
   always_comb begin
@@ -269,11 +300,11 @@ module tpu_ctrl #(
       OpRhm, OpWhm: begin
         unit    = 2'(UnitMem);
         to_unit = 1'b1;
-        if (ins.flags != 0) dec_err = ErrBadFlags;
+        if (ins.flags[7:1] != 0 || (wide_xfer && !HasBf16)) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
-        else if (!in_range(ub_a, cnt, UbRows)) dec_err = ErrUbRange;
-        if (ins.op == OpRhm) fp.ub_wr  = mk_range(ub_a, cnt);
-        else                 fp.ub_rd0 = mk_range(ub_a, cnt);
+        else if (!in_range(ub_a, xfer_rows, UbRows)) dec_err = ErrUbRange;
+        if (ins.op == OpRhm) fp.ub_wr  = mk_range(ub_a, xfer_rows);
+        else                 fp.ub_rd0 = mk_range(ub_a, xfer_rows);
         issued.a = ub_a[15:0];
         issued.c = x_q.host_c;
       end
@@ -281,7 +312,8 @@ module tpu_ctrl #(
         // The weight capacity is checked at issue.
         unit    = 2'(UnitWgt);
         to_unit = 1'b1;
-        if (ins.flags != 0 || ins.a != 0) dec_err = ErrBadFlags;
+        if (ins.flags[7:1] != 0 || ins.a != 0 || (rw_bf16 && !HasBf16) || (!rw_bf16 && !HasInt8))
+          dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
         issued.c = x_q.host_c;
       end
@@ -289,11 +321,12 @@ module tpu_ctrl #(
         // Whether weights are loaded is checked at issue.
         unit    = 2'(UnitMmc);
         to_unit = 1'b1;
-        if (ins.flags[7:2] != 0 || ins.c != 0) dec_err = ErrBadFlags;
+        if (ins.flags[7:3] != 0 || ins.c != 0 || (mmc_bf16 && !HasBf16) || (!mmc_bf16 && !HasInt8))
+          dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
-        else if (!in_range(ub_a, cnt, UbRows)) dec_err = ErrUbRange;
+        else if (!in_range(ub_a, mmc_rows, UbRows)) dec_err = ErrUbRange;
         else if (!in_range(acc_b, cnt, AccRows)) dec_err = ErrAccRange;
-        fp.ub_rd0 = mk_range(ub_a, cnt);
+        fp.ub_rd0 = mk_range(ub_a, mmc_rows);
         fp.acc_wr = mk_range(acc_b, cnt);
         if (ins.flags[FlagMmcAcc]) fp.acc_rd = mk_range(acc_b, cnt);
         issued.a = ub_a[15:0];
@@ -302,30 +335,33 @@ module tpu_ctrl #(
       OpAct: begin
         unit    = 2'(UnitVpu);
         to_unit = 1'b1;
-        if (ins.flags[7:4] != 0 || ins.c != 0 ||
-            (ins.flags[FlagActRaw] && ins.flags[3:1] != 0)) dec_err = ErrBadFlags;
+        // RAW alone takes no other flag; F32 has no LUT function.
+        if (ins.flags[7:5] != 0 || ins.c != 0 || (act_f32 && !HasBf16) ||
+            (act_raw && !act_f32 && ins.flags[4:1] != 0) ||
+            (act_f32 && act_func_e'(ins.flags[FlagActFuncLsb +: 2]) == ActLut)) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
-        else if (!in_range(ub_b, ins.flags[FlagActRaw] ? cnt << 2 : cnt, UbRows))
-          dec_err = ErrUbRange;
+        else if (!in_range(ub_b, act_rows, UbRows)) dec_err = ErrUbRange;
         else if (!in_range(acc_a, cnt, AccRows)) dec_err = ErrAccRange;
         fp.acc_rd = mk_range(acc_a, cnt);
-        fp.ub_wr  = mk_range(ub_b, ins.flags[FlagActRaw] ? cnt << 2 : cnt);
+        fp.ub_wr  = mk_range(ub_b, act_rows);
         issued.a = acc_a[15:0];
         issued.b = ub_b[15:0];
       end
       OpVop: begin
         unit    = 2'(UnitVpu);
         to_unit = 1'b1;
-        if (ins.flags[3] != 0 || vop_op > VopPoolAvg || ins.c[63:16] != 0 ||
+        // BF16: MUL takes no SHIFT either.
+        if ((vop_bf16 && !HasBf16) || vop_op > VopPoolAvg || ins.c[63:16] != 0 ||
             ((vop_op == VopAdd || vop_op == VopMax) && vop_shift != 0) ||
+            (vop_bf16 && vop_op == VopMul && vop_shift != 0) ||
             (vop_pool && (vop_shift > 4 || ins.b != 0))) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
-        else if (!in_range(ub_a, vop_pool ? pool_rows : cnt, UbRows) ||
-                 (!vop_pool && !in_range(ub_b, cnt, UbRows)) ||
-                 !in_range(ub_c, cnt, UbRows)) dec_err = ErrUbRange;
-        fp.ub_rd0 = mk_range(ub_a, vop_pool ? pool_rows : cnt);
-        if (!vop_pool) fp.ub_rd1 = mk_range(ub_b, cnt);
-        fp.ub_wr = mk_range(ub_c, cnt);
+        else if (!in_range(ub_a, vop_a_rows, UbRows) ||
+                 (!vop_pool && !in_range(ub_b, vop_rows, UbRows)) ||
+                 !in_range(ub_c, vop_rows, UbRows)) dec_err = ErrUbRange;
+        fp.ub_rd0 = mk_range(ub_a, vop_a_rows);
+        if (!vop_pool) fp.ub_rd1 = mk_range(ub_b, vop_rows);
+        fp.ub_wr = mk_range(ub_c, vop_rows);
         issued.a = ub_a[15:0];
         issued.b = vop_pool ? 16'd0 : ub_b[15:0];
         issued.c = {48'd0, ub_c[15:0]};
@@ -364,6 +400,8 @@ module tpu_ctrl #(
     logic signed [31:0] v;
     v = $signed(value);
     if (index == CfgQmult || index == CfgQzp) return 1'b1;
+    // The fp32 registers take any bits, in bf16 and both cores only.
+    if (index >= CfgScale && index <= CfgFmax) return HasBf16;
     if (index == CfgQshift) return value <= 32'd31;
     if (index == CfgQmin || index == CfgQmax || index == CfgRelu6Max)
       return (v >= -128) && (v <= 127);
@@ -423,6 +461,7 @@ module tpu_ctrl #(
     if (d_q.err == ErrOk) begin
       if (d_q.is_rw && d_q.ins.count > room_q) iss_err = ErrWgtOverflow;
       if (d_q.is_mmc && no_tiles_q) iss_err = ErrNoWeights;
+      else if (d_q.is_mmc && d_q.ins.flags[FlagMmcBf16] != tile_bf16_q[0]) iss_err = ErrWgtFormat;
     end
   end
 
@@ -523,6 +562,29 @@ module tpu_ctrl #(
   `FF(room_q, room_d, 16'(WgtCapacity))
   `FF(no_tiles_q, room_d == 16'(WgtCapacity), 1'b1)
 
+  // Tile formats in program order: an RW appends count tiles of its format
+  // after the loaded ones, an MMC POP drops the oldest. Only the mixed
+  // datapath has a choice; the fixed ones are constant.
+  if (Datapath == tpu_pkg::DatapathBoth) begin : gen_tile_fmt
+    logic [WgtCapacity-1:0] tile_bf16_d, rw_tiles;
+    logic [15:0]            loaded;
+    assign loaded   = 16'(WgtCapacity) - room_q;
+    // Bits loaded .. loaded + count - 1; an RW issues only within the room.
+    assign rw_tiles = ((WgtCapacity'(1) << d_q.ins.count) - WgtCapacity'(1)) << loaded;
+    always_comb begin
+      tile_bf16_d = tile_bf16_q;
+      if (state_q == StRun && issue && d_q.is_rw)
+        tile_bf16_d = d_q.ins.flags[FlagRwBf16] ? tile_bf16_q | rw_tiles : tile_bf16_q & ~rw_tiles;
+      if (state_q == StRun && issue && d_q.is_mmc && d_q.ins.flags[FlagMmcPop])
+        tile_bf16_d = tile_bf16_q >> 1;
+    end
+    `FF(tile_bf16_q, tile_bf16_d, '0)
+  end else begin : gen_tile_fmt_fixed
+    assign tile_bf16_q = {WgtCapacity{Datapath == tpu_pkg::DatapathBf16}};
+    logic unused_tile_bf16;
+    assign unused_tile_bf16 = ^tile_bf16_q[WgtCapacity-1:1];
+  end
+
   // Cover points: LOOPs taken and iterating; issue held by a full unit queue
   // or by a SYNC waiting for its units; every weight tile slot taken (an RW
   // beyond that is an error, not a wait).
@@ -531,6 +593,7 @@ module tpu_ctrl #(
   `COVER(IssueHeldUnitFull, run && d_valid_q && d_q.to_unit && unit_full[d_q.unit])
   `COVER(IssueHeldSync, run && d_valid_q && d_q.is_sync && !sync_ready)
   `COVER(WeightRoomUsedUp, run && room_q == '0)
+  `COVER(WeightFormatMismatch, run && d_valid_q && iss_err == ErrWgtFormat)
 
   assign busy_o     = state_q != StIdle;
   // The instruction memory may be written (the next program, while this one

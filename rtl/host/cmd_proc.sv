@@ -826,6 +826,7 @@ module cmd_proc #(
   `COVER(CplPcRange,       cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrPcRange))
   `COVER(CplNoWeights,     cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrNoWeights))
   `COVER(CplWgtOverflow,   cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrWgtOverflow))
+  `COVER(CplWgtFormat,     cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrWgtFormat))
   `COVER(CplBadCommand,    cmd_done_o && status_q == StBadCommand)
   `COVER(CplFetchFault,    cmd_done_o && status_q == StFetchFault)
   `COVER(RingHalted,       dma_fault_o && b_state_q == BIdle && nx_efault_q)

@@ -154,4 +154,95 @@ package fp_pkg;
     return {op_hi[31], exp_r[7:0], sig_r[SIG_W-2:0]};
   endfunction
 
+  // ---- The VPU's fp32 lanes (ACT F32, VOP BF16; docs/numerics.md) ----
+
+  // fp32 x fp32, round to nearest even; tpu::fp32_mul. Subnormal operands
+  // are zero; NaN, or inf x zero, is the canonical NaN; an exact product
+  // below 2^-126 is zero (decided before rounding); a rounded product of
+  // 2^128 or more is inf. The 48-bit significand product is exact; the 24
+  // bits below its leading one are kept, the rest gives guard and sticky.
+  function automatic logic [31:0] fp32_mul(logic [31:0] a, logic [31:0] b);
+    logic               sign;
+    logic               a_zero, b_zero, a_inf, b_inf, a_nan, b_nan;
+    logic [47:0]        prod;   // (1.fa)(1.fb) = prod / 2^46, in [2^46, 2^48)
+    logic               carry;  // product in [2, 4)
+    logic signed [10:0] exp;    // biased exponent before rounding, -125 .. 382
+    logic [22:0]        frac;   // the kept significand below its leading one
+    logic               guard, sticky, round_up;
+    logic [23:0]        frac_r; // rounded; bit 23 set if it rounded up to 2.0
+    logic signed [10:0] exp_r;
+
+    sign   = a[31] ^ b[31];
+    a_zero = a[30:23] == 8'h00;  // zero or subnormal
+    b_zero = b[30:23] == 8'h00;
+    a_inf  = a[30:23] == 8'hFF && a[22:0] == '0;
+    b_inf  = b[30:23] == 8'hFF && b[22:0] == '0;
+    a_nan  = a[30:23] == 8'hFF && a[22:0] != '0;
+    b_nan  = b[30:23] == 8'hFF && b[22:0] != '0;
+
+    prod   = {24'd0, 1'b1, a[22:0]} * {24'd0, 1'b1, b[22:0]};
+    carry  = prod[47];
+    exp    = $signed({3'b000, a[30:23]}) + $signed({3'b000, b[30:23]}) - 11'sd127
+           + $signed({10'd0, carry});
+    frac   = carry ? prod[46:24] : prod[45:23];
+    guard  = carry ? prod[23] : prod[22];
+    sticky = carry ? |prod[22:0] : |prod[21:0];
+    round_up = guard & (sticky | frac[0]);
+    frac_r = {1'b0, frac} + {23'd0, round_up};
+    exp_r  = exp + $signed({10'd0, frac_r[23]});
+    // A carry out of the fraction means the significand rounded up to 2.0:
+    // the fraction bits are then zero, as the fraction of 2^(exp + 1) is.
+
+    if (a_nan || b_nan || (a_inf && b_zero) || (a_zero && b_inf)) return CANONICAL_NAN;
+    if (a_inf || b_inf)                                         return {sign, 8'hFF, 23'd0};
+    if (a_zero || b_zero || exp <= 11'sd0)                      return {sign, 31'd0};
+    if (exp_r >= 11'sd255)                                      return {sign, 8'hFF, 23'd0};
+    return {sign, exp_r[7:0], frac_r[22:0]};
+  endfunction
+
+  // a < b for non-NaN operands, -inf < ... < -0 < +0 < ... < +inf.
+  function automatic logic fp32_less(logic [31:0] a, logic [31:0] b);
+    if (a[31] != b[31]) return a[31];
+    return a[31] ? a[30:0] > b[30:0] : a[30:0] < b[30:0];
+  endfunction
+
+  // A subnormal as a zero of its sign.
+  function automatic logic [31:0] fp32_flush(logic [31:0] x);
+    return x[30:23] == 8'h00 ? {x[31], 31'd0} : x;
+  endfunction
+
+  function automatic logic fp32_is_nan(logic [30:0] x);  // the magnitude
+    return x[30:23] == 8'hFF && x[22:0] != '0;
+  endfunction
+
+  // Maximum and minimum (tpu::fp32_max, fp32_min): NaN in gives the canonical
+  // NaN; subnormals are zeros; -0 is below +0.
+  function automatic logic [31:0] fp32_max(logic [31:0] a, logic [31:0] b);
+    logic [31:0] x, y;
+    x = fp32_flush(a);
+    y = fp32_flush(b);
+    if (fp32_is_nan(a[30:0]) || fp32_is_nan(b[30:0])) return CANONICAL_NAN;
+    return fp32_less(x, y) ? y : x;
+  endfunction
+
+  function automatic logic [31:0] fp32_min(logic [31:0] a, logic [31:0] b);
+    logic [31:0] x, y;
+    x = fp32_flush(a);
+    y = fp32_flush(b);
+    if (fp32_is_nan(a[30:0]) || fp32_is_nan(b[30:0])) return CANONICAL_NAN;
+    return fp32_less(y, x) ? y : x;
+  endfunction
+
+  // fp32 -> bf16 (tpu::fp32_to_bf16): NaN -> 0x7FC0; zeros and subnormals
+  // -> signed zero; inf stays; otherwise the upper half rounded to nearest
+  // even on the lower, a carry running into the exponent (up to inf).
+  function automatic logic [15:0] fp32_to_bf16(logic [31:0] x);
+    logic round_up;
+    round_up = x[15] & ((x[14:0] != '0) | x[16]);
+    if (fp32_is_nan(x[30:0]))  return 16'h7FC0;
+    if (x[30:23] == 8'h00)     return {x[31], 15'd0};
+    if (x[30:23] == 8'hFF)     return x[31:16];
+    return x[31:16] + {15'd0, round_up};
+  endfunction
+
 endpackage

@@ -59,7 +59,8 @@ class ModelTransport final : public Transport {
                PUT(VERSION, PATCH, TPU_REGS__VERSION__PATCH_reset);
       case REG(CAPS0):
         return PUT(CAPS0, ARRAY_N, cfg_.array_n) |
-               PUT(CAPS0, DTYPE_INT8, cfg_.datapath == Datapath::kInt8);
+               PUT(CAPS0, DTYPE_INT8, has_int8(cfg_.datapath)) |
+               PUT(CAPS0, DTYPE_BF16, has_bf16(cfg_.datapath));
       case REG(CAPS1): return PUT(CAPS1, UB_ROWS, cfg_.ub_rows) | PUT(CAPS1, ACC_ROWS, cfg_.acc_rows);
       case REG(CAPS2):
         return PUT(CAPS2, IMEM_DEPTH, cfg_.imem_depth) |

@@ -43,11 +43,14 @@ int cmd_info(const Global& g);
 
 struct MatmulArgs {
   std::string a, b, out, stats_json;
+  std::string dtype = "int8";  // int8, or bf16 (docs/cli.md)
+  bool raw_bf16 = false;       // --dtype bf16: A and B are uint16 bf16 bits, not float32
 };
 int cmd_matmul(const Global& g, const MatmulArgs& args);
 
 struct GemmArgs {  // bench and perf
   int m = 0, k = 0, n = 0;
+  std::string dtype = "int8";  // int8, or bf16 (bf16 operands, fp32 results)
   std::string json;
   int stream = 0;  // bench: independent products in one stream of commands (0: one GEMM)
   int depth = 0;   // bench --stream: commands in flight (0: as many as the device holds)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The operator subcommands: info, matmul, bench, perf and mlp (docs/cli.md).
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include "cli_common.h"
 #include "model_file.h"
@@ -75,42 +78,66 @@ struct GemmRun {
   std::string mismatch;  // the first differing element, when not exact
 };
 
+// "" when c equals ref element for element (and in shape), else the first
+// differing element and how many differ; show(x) prints an element.
+template <class T, class Show>
+std::string first_difference(const model::Matrix<T>& c, const model::Matrix<T>& ref, Show show) {
+  if (c.rows != ref.rows || c.cols != ref.cols)
+    return "the device returned a " + dims(c.rows, c.cols) + " result for a " + dims(ref.rows, ref.cols) +
+           " product";
+  size_t wrong = 0, first = SIZE_MAX;
+  for (size_t i = 0; i < ref.data.size(); ++i)
+    if (c.data[i] != ref.data[i]) {
+      ++wrong;
+      if (first == SIZE_MAX) first = i;
+    }
+  if (wrong == 0) return "";
+  const int i = int(first / size_t(ref.cols)), j = int(first % size_t(ref.cols));
+  return "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " + show(c.at(i, j)) +
+         " but the CPU reference gives " + show(ref.at(i, j)) + " (" + std::to_string(wrong) + " of " +
+         std::to_string(ref.data.size()) + " elements differ)";
+}
+
+// A bf16 matrix of values from a normal distribution, rounded to bf16.
+MatrixBf16 random_bf16_matrix(std::mt19937_64& rng, int rows, int cols) {
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  MatrixBf16 m(rows, cols);
+  for (bf16& v : m.data) v = float_to_bf16(dist(rng));
+  return m;
+}
+
 GemmRun run_random_gemm(const Global& g, Device& dev, const GemmArgs& args) {
   std::mt19937_64 rng(g.seed);
-  const MatrixI8 a = random_matrix(rng, args.m, args.k);
-  const MatrixI8 b = random_matrix(rng, args.k, args.n);
-
+  const bool bf16 = args.dtype == "bf16";
+  if (bf16 && !dev.info().bf16)
+    throw Error("bench --dtype bf16: the device has no bf16 datapath (its MXU is int8 only); use a "
+                "configuration with one, such as tiny_bf16 or default_bf16");
   GemmRun r;
   // The fixed cost of a command alone and of one queued behind another,
   // once, outside the GEMM's statistics.
   r.command_cycles = command_latency(dev);
   r.queued_cycles = queued_command_latency(dev);
   const auto t0 = std::chrono::steady_clock::now();
-  const MatrixI32 c = checked_matmul(dev, a, b, &r.stats);
-  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.roof = roofline(r.stats, dev.info().config, r.command_cycles, r.queued_cycles);
-
-  const MatrixI32 ref = model::matmul_i8(a, b);
-  r.exact = c == ref;
-  if (!r.exact) {
-    size_t wrong = 0, first = SIZE_MAX;
-    for (size_t i = 0; i < ref.data.size(); ++i) {
-      if (i >= c.data.size() || c.data[i] != ref.data[i]) {
-        ++wrong;
-        if (first == SIZE_MAX) first = i;
-      }
-    }
-    if (c.rows != ref.rows || c.cols != ref.cols) {
-      r.mismatch = "the device returned a " + dims(c.rows, c.cols) + " result for a " +
-                   dims(ref.rows, ref.cols) + " product";
-    } else {
-      const int i = int(first / size_t(ref.cols)), j = int(first % size_t(ref.cols));
-      r.mismatch = "C[" + std::to_string(i) + "][" + std::to_string(j) + "] is " +
-                   std::to_string(c.at(i, j)) + " but the CPU reference gives " +
-                   std::to_string(ref.at(i, j)) + " (" + std::to_string(wrong) + " of " +
-                   std::to_string(ref.data.size()) + " elements differ)";
-    }
+  if (bf16) {
+    const MatrixBf16 a = random_bf16_matrix(rng, args.m, args.k), b = random_bf16_matrix(rng, args.k, args.n);
+    const MatrixF32 c = matmul_bf16(dev, a, b, &r.stats);
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // Bits, so that NaNs compare and -0 differs from +0.
+    model::Matrix<uint32_t> got(c.rows, c.cols);
+    for (size_t i = 0; i < c.data.size(); ++i) got.data[i] = float_bits(c.data[i]);
+    r.mismatch = first_difference(got, model::matmul_bf16(a, b, dev.info().n), [](uint32_t x) {
+      char text[48];
+      std::snprintf(text, sizeof text, "%g (0x%08x)", double(bits_float(x)), x);
+      return std::string(text);
+    });
+  } else {
+    const MatrixI8 a = random_matrix(rng, args.m, args.k), b = random_matrix(rng, args.k, args.n);
+    const MatrixI32 c = checked_matmul(dev, a, b, &r.stats);
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.mismatch = first_difference(c, model::matmul_i8(a, b), [](int32_t x) { return std::to_string(x); });
   }
+  r.roof = roofline(r.stats, dev.info().config, r.command_cycles, r.queued_cycles);
+  r.exact = r.mismatch.empty();
   return r;
 }
 
@@ -177,6 +204,7 @@ json gemm_json(const Global& g, const Device& dev, const GemmArgs& args, const G
   json j = stats_json(g, dev, r.stats);
   j["roofline"] = roofline_json(r);
   j["shape"] = shape_json(args.m, args.k, args.n);
+  j["dtype"] = args.dtype;
   j["seed"] = g.seed;
   j["wall_seconds"] = r.wall_seconds;
   j["sim_cycles_per_second"] = r.wall_seconds > 0 ? double(r.stats.cycles) / r.wall_seconds : 0.0;
@@ -229,7 +257,90 @@ int cmd_info(const Global& g) {
 
 // ---- matmul --------------------------------------------------------------------------
 
+namespace {
+
+// An operand of --dtype bf16: float32 values rounded to bf16 (nearest even;
+// subnormals become zeros of their sign, as the MXU reads them; NaN stays
+// NaN), or with raw uint16 bf16 bits as they are.
+MatrixBf16 to_matrix_bf16(const npy::Array& a, const std::string& path) {
+  if (a.shape.size() != 2) throw Error(path + ": expected a 2-d array, not " + std::to_string(a.shape.size()) + "-d");
+  if (a.shape[0] > INT_MAX || a.shape[1] > INT_MAX)
+    throw Error(path + ": " + std::to_string(a.shape[0]) + "x" + std::to_string(a.shape[1]) + " is too large");
+  MatrixBf16 m(int(a.shape[0]), int(a.shape[1]));
+  if (a.dtype == npy::Dtype::kUint16) {
+    const std::vector<uint16_t> v = npy::values<uint16_t>(a);
+    std::copy(v.begin(), v.end(), m.data.begin());
+  } else {
+    const std::vector<float> v = npy::values<float>(a);
+    for (size_t i = 0; i < v.size(); ++i) m.data[i] = float_to_bf16(v[i]);
+  }
+  return m;
+}
+
+// Both operands of --dtype bf16, their dtypes checked together: float32 and
+// float32, or with --raw-bf16 uint16 and uint16.
+std::pair<MatrixBf16, MatrixBf16> load_bf16_operands(const MatmulArgs& args) {
+  const npy::Array a = npy::load(args.a), b = npy::load(args.b);
+  const std::string want = args.raw_bf16 ? "uint16 (bf16 bits, --raw-bf16)" : "float32 (rounded to bf16)";
+  for (const auto& [arr, path] : {std::pair{&a, &args.a}, std::pair{&b, &args.b}}) {
+    const bool f32 = arr->dtype == npy::Dtype::kFloat32, u16 = arr->dtype == npy::Dtype::kUint16;
+    if (!f32 && !u16)
+      throw Error(*path + ": dtype " + npy::dtype_name(arr->dtype) + " is not a bf16 operand; --dtype bf16 takes " +
+                  want + (args.raw_bf16 ? "" : ", or uint16 bf16 bits with --raw-bf16"));
+  }
+  if (a.dtype != b.dtype)
+    throw Error("A and B differ in dtype: " + args.a + " is " + npy::dtype_name(a.dtype) + " but " + args.b +
+                " is " + npy::dtype_name(b.dtype) + "; give both as " + want);
+  if (args.raw_bf16 && a.dtype != npy::Dtype::kUint16)
+    throw Error(args.a + ": dtype float32 with --raw-bf16, which takes uint16 bf16 bits; drop --raw-bf16 to "
+                "round float32 to bf16");
+  if (!args.raw_bf16 && a.dtype != npy::Dtype::kFloat32)
+    throw Error(args.a + ": dtype uint16 is taken only as bf16 bits, with --raw-bf16; or give float32");
+  return {to_matrix_bf16(a, args.a), to_matrix_bf16(b, args.b)};
+}
+
+int cmd_matmul_bf16(const Global& g, const MatmulArgs& args) {
+  Outputs out;
+  out.add("--out", args.out);
+  out.add("--stats-json", args.stats_json);
+  const auto [a, b] = load_bf16_operands(args);
+  if (a.cols != b.rows)
+    throw Error("inner dimensions differ: A is " + dims(a.rows, a.cols) + " but B is " + dims(b.rows, b.cols) +
+                " (A's columns must equal B's rows)");
+  Device dev = g.open();
+  OpStats stats;
+  MatrixF32 c(a.rows, b.cols, 0.0f);  // K = 0: every sum is +0
+  if (a.rows == 0 || a.cols == 0 || b.cols == 0) {
+    if (!dev.info().bf16)  // the same answer as with work to do
+      throw Error("matmul_bf16: the device has no bf16 datapath (its MXU is int8 only); bf16 GEMMs need a "
+                  "configuration with one, such as tiny_bf16 or default_bf16");
+    stats.n = dev.info().n;
+  } else {
+    c = matmul_bf16(dev, a, b, &stats);
+  }
+
+  out.stage(args.out, npy_bytes(npy::make(npy::Dtype::kFloat32, {c.rows, c.cols}, c.data.data())));
+  if (!args.stats_json.empty()) {
+    json j = stats_json(g, dev, stats);
+    j["shape"] = shape_json(a.rows, a.cols, b.cols);
+    j["dtype"] = "bf16";
+    out.stage_json(args.stats_json, j);
+  }
+  out.commit();
+  std::printf("matmul %s x %s -> %s float32 (bf16 operands, fp32 sums): %llu cycles, %s, utilization %s "
+              "(array %s); wrote %s\n",
+              dims(a.rows, a.cols).c_str(), dims(b.rows, b.cols).c_str(), dims(c.rows, c.cols).c_str(),
+              static_cast<unsigned long long>(stats.cycles), count(stats.commands, "command").c_str(),
+              percent(stats.utilization()).c_str(), percent(stats.array_utilization()).c_str(),
+              printable(args.out).c_str());
+  return 0;
+}
+
+}  // namespace
+
 int cmd_matmul(const Global& g, const MatmulArgs& args) {
+  if (args.dtype == "bf16") return cmd_matmul_bf16(g, args);
+  if (args.raw_bf16) throw UsageError("--raw-bf16 needs --dtype bf16");
   Outputs out;
   out.add("--out", args.out);
   out.add("--stats-json", args.stats_json);
@@ -335,8 +446,8 @@ int cmd_bench(const Global& g, const GemmArgs& args) {
   Device dev = g.open();
   const GemmRun r = run_random_gemm(g, dev, args);
   const double speed = r.wall_seconds > 0 ? double(r.stats.cycles) / r.wall_seconds : 0.0;
-  std::printf("bench %s (MxKxN) on %s, seed %llu\n", gemm_shape(args).c_str(),
-              dev.info().name.c_str(), static_cast<unsigned long long>(g.seed));
+  std::printf("bench %s (MxKxN)%s on %s, seed %llu\n", gemm_shape(args).c_str(),
+              args.dtype == "bf16" ? " bf16" : "", dev.info().name.c_str(), static_cast<unsigned long long>(g.seed));
   char sim[96];
   std::snprintf(sim, sizeof sim, "%.0f device cycles/s (%.3f s wall)", speed, r.wall_seconds);
   constexpr int kWidth = -9;  // left-aligned, the notes in one column

@@ -95,6 +95,7 @@ tfl::HostTensor to_host(const npy::Array& a) {
       break;
     case npy::Dtype::kUint8: t.type = tfl::TensorType::kUint8; break;
     case npy::Dtype::kInt32: t.type = tfl::TensorType::kInt32; break;
+    case npy::Dtype::kUint16: t.type = tfl::TensorType::kUint16; break;
   }
   return t;
 }

@@ -118,10 +118,18 @@ int main(int argc, char** argv) {
   info->callback([&] { code = cmd_info(g); });
 
   MatmulArgs mm;
-  auto* matmul = app.add_subcommand("matmul", "C = A*B: int8 A (MxK) and B (KxN) to int32 C (MxN)");
-  matmul->add_option("--a", mm.a, "A.npy, int8, M x K")->required();
-  matmul->add_option("--b", mm.b, "B.npy, int8, K x N")->required();
-  matmul->add_option("--out", mm.out, "where to write C, int32 M x N .npy")->required();
+  auto* matmul = app.add_subcommand("matmul", "C = A*B: int8 A (MxK) and B (KxN) to int32 C (MxN), "
+                                               "or with --dtype bf16 bf16 operands to float32 C");
+  matmul->add_option("--a", mm.a, "A.npy, int8, M x K (--dtype bf16: float32, or uint16 with --raw-bf16)")
+      ->required();
+  matmul->add_option("--b", mm.b, "B.npy, int8, K x N (--dtype bf16: float32, or uint16 with --raw-bf16)")
+      ->required();
+  matmul->add_option("--out", mm.out, "where to write C, int32 M x N .npy (--dtype bf16: float32)")->required();
+  matmul->add_option("--dtype", mm.dtype,
+                     "int8 (default), or bf16: the device's bf16 datapath, float32 inputs rounded to bf16 "
+                     "(nearest even)")
+      ->check(CLI::IsMember({"int8", "bf16"}));
+  matmul->add_flag("--raw-bf16", mm.raw_bf16, "with --dtype bf16: A and B are uint16 arrays of bf16 bits");
   matmul->add_option("--stats-json", mm.stats_json, "write cycles, utilization and counters here");
   matmul->callback([&] { code = cmd_matmul(g, mm); });
 
@@ -163,6 +171,10 @@ int main(int argc, char** argv) {
     add_number(sub, "--k", &args->k, "columns of A, rows of B", 1, kMaxDim)->required();
     add_number(sub, "--n", &args->n, "columns of B", 1, kMaxDim)->required();
     sub->add_option("--json", args->json, "write the statistics here");
+    sub->add_option("--dtype", args->dtype,
+                    "int8 (default): int8 operands, int32 results; bf16: bf16 operands (normal random values "
+                    "rounded to bf16), fp32 results, on a device with a bf16 datapath")
+        ->check(CLI::IsMember({"int8", "bf16"}));
   }
   auto* benchc = app.get_subcommand("bench");
   auto* stream = add_number(benchc, "--stream", &bench_args.stream,
@@ -171,7 +183,10 @@ int main(int argc, char** argv) {
   add_number(benchc, "--depth", &bench_args.depth,
              "with --stream: commands in flight, default as many as the device holds", 1, kMaxStream)
       ->needs(stream);
-  benchc->callback([&] { code = cmd_bench(g, bench_args); });
+  benchc->callback([&] {
+    if (bench_args.stream > 0 && bench_args.dtype != "int8") throw UsageError("--stream runs int8 products only; drop --dtype bf16");
+    code = cmd_bench(g, bench_args);
+  });
   app.get_subcommand("perf")->callback([&] { code = cmd_perf(g, perf_args); });
 
   MlpArgs mlp;

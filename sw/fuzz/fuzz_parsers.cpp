@@ -44,7 +44,9 @@ void fuzz_npy(std::span<const uint8_t> in) {
     return;
   }
   require(a.elements() >= 0, "elements() of an accepted array");
-  const size_t item = a.dtype == tpu::npy::Dtype::kInt32 || a.dtype == tpu::npy::Dtype::kFloat32 ? 4 : 1;
+  const size_t item = a.dtype == tpu::npy::Dtype::kInt32 || a.dtype == tpu::npy::Dtype::kFloat32 ? 4
+                      : a.dtype == tpu::npy::Dtype::kUint16                                       ? 2
+                                                                                                  : 1;
   require(a.data.size() == size_t(a.elements()) * item, "data size is elements x item size");
   const std::vector<uint8_t> again = tpu::npy::encode(a);
   const tpu::npy::Array b = tpu::npy::parse("again.npy", again);

@@ -30,6 +30,7 @@ struct CoreCfg {
   static constexpr int N = tb::kConfig.array_n, UbRows = tb::kConfig.ub_rows,
                        AccRows = tb::kConfig.acc_rows, Imem = tb::kConfig.imem_depth,
                        WgtFifoTiles = tb::kConfig.wgt_fifo_tiles;
+  static constexpr tpu::Datapath Datapath = tb::kConfig.datapath;
 };
 
 constexpr uint64_t kInput = 0x10000, kOutput = 0x80000, kScratch = 0x200000;

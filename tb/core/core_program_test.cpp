@@ -55,6 +55,7 @@ std::vector<ErrorCase> error_cases() {
   constexpr int n = CoreCfg::N, ub = CoreCfg::UbRows, acc = CoreCfg::AccRows, imem = CoreCfg::Imem,
                 wgt = CoreCfg::WgtFifoTiles;
   const uint32_t nn = uint32_t(n);
+  const bool bf16_core = tpu::has_bf16(CoreCfg::Datapath);
   Instr illegal{};
   illegal.op = 0x7f;
   Instr zero{};
@@ -84,7 +85,8 @@ std::vector<ErrorCase> error_cases() {
       {"ACT of no rows", {act(0, 0, 0, Act::kNone, false), halt()}, ErrCode::kBadCount, 0},
       {"ACT UB range", {act(0, uint32_t(ub - 1), 2, Act::kNone, false), halt()}, ErrCode::kUbRange, 0},
       {"ACT ACC range", {act(uint32_t(acc - 1), 0, 2, Act::kNone, false), halt()}, ErrCode::kAccRange, 0},
-      {"VOP reserved flag", {with(vop0, 0x08), halt()}, ErrCode::kBadFlags, 0},
+      // (every flag bit is used in a bf16 core: an undefined operation instead)
+      {"VOP reserved flag", {with(vop0, bf16_core ? 0x07 : 0x08), halt()}, ErrCode::kBadFlags, 0},
       {"VOP of no rows", {vop(VopOp::kAdd, 0, 1, 2, 0), halt()}, ErrCode::kBadCount, 0},
       {"VOP UB range", {vop(VopOp::kAdd, 0, 1, uint32_t(ub - 1), 2), halt()}, ErrCode::kUbRange, 0},
       {"CFG reserved field", {with(cfg(0x001, 3), 0x01), halt()}, ErrCode::kBadFlags, 0},
@@ -154,7 +156,7 @@ TEST_F(CoreTest, EveryErrorCodeStopsAndRecovers) {
 
 TEST_F(CoreTest, Bf16FormsAreRejectedInAnInt8Core) {
   using namespace isa;
-  ASSERT_EQ(config().datapath, tpu::Datapath::kInt8);
+  if (config().datapath != tpu::Datapath::kInt8) GTEST_SKIP() << "a bf16 configuration: core_bf16_test.cpp";
   const uint32_t nn = uint32_t(N);
   struct Case {
     const char* name;

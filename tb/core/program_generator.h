@@ -19,12 +19,18 @@ constexpr uint64_t kGenInput = 0x10000, kGenOutput = 0x80000;
 // Generates programs that are valid by construction for the common cases; a
 // trial run on a copy of the model rejects the rare invalid one (a LOOP whose
 // later iterations leave memory, say), so every program run is valid.
+// In a bf16 or both core the programs also use the bf16 forms (wide
+// RHM/WHM, RW/MMC BF16, ACT F32, VOP BF16, the fp32 CFG registers). All
+// tiles in flight have one format: a program keeps the format of the tiles
+// it finds (or picks one when there are none), so its MMCs always match.
 template <class Fixture, int N, int UbRows, int AccRows>
 class ProgramGenerator {
  public:
   static constexpr uint64_t kInSize = 0x4000, kOutSize = 0x4000;
 
-  ProgramGenerator(Fixture& fx, int pending_tiles) : fx_(fx), tiles_(pending_tiles) {}
+  ProgramGenerator(Fixture& fx, int pending_tiles, bool bf16_core = false, bool tiles_bf16 = false)
+      : fx_(fx), tiles_(pending_tiles), bf16_core_(bf16_core),
+        fmt_bf16_(bf16_core && (pending_tiles > 0 ? tiles_bf16 : fx.chance(0.5))) {}
 
   std::vector<isa::Instr> make(int length) {
     std::vector<isa::Instr> prog;
@@ -51,6 +57,7 @@ class ProgramGenerator {
 
   isa::Instr one() {
     for (;;) {
+      if (bf16_core_ && fx_.chance(0.25)) return one_bf16();
       switch (r(0, 9)) {
         case 0: {  // RHM from the input region
           const uint32_t n = rows(), stride = uint32_t(N * r(1, 3));
@@ -60,11 +67,12 @@ class ProgramGenerator {
           const uint32_t n = rows(), stride = uint32_t(N * r(1, 2));
           return isa::whm(ub(n), n, kGenOutput + uint64_t(r(0, kOutSize - int64_t(n) * stride)), stride);
         }
-        case 2: {  // RW, within the tile capacity
+        case 2: {  // RW, within the tile capacity, in the program's format
           if (tiles_ >= 6) continue;
           const uint32_t t = uint32_t(r(1, std::min(2, 6 - tiles_)));
           tiles_ += int(t);
-          return isa::rw(kGenInput + uint64_t(r(0, kInSize - int64_t(t) * N * N)), t, N);
+          const uint32_t row = fmt_bf16_ ? 2 * N : N;
+          return isa::rw(kGenInput + uint64_t(r(0, kInSize - int64_t(t) * N * row)), t, row, fmt_bf16_);
         }
         case 3:
         case 4: {  // MMC, when a tile is there
@@ -72,7 +80,7 @@ class ProgramGenerator {
           const uint32_t n = rows();
           const bool pop = fx_.chance(0.5);
           tiles_ -= pop;
-          return isa::mmc(ub(n), acc(n), n, fx_.chance(0.5), pop);
+          return isa::mmc(ub(fmt_bf16_ ? 2 * n : n), acc(n), n, fx_.chance(0.5), pop, fmt_bf16_);
         }
         case 5: {  // ACT
           const uint32_t n = rows();
@@ -111,12 +119,49 @@ class ProgramGenerator {
     }
   }
 
+  // The bf16 forms but RW and MMC (case 2 to 4 above use the program's
+  // format): wide transfers, ACT F32, VOP BF16, the fp32 registers.
+  isa::Instr one_bf16() {
+    const uint32_t n = uint32_t(r(1, 10));
+    switch (r(0, 5)) {
+      case 0: {
+        const uint32_t stride = uint32_t(2 * N * r(1, 2) + r(0, 1) * 3);
+        return isa::rhm(ub(2 * n), n, kGenInput + uint64_t(r(0, kInSize - int64_t(n) * stride)), stride, true);
+      }
+      case 1: {
+        const uint32_t stride = uint32_t(2 * N * r(1, 2));
+        return isa::whm(ub(2 * n), n, kGenOutput + uint64_t(r(0, kOutSize - int64_t(n) * stride)), stride, true);
+      }
+      case 2: {
+        const bool raw = fx_.chance(0.3);
+        return isa::act(acc(n), ub(raw ? 4 * n : 2 * n), n, isa::Act(r(0, 2)), fx_.chance(0.5), raw, true);
+      }
+      case 3: {
+        const auto op = isa::VopOp(r(0, 4));
+        if (op == isa::VopOp::kPoolMax || op == isa::VopOp::kPoolAvg) {
+          const int shift = int(r(0, 3));
+          return isa::vop(op, ub(2 * (n << shift)), 0, ub(2 * n), n, shift, true);
+        }
+        return isa::vop(op, ub(2 * n), ub(2 * n), ub(2 * n), n, 0, true);
+      }
+      case 4: {  // SCALE: 2^-4 .. 2^4 with a random fraction, now and then NaN
+        const uint32_t scale = fx_.chance(0.05) ? 0x7FC00000u : uint32_t(r(123, 131)) << 23 | uint32_t(r(0, 0x7FFFFF));
+        return isa::cfg(isa::kCfgScale, scale);
+      }
+      default: {  // RELU6_F32, FMIN, FMAX: bf16-like values, signed
+        const uint32_t v = uint32_t(r(0, 1)) << 31 | uint32_t(r(120, 135)) << 23 | uint32_t(r(0, 0x7FFFFF));
+        return isa::cfg(uint32_t(isa::kCfgRelu6F32 + r(0, 2)), v);
+      }
+    }
+  }
+
   Fixture& fx_;
   int tiles_;
+  bool bf16_core_, fmt_bf16_;
 };
 
 // The reference model's configuration for a test configuration struct
-// (N, UbRows, AccRows, Imem, WgtFifoTiles), as the RTL was built with.
+// (N, UbRows, AccRows, Imem, WgtFifoTiles, Datapath), as the RTL was built with.
 template <class Cfg>
 tpu::CoreConfig model_config() {
   tpu::CoreConfig c;
@@ -125,6 +170,7 @@ tpu::CoreConfig model_config() {
   c.acc_rows = Cfg::AccRows;
   c.imem_depth = Cfg::Imem;
   c.wgt_fifo_tiles = Cfg::WgtFifoTiles;
+  c.datapath = Cfg::Datapath;
   return c;
 }
 
@@ -137,7 +183,9 @@ std::vector<isa::Instr> valid_program(Fixture& fx, const tpu::model::TpuModel& m
                                       const tpu::HostMemory& mem, int min_len, int max_len,
                                       int* rejected = nullptr) {
   for (int attempt = 0; attempt < 100; ++attempt) {
-    ProgramGenerator<Fixture, N, UbRows, AccRows> gen(fx, int(model.pending_tiles()));
+    ProgramGenerator<Fixture, N, UbRows, AccRows> gen(fx, int(model.pending_tiles()),
+                                                      tpu::has_bf16(model.config().datapath),
+                                                      model.current_tile_is_bf16());
     std::vector<isa::Instr> prog = gen.make(int(fx.rand_int(min_len, max_len)));
     tpu::model::TpuModel trial = model;
     tpu::HostMemory trial_mem = mem;

@@ -35,6 +35,7 @@ struct TopCfg {
   static constexpr int N = tb::kConfig.array_n, UbRows = tb::kConfig.ub_rows,
                        AccRows = tb::kConfig.acc_rows, Imem = tb::kConfig.imem_depth,
                        WgtFifoTiles = tb::kConfig.wgt_fifo_tiles;
+  static constexpr tpu::Datapath Datapath = tb::kConfig.datapath;
 };
 
 template <class Cfg>

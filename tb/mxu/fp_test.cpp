@@ -4,7 +4,9 @@
 // special values, structured sets and millions of random operands biased to
 // the hard cases; the bf16 mxu_mac (through tb/mxu/mxu_mac_bf16.sv) on its
 // three-cycle schedule, with en_i holding every stage, and as one column
-// (its output fed back as the next partial sum) against bf16_dot_column.
+// (its output fed back as the next partial sum) against bf16_dot_column; the
+// VPU's fp32 lanes (fp32_mul, fp32_max, fp32_min, fp32_to_bf16, through
+// tb/vpu/vpu_fp32_ops.sv).
 //
 // TPU_SEED=<n> repeats a run; TPU_WAVES=1 writes an FST per test (MAC tests).
 #include <gtest/gtest.h>
@@ -24,6 +26,7 @@
 #include "Vbf16_mul.h"
 #include "Vfp32_add.h"
 #include "Vmxu_mac_bf16.h"
+#include "Vvpu_fp32_ops.h"
 #include "fp_cases.h"
 #include "tpu/bf16.h"
 #include "verilated_fixture.h"
@@ -160,6 +163,88 @@ TEST_F(Bf16MulRtlTest, RandomPairs) {
     }
     check(a, b);
   }
+  EXPECT_EQ(mismatches(), 0u);
+}
+
+// ---- the VPU's fp32 lanes: fp32_mul, fp32_max, fp32_min, fp32_to_bf16 ----
+
+class VpuFp32RtlTest : public FpFixture<Vvpu_fp32_ops> {
+ protected:
+  void check(fp32 a, fp32 b) {
+    dut().a_i = a;
+    dut().b_i = b;
+    eval();
+    const fp32 mul = tpu::fp32_mul(a, b), mx = tpu::fp32_max(a, b), mn = tpu::fp32_min(a, b);
+    const bf16 cv = tpu::fp32_to_bf16(a);
+    if (dut().mul_o != mul) mismatch("fp32_mul(0x%08x, 0x%08x): RTL 0x%08x, C++ 0x%08x", a, b, dut().mul_o, mul);
+    if (dut().max_o != mx) mismatch("fp32_max(0x%08x, 0x%08x): RTL 0x%08x, C++ 0x%08x", a, b, dut().max_o, mx);
+    if (dut().min_o != mn) mismatch("fp32_min(0x%08x, 0x%08x): RTL 0x%08x, C++ 0x%08x", a, b, dut().min_o, mn);
+    if (dut().bf16_o != cv) mismatch("fp32_to_bf16(0x%08x): RTL 0x%04x, C++ 0x%04x", a, dut().bf16_o, cv);
+  }
+};
+
+TEST_F(VpuFp32RtlTest, SpecialPairs) {
+  const auto v = tpu::fp_cases::fp32_specials();
+  for (fp32 a : v)
+    for (fp32 b : v) check(a, b);
+  EXPECT_EQ(mismatches(), 0u) << v.size() * v.size() << " pairs";
+}
+
+TEST_F(VpuFp32RtlTest, HandCheckedProducts) {
+  // docs/numerics.md's examples: ties both ways, overflow by rounding, and
+  // the flush of an exact product just below 2^-126 that rounding would lift.
+  const std::pair<fp32, fp32> cases[] = {{0x3F800800u, 0x3F800800u}, {0x3F800001u, 0x3FC00000u},
+                                         {0x7F7FFFFFu, 0x3F800001u}, {0x3F7FFFFEu, 0x00800001u},
+                                         {0x3F7FFFFFu, 0x00800001u}, {0x3F800001u, 0x007FFFFFu}};
+  for (auto [a, b] : cases) {
+    check(a, b);
+    check(b, a);
+  }
+  dut().a_i = 0x3F7FFFFEu;
+  dut().b_i = 0x00800001u;
+  eval();
+  EXPECT_EQ(dut().mul_o, 0u) << "the exact product is below 2^-126: zero";
+  EXPECT_EQ(mismatches(), 0u);
+}
+
+TEST_F(VpuFp32RtlTest, RandomPairsBiasedToHardCases) {
+  // 4e6 pairs: a quarter uniform bits; a quarter with exponents whose sum
+  // puts the product near 2^-126 or 2^128; a quarter with fractions near all
+  // ones (significand products just below 2 and 4, where rounding carries);
+  // a quarter with few-bit fractions (ties) and bf16 operands.
+  for (int i = 0; i < 4'000'000; ++i) {
+    const uint64_t r = rng()(), q = rng()();
+    fp32 a = fp32(r), b = fp32(r >> 32);
+    switch (i & 3) {
+      case 0:
+        break;
+      case 1: {
+        const uint32_t ea = uint32_t(q & 0xFF);
+        const int target = (q >> 8 & 1) ? 127 : 127 + 254;
+        const uint32_t eb = uint32_t(std::clamp(target - int(ea) + int(q >> 9 & 7) - 4, 0, 255));
+        a = (a & 0x807FFFFFu) | ea << 23;
+        b = (b & 0x807FFFFFu) | eb << 23;
+        break;
+      }
+      case 2:
+        a |= 0x007FFF00u >> (q & 7);
+        b |= 0x007FFF00u >> (q >> 3 & 7);
+        break;
+      default:
+        a &= (q & 1) ? 0xFFFF0000u : 0xFFF00FFFu;
+        b &= (q & 2) ? 0xFFFF0000u : 0xFFFFF00Fu;
+        break;
+    }
+    check(a, b);
+  }
+  EXPECT_EQ(mismatches(), 0u);
+}
+
+TEST_F(VpuFp32RtlTest, ConversionAroundEveryRoundingDecision) {
+  // Every upper half with lower halves at and around the tie.
+  const uint32_t lows[] = {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu};
+  for (uint32_t hi = 0; hi < 0x10000; ++hi)
+    for (uint32_t lo : lows) check(hi << 16 | lo, 0x3F800000u);
   EXPECT_EQ(mismatches(), 0u);
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reference model's bf16 mode (docs/numerics.md, "bf16 through the core"):
+// The reference model's bf16 mode (docs/numerics.md, "bf16 through the core"),
+// and the GEMM planner's bf16 plans (tpu/gemm_program.h) run on it:
 // the bf16 forms of RHM/WHM (WIDE), RW, MMC (BF16), ACT (F32) and VOP (BF16)
 // in cores whose datapath is bf16 or both, and their absence from int8 cores.
 // GEMM results are compared bit for bit with bf16_gemm::reference, written
@@ -17,6 +18,7 @@
 
 #include "bf16_gemm.h"
 #include "tpu/bf16.h"
+#include "tpu/gemm_program.h"
 #include "tpu/isa.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
@@ -753,6 +755,190 @@ TEST_F(Bf16Test, TheAssemblyExampleOfTheDocs) {
       EXPECT_EQ(mem_.read32(0x4000 + uint64_t(i * 4 + j) * 4), y);
       EXPECT_EQ(mem_.read16(0x3000 + uint64_t(i * 4 + j) * 2), tpu::fp32_to_bf16(y));
     }
+}
+
+// ---- The planner's bf16 GEMMs (tpu/gemm_program.h) ------------------------------------
+
+namespace plan = tpu::model;
+
+// Runs the planner's programs for A x W (images packed by pack_a_bf16 and
+// pack_w_bf16); C as fp32 bits (bf16 results widened).
+class Bf16PlanTest : public Bf16CoreTest {
+ protected:
+  MatrixF32 planned(const MatrixBf16& a, const MatrixBf16& w, plan::GemmOutput out,
+                    const plan::GemmOptions& o = {}, plan::GemmPlan* plan_out = nullptr,
+                    const std::vector<fp32>& bias = {}, Act act = Act::kNone) {
+    constexpr uint64_t kA = 0x10000000, kW = 0x20000000, kC = 0x30000000;
+    plan::GemmOptions options = o;
+    options.bias = options.bias || !bias.empty();  // a bias per column is never transposed
+    const plan::GemmPlan p = plan::plan_gemm({a.rows, a.cols, w.cols}, out, core_, options);
+    if (plan_out) *plan_out = p;
+    mem_ = HostMemory{};
+    mem_.write(kA, std::span<const uint8_t>(plan::pack_a_bf16(p, a)));
+    mem_.write(kW, std::span<const uint8_t>(plan::pack_w_bf16(p, w)));
+    plan::GemmEpilogue epi;
+    epi.output = out;
+    epi.bias_f32 = bias;
+    epi.act = act;
+    for (const std::vector<Instr>& program : plan::gemm_programs(p, epi, kA, kW, kC, core_)) {
+      const RunResult r = run(program);
+      EXPECT_EQ(r.err, ErrCode::kOk) << "at pc " << r.err_pc << ": " << disassemble(model().imem(r.err_pc));
+      if (r.err != ErrCode::kOk) break;
+    }
+    EXPECT_EQ(model().pending_tiles(), 0u);
+    const std::vector<uint8_t> c = mem_.read(kC, p.c_bytes());
+    if (out == plan::GemmOutput::kF32) return plan::unpack_c_f32(p, c);
+    const MatrixBf16 r = plan::unpack_c_bf16(p, c);
+    MatrixF32 wide(r.rows, r.cols);
+    for (size_t i = 0; i < r.data.size(); ++i) wide.data[i] = tpu::bf16_to_fp32(r.data[i]);
+    return wide;
+  }
+  // Both outputs against the reference: fp32 exactly, bf16 its rounding.
+  void check(const MatrixBf16& a, const MatrixBf16& w, const plan::GemmOptions& o = {}) {
+    const MatrixF32 want = gemm::reference(a, w, n());
+    MatrixF32 rounded = want;
+    for (fp32& v : rounded.data) v = tpu::bf16_to_fp32(tpu::fp32_to_bf16(v));
+    EXPECT_EQ(planned(a, w, plan::GemmOutput::kF32, o), want) << "fp32 results, seed " << seed_;
+    EXPECT_EQ(planned(a, w, plan::GemmOutput::kBf16, o), rounded) << "bf16 results, seed " << seed_;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(Cores, Bf16PlanTest, ::testing::Values(kTinyBoth, kSmallBf16, kDefaultBoth),
+                         [](const auto& info) { return config_name(info.param); });
+
+TEST_P(Bf16PlanTest, EveryKindOfPlanEqualsTheDocumentedOrder) {
+  using O = plan::GemmOptions;
+  const int N = n();
+  const O forced[] = {
+      {},
+      {.transpose = O::Transpose::kNever},
+      {.transpose = O::Transpose::kAlways},
+      {.max_pass_rows = 5, .transpose = O::Transpose::kNever, .a_regions = 1},
+      {.max_pass_rows = 7, .transpose = O::Transpose::kNever, .group_tiles = 1, .chunk_blocks = 1, .a_regions = 2},
+      {.transpose = O::Transpose::kNever, .group_tiles = 2, .chunk_blocks = 2, .a_regions = 1, .result_regions = 3,
+       .write_tiles = 1},
+      {.transpose = O::Transpose::kNever, .order = O::Order::kTileMajor},
+      {.max_pass_rows = 6, .transpose = O::Transpose::kAlways, .group_tiles = 1, .write_tiles = 2},
+  };
+  struct Shape {
+    int m, k, j;
+  };
+  for (const Shape& s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{17, 3 * N + 1, 2 * N + 3}, Shape{20, 4 * N - 1, N - 1}})
+    for (size_t f = 0; f < std::size(forced); ++f) {
+      SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.j) + " options " +
+                   std::to_string(f));
+      check(random_matrix(s.m, s.k), random_matrix(s.k, s.j), forced[f]);
+    }
+}
+
+TEST_P(Bf16PlanTest, KFromOneToThousandsAccumulatesBlocksInOrder) {
+  for (int k : {1, 2, n() - 1, n() + 1, 300, 4099}) {
+    SCOPED_TRACE("K = " + std::to_string(k));
+    check(random_matrix(3, k), random_matrix(k, 5));
+  }
+}
+
+TEST_P(Bf16PlanTest, SpecialOperandsMatchTheReference) {
+  const std::vector<bf16> special = {0x0000, 0x8000, 0x0001, 0x807F, 0x0080, 0x8080, 0x3F80, 0xBF80,
+                                     0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0xFFFF, 0x0100,
+                                     0x2000, 0x5F00, 0x6000, 0xE000};
+  for (int t = 0; t < 3; ++t) {
+    MatrixBf16 a(11, 2 * n() + 3), w(2 * n() + 3, n() + 2);
+    for (bf16& v : a.data) v = rng_() % 3 == 0 ? special[rng_() % special.size()] : rand_bf16();
+    for (bf16& v : w.data) v = rng_() % 8 == 0 ? special[rng_() % special.size()] : rand_bf16();
+    check(a, w, {.transpose = t == 1 ? plan::GemmOptions::Transpose::kAlways : plan::GemmOptions::Transpose::kAuto});
+  }
+  // Overflow of the products and of the sum, exact cancellation, NaN.
+  const bf16 max = 0x7F7F;
+  MatrixBf16 a(3, 2, 0), w(2, 2, 0);
+  a.at(0, 0) = max; a.at(0, 1) = max;                    // max*2 overflows; max*1 - max*1 = +0
+  a.at(1, 0) = bf(3.5f); a.at(1, 1) = bf(3.5f);          // 7 and 3.5 - 3.5 = +0
+  a.at(2, 0) = 0x7FC0;                                   // NaN
+  w.at(0, 0) = bf(2.0f); w.at(1, 0) = bf(2.0f);
+  w.at(0, 1) = bf(1.0f); w.at(1, 1) = bf(-1.0f);
+  const MatrixF32 got = planned(a, w, plan::GemmOutput::kF32);
+  EXPECT_EQ(got, gemm::reference(a, w, n()));
+  EXPECT_EQ(hex(got.at(0, 0)), hex(kInf));      // the products overflow
+  EXPECT_EQ(hex(got.at(0, 1)), hex(0));         // max - max = +0
+  EXPECT_EQ(hex(got.at(1, 0)), hex(f32(14.0f)));
+  EXPECT_EQ(hex(got.at(1, 1)), hex(0));         // exact cancellation: +0
+  EXPECT_EQ(hex(got.at(2, 0)), hex(kNan));
+  EXPECT_EQ(hex(got.at(2, 1)), hex(kNan));
+}
+
+TEST_P(Bf16PlanTest, WideRowsCountTwiceInTheUnifiedBuffer) {
+  // A core with a small UB: the plans must fit it counting two UB rows per
+  // row of A and 4 (fp32) or 2 (bf16) per result row.
+  CoreConfig small = core_;
+  small.ub_rows = 96;
+  small.acc_rows = 32;
+  use_config(small);
+  for (const plan::GemmOutput out : {plan::GemmOutput::kF32, plan::GemmOutput::kBf16}) {
+    plan::GemmPlan p;
+    const MatrixBf16 a = random_matrix(37, 3 * n() + 2), w = random_matrix(3 * n() + 2, 2 * n() + 1);
+    const MatrixF32 got = planned(a, w, out, {.transpose = plan::GemmOptions::Transpose::kNever}, &p);
+    EXPECT_GT(p.passes, 1);
+    EXPECT_LE(p.pass_rows * (p.a_regions * p.chunk_blocks * 2 + p.result_regions * p.write_tiles * p.out_row_rows()),
+              small.ub_rows);
+    MatrixF32 want = gemm::reference(a, w, n());
+    if (out == plan::GemmOutput::kBf16)
+      for (fp32& v : want.data) v = tpu::bf16_to_fp32(tpu::fp32_to_bf16(v));
+    EXPECT_EQ(got, want);
+  }
+}
+
+TEST_P(Bf16PlanTest, BiasAndActivationThroughActF32) {
+  // y = act(sum + bias[j]) per docs/isa.md's ACT F32 (SCALE 1, no clamp),
+  // with NaN, infinite, subnormal and -0 biases; fp32 (ACT F32 RAW) and bf16.
+  const int m = 9, k = 2 * n() + 1, j = n() + 3;
+  MatrixBf16 a = random_matrix(m, k), w = random_matrix(k, j);
+  a.at(0, 0) = 0x7FC0;  // a NaN row
+  for (int c = 0; c < k; ++c) a.at(1, c) = 0;  // a zero row: +0 sums
+  std::vector<fp32> bias(static_cast<size_t>(j));
+  for (int c = 0; c < j; ++c) bias[size_t(c)] = f32(std::normal_distribution<float>()(rng_));
+  bias[0] = kNan;
+  bias[1] = kNegInf;
+  bias[2] = 0x00000001u;  // subnormal: read as +0
+  bias[3] = 0x80000000u;  // -0: +0 + -0 = +0
+  const MatrixF32 sums = gemm::reference(a, w, n());
+  for (const Act act : {Act::kNone, Act::kRelu, Act::kRelu6})
+    for (const bool with_bias : {false, true}) {
+      SCOPED_TRACE("act " + std::to_string(int(act)) + (with_bias ? " with bias" : ""));
+      MatrixF32 want = sums;
+      for (int r = 0; r < m; ++r)
+        for (int c = 0; c < j; ++c) {
+          fp32 y = with_bias ? tpu::fp32_add(sums.at(r, c), bias[size_t(c)]) : sums.at(r, c);
+          y = tpu::fp32_mul(y, 0x3F800000u);
+          fp32 lo = kNegInf, hi = kInf;
+          if (act != Act::kNone) lo = tpu::fp32_max(lo, 0);
+          if (act == Act::kRelu6) hi = tpu::fp32_min(hi, 0x40C00000u);
+          want.at(r, c) = tpu::fp32_min(tpu::fp32_max(y, lo), hi);
+        }
+      const std::vector<fp32> b = with_bias ? bias : std::vector<fp32>{};
+      EXPECT_EQ(planned(a, w, plan::GemmOutput::kF32, {}, nullptr, b, act), want) << "seed " << seed_;
+      for (fp32& v : want.data) v = tpu::bf16_to_fp32(tpu::fp32_to_bf16(v));
+      EXPECT_EQ(planned(a, w, plan::GemmOutput::kBf16, {}, nullptr, b, act), want) << "seed " << seed_;
+    }
+  // A bias rules out the transposed plan, as for int8.
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kF32;
+  epi.bias_f32 = bias;
+  const plan::GemmPlan t = plan::plan_gemm({m, k, j}, plan::GemmOutput::kF32, core_,
+                                           {.transpose = plan::GemmOptions::Transpose::kAlways});
+  EXPECT_THROW(plan::gemm_programs(t, epi, 0, 0, 0, core_), std::invalid_argument);
+  epi.bias_f32.pop_back();
+  const plan::GemmPlan p = plan::plan_gemm({m, k, j}, plan::GemmOutput::kF32, core_, {.bias = true});
+  EXPECT_THROW(plan::gemm_programs(p, epi, 0, 0, 0, core_), std::invalid_argument) << "one bias per column";
+}
+
+TEST(Bf16PlanDatapathTest, PlansNeedTheOperandsDatapath) {
+  const CoreConfig int8{.n = 4};
+  const CoreConfig bf16_only{.n = 4, .datapath = Datapath::kBf16};
+  EXPECT_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kF32, int8), std::invalid_argument);
+  EXPECT_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kBf16, int8), std::invalid_argument);
+  EXPECT_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kInt32, bf16_only), std::invalid_argument);
+  EXPECT_NO_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kF32, bf16_only));
+  EXPECT_NO_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kInt32, int8));
 }
 
 }  // namespace

@@ -433,6 +433,196 @@ def device_timeout():
     bad_matmul(path("A.npy"), path("B.npy"), extra=["--timeout", "2000"], contains=["2000"])
 
 
+# ---- matmul --dtype bf16 against numpy ----------------------------------------------
+#
+# The reference is the numpy reimplementation of docs/numerics.md that
+# bf16_numpy_test.py checks against the model bit for bit (the order of
+# additions: K blocks of N rows, each summed from +0 down a column, the blocks
+# added in order); fp32_to_bf16 rounds the float32 inputs as the tool does.
+
+_BF16 = None
+
+
+def bf16_numerics():
+    global _BF16
+    if _BF16 is None:
+        import importlib.util
+        here = os.path.dirname(os.path.abspath(__file__))
+        src = os.path.join(here, "..", "..", "..", "sim", "model", "test", "bf16_numpy_test.py")
+        spec = importlib.util.spec_from_file_location("bf16_numpy", src)
+        _BF16 = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_BF16)
+    return _BF16
+
+
+BF16_CONFIG, BF16_ARRAY = "tiny_bf16", 4  # the bf16 configuration every transport builds
+
+
+def bf16_reference(a_bits, b_bits, n=BF16_ARRAY):
+    """C (float32) of bf16 bits A (M x K) and B (K x N) on an n x n array."""
+    f = bf16_numerics()
+    m, k = a_bits.shape
+    kp = max(1, ceil_div(k, n)) * n
+    a = np.zeros((m, kp), np.float32)
+    w = np.zeros((kp, b_bits.shape[1]), np.float32)
+    a[:, :k] = f.bf16_to_f32(a_bits)
+    w[:k, :] = f.bf16_to_f32(b_bits)
+    return f.mxu_matmul(a, w, n)
+
+
+def rand_f32_special(rng, shape, every=4):
+    """N(0, 1) float32 with, one in `every`, special values: zeros, subnormals,
+    the smallest normal, max float32 (rounds to bf16 inf), infinities, NaN,
+    values whose products overflow or flush."""
+    special = np.array([0.0, -0.0, 1e-40, -1e-45, 2.0 ** -126, 3.4e38, np.inf, -np.inf, np.nan,
+                        1e30, -1e30, 1e-30, 2.0 ** -70], np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
+    pick = rng.integers(0, every, shape) == 0
+    x[pick] = special[rng.integers(0, len(special), shape)][pick]
+    return x
+
+
+def bf16_matmul_case(a, b, raw=False, config=BF16_CONFIG, array=BF16_ARRAY):
+    """Runs tpu matmul --dtype bf16 on a, b (float32, or uint16 bits with raw)
+    and checks C bit for bit; returns the statistics."""
+    f = bf16_numerics()
+    pa, pb, pc, ps = path("A.npy"), path("B.npy"), path("C.npy"), path("stats.json")
+    np.save(pa, a)
+    np.save(pb, b)
+    for o in (pc, ps):
+        if os.path.exists(o):
+            os.remove(o)
+    p = ok("--config", config, "matmul", "--dtype", "bf16", *(["--raw-bf16"] if raw else []),
+           "--a", pa, "--b", pb, "--out", pc, "--stats-json", ps)
+    check(len(p.stdout.splitlines()) == 1 and "float32" in p.stdout, "summary:\n" + p.stdout)
+    c = np.load(pc)
+    m, n = a.shape[0], b.shape[1]
+    check(c.dtype == np.float32 and c.shape == (m, n), f"C is {c.dtype} {c.shape}")
+    a_bits = a if raw else f.fp32_to_bf16(a)
+    b_bits = b if raw else f.fp32_to_bf16(b)
+    ref = bf16_reference(a_bits, b_bits, array)
+    got, want = c.view(np.uint32), ref.view(np.uint32)
+    if not np.array_equal(got, want):
+        bad = np.argwhere(got != want)
+        i, j = bad[0]
+        raise Failure(f"{len(bad)} elements differ; C[{i},{j}] = {got[i, j]:#010x}, "
+                      f"reference {want[i, j]:#010x}")
+    s = json.load(open(ps))
+    check(s["dtype"] == "bf16" and s["shape"] == {"m": m, "k": a.shape[1], "n": n}, str(s))
+    check(s["config"] == config and s["n"] == array, f"config {s['config']}, n {s['n']}")
+    check(s["cycles"] > 0 and s["commands"] >= 1 and s["macs"] == m * a.shape[1] * n, str(s))
+    return s
+
+
+@case
+def matmul_bf16_float32_inputs_exact():
+    rng = np.random.default_rng(21)
+    for (m, k, n) in ((1, 1, 1), (7, 13, 5), (33, 50, 21), (5, 4, 8)):
+        bf16_matmul_case(rand_f32_special(rng, (m, k)), rand_f32_special(rng, (k, n), every=6))
+
+
+@case
+def matmul_bf16_raw_bits_exact():
+    rng = np.random.default_rng(22)
+    f = bf16_numerics()
+    a = f.fp32_to_bf16(rand_f32_special(rng, (9, 23)))
+    b = f.fp32_to_bf16(rand_f32_special(rng, (23, 6)))
+    a[0, :3] = [0x0001, 0x807F, 0x7F81]  # subnormals (read as zero), a signalling NaN
+    bf16_matmul_case(a, b, raw=True)
+    # float32 inputs equal to bf16 values give the same C as their bits.
+    ok("--config", BF16_CONFIG, "matmul", "--dtype", "bf16", "--raw-bf16", "--a", path("A.npy"),
+       "--b", path("B.npy"), "--out", path("C_raw.npy"))
+    np.save(path("Af.npy"), f.bf16_to_f32(a))
+    np.save(path("Bf.npy"), f.bf16_to_f32(b))
+    ok("--config", BF16_CONFIG, "matmul", "--dtype", "bf16", "--a", path("Af.npy"), "--b", path("Bf.npy"),
+       "--out", path("C_f32.npy"))
+    check(np.array_equal(np.load(path("C_raw.npy")).view(np.uint32), np.load(path("C_f32.npy")).view(np.uint32)),
+          "float32 inputs and their bf16 bits give different results")
+
+
+@case
+def matmul_bf16_long_k_and_nan():
+    rng = np.random.default_rng(23)
+    a = rng.standard_normal((3, 1001)).astype(np.float32)
+    b = rng.standard_normal((1001, 5)).astype(np.float32)
+    a[1, 500] = np.nan
+    s = bf16_matmul_case(a, b)
+    c = np.load(path("C.npy"))
+    check(np.all(np.isnan(c[1])) and not np.any(np.isnan(c[[0, 2]])), "NaN did not stay in its row")
+    check(np.all(c[1].view(np.uint32) == 0x7FC00000), "NaN is not the canonical 0x7FC00000")
+    check(s["commands"] >= 1, str(s))
+
+
+@case
+def matmul_bf16_within_the_bound_of_numpy_float32():
+    """docs/numerics.md: |C_tpu - C_f32| <= K 2^-23 (1 + e) S + (2K - 1) 2^-126 (1 + e)."""
+    rng = np.random.default_rng(24)
+    f = bf16_numerics()
+    m, k, n = 16, 300, 12
+    a = f.bf16_to_f32(f.fp32_to_bf16(rng.standard_normal((m, k)).astype(np.float32)))
+    b = f.bf16_to_f32(f.fp32_to_bf16(rng.standard_normal((k, n)).astype(np.float32)))
+    bf16_matmul_case(a, b)
+    c = np.load(path("C.npy")).astype(np.float64)
+    c_f32 = (a @ b).astype(np.float64)
+    s = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))
+    eps = 1 / (1 - (k - 1) * 2.0 ** -24) - 1
+    bound = k * 2.0 ** -23 * (1 + eps) * s + (2 * k - 1) * 2.0 ** -126 * (1 + eps)
+    err = np.abs(c - c_f32)
+    check(np.all(err <= bound), f"max error {np.max(err - bound):.3g} above the bound")
+
+
+@case
+def matmul_bf16_empty_dimensions():
+    for (m, k, n) in ((0, 5, 3), (3, 0, 4)):
+        np.save(path("A.npy"), np.zeros((m, k), np.float32))
+        np.save(path("B.npy"), np.zeros((k, n), np.float32))
+        ok("--config", BF16_CONFIG, "matmul", "--dtype", "bf16", "--a", path("A.npy"), "--b", path("B.npy"),
+           "--out", path("C.npy"))
+        c = np.load(path("C.npy"))
+        check(c.dtype == np.float32 and c.shape == (m, n) and not np.signbit(c).any() and not c.any(),
+              f"C is {c.dtype} {c.shape}")
+
+
+def bad_bf16_matmul(a, b, code=1, contains=(), extra=(), config=BF16_CONFIG):
+    out, stats = path("out.npy"), path("out.json")
+    return fails("--config", config, "matmul", "--dtype", "bf16", *extra, "--a", a, "--b", b, "--out", out,
+                 "--stats-json", stats, code=code, outputs=[out, stats], contains=contains)
+
+
+@case
+def matmul_bf16_rejects_bad_inputs():
+    rng = np.random.default_rng(25)
+    np.save(path("F.npy"), rng.standard_normal((4, 4)).astype(np.float32))
+    np.save(path("U.npy"), rng.integers(0, 0x8000, (4, 4)).astype(np.uint16))
+    np.save(path("I8.npy"), rand_i8(rng, (4, 4)))
+    np.save(path("F64.npy"), rng.standard_normal((4, 4)))
+    np.save(path("F3.npy"), rng.standard_normal((3, 3)).astype(np.float32))
+    np.save(path("V.npy"), rng.standard_normal(4).astype(np.float32))
+    bad_bf16_matmul(path("I8.npy"), path("F.npy"),
+                    contains=[path("I8.npy") + ": dtype int8 is not a bf16 operand", "float32"])
+    bad_bf16_matmul(path("F.npy"), path("F64.npy"),
+                    contains=[path("F64.npy") + ": dtype float64 is not supported"])
+    line = bad_bf16_matmul(path("F.npy"), path("U.npy"))
+    check(line == f"tpu: error: A and B differ in dtype: {path('F.npy')} is float32 but {path('U.npy')} is "
+                  "uint16; give both as float32 (rounded to bf16)", line)
+    bad_bf16_matmul(path("U.npy"), path("F.npy"), extra=["--raw-bf16"], contains=["differ in dtype"])
+    bad_bf16_matmul(path("F.npy"), path("F.npy"), extra=["--raw-bf16"],
+                    contains=["float32 with --raw-bf16", "uint16"])
+    bad_bf16_matmul(path("U.npy"), path("U.npy"), contains=["uint16 is taken only as bf16 bits, with --raw-bf16"])
+    bad_bf16_matmul(path("V.npy"), path("F.npy"), contains=["2-d"])
+    line = bad_bf16_matmul(path("F.npy"), path("F3.npy"))
+    check(line == "tpu: error: inner dimensions differ: A is 4x4 but B is 3x3 (A's columns must equal B's rows)",
+          line)
+    # An int8-only device.
+    bad_bf16_matmul(path("F.npy"), path("F.npy"), config="tiny", contains=["no bf16 datapath"])
+    # Usage: --raw-bf16 without --dtype bf16, an unknown dtype.
+    out = path("out.npy")
+    fails("matmul", "--raw-bf16", "--a", path("I8.npy"), "--b", path("I8.npy"), "--out", out, code=2,
+          outputs=[out], contains=["--raw-bf16 needs --dtype bf16"])
+    fails("matmul", "--dtype", "fp8", "--a", path("F.npy"), "--b", path("F.npy"), "--out", out, code=2,
+          outputs=[out], contains=["--dtype"])
+
+
 # ---- run ---------------------------------------------------------------------------
 
 @case
@@ -576,6 +766,23 @@ def bench_and_perf():
         expect = "MXU" if k > 48 else "link write"
         check(s["roofline"]["limit"] == expect, f"{m}x{k}x{n}: limit {s['roofline']['limit']!r}")
         check(f"limit: {expect}" in p.stdout, p.stdout)
+
+
+@case
+def bench_bf16():
+    """bench --dtype bf16: bf16 operands, fp32 results, exact against the order of additions."""
+    js = path("bench_bf16.json")
+    p = ok("--config", BF16_CONFIG, "--seed", "4", "bench", "--m", "21", "--k", "37", "--n", "10",
+           "--dtype", "bf16", "--json", js)
+    check("bf16 on" in p.stdout and "yes (matches the CPU reference)" in p.stdout, p.stdout)
+    s = json.load(open(js))
+    check(s["exact"] is True and s["dtype"] == "bf16" and s["shape"] == {"m": 21, "k": 37, "n": 10}, str(s))
+    check(s["macs"] == 21 * 37 * 10 and s["cycles"] > 0, str(s))
+    fails("bench", "--m", "3", "--k", "3", "--n", "3", "--dtype", "bf16",
+          contains=["no bf16 datapath", "tiny_bf16"])  # the default configuration is int8 only
+    fails("bench", "--m", "3", "--k", "3", "--n", "3", "--dtype", "fp8", code=2, contains=["--dtype"])
+    fails("--config", BF16_CONFIG, "bench", "--m", "3", "--k", "3", "--n", "3", "--dtype", "bf16",
+          "--stream", "2", code=2, contains=["--stream runs int8 products only"])
 
 
 @case

@@ -60,9 +60,10 @@ int weight_batch(const GemmPlan& p) {
 class WeightStream {
  public:
   WeightStream(Stream& out, const GemmPlan& plan, uint64_t w)
-      : out_(out), w_(w), tile_bytes_(uint64_t(plan.n) * plan.n), per_pass_(int64_t(plan.col_tiles) * plan.k_blocks),
-        total_(per_pass_ * plan.passes), cap_(plan.wgt_capacity), batch_(weight_batch(plan)),
-        n_(uint32_t(plan.n)) {}
+      : out_(out), w_(w), tile_bytes_(uint64_t(plan.n) * plan.n * plan.lane_bytes()),
+        per_pass_(int64_t(plan.col_tiles) * plan.k_blocks), total_(per_pass_ * plan.passes),
+        cap_(plan.wgt_capacity), batch_(weight_batch(plan)), stride_(uint32_t(plan.n * plan.lane_bytes())),
+        bf16_(plan.bf16()) {}
 
   // Before an MMC: its tile must have been requested.
   void need_one() {
@@ -91,7 +92,7 @@ class WeightStream {
   void issue(int64_t count) {
     while (count > 0) {
       const int64_t s = issued_ % per_pass_, c = std::min(count, per_pass_ - s);
-      out_.add(isa::rw(w_ + uint64_t(s) * tile_bytes_, uint32_t(c), n_));
+      out_.add(isa::rw(w_ + uint64_t(s) * tile_bytes_, uint32_t(c), stride_, bf16_));
       issued_ += c;
       count -= c;
     }
@@ -100,7 +101,8 @@ class WeightStream {
   Stream& out_;
   uint64_t w_, tile_bytes_;
   int64_t per_pass_, total_, cap_, batch_;
-  uint32_t n_;
+  uint32_t stride_;  // bytes per weight row
+  bool bf16_;
   int64_t issued_ = 0, retired_ = 0;
 };
 
@@ -111,10 +113,10 @@ class WeightStream {
 int GemmPlan::rows_of_pass(int p) const { return std::min(pass_rows, dm - p * pass_rows); }
 int GemmPlan::tiles_of_group(int g) const { return std::min(group_tiles, col_tiles - g * group_tiles); }
 uint64_t GemmPlan::a_bytes() const {
-  return transposed ? uint64_t(col_tiles) * k_blocks * n * n : uint64_t(dm) * k_blocks * n;
+  return (transposed ? uint64_t(col_tiles) * k_blocks * n * n : uint64_t(dm) * k_blocks * n) * uint64_t(lane_bytes());
 }
 uint64_t GemmPlan::w_bytes() const {
-  return transposed ? uint64_t(dm) * k_blocks * n : uint64_t(col_tiles) * k_blocks * n * n;
+  return (transposed ? uint64_t(dm) * k_blocks * n : uint64_t(col_tiles) * k_blocks * n * n) * uint64_t(lane_bytes());
 }
 uint64_t GemmPlan::c_bytes() const { return uint64_t(col_tiles) * dm * out_row_bytes(); }
 
@@ -153,8 +155,9 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
     mxu += std::max<uint64_t>(uint64_t(p.rows_of_pass(pass)), tile_min) * kb * ct;
   // The DMA reads one transfer at a time: while an RHM's rows cross the link
   // the weight FIFO only drains, and the MXU waits once it is empty.
+  const uint64_t in_rows = uint64_t(p.in_row_rows());  // UB rows per row of L
   if (p.chunks > 1) {
-    const uint64_t rhm_rows = uint64_t(p.chunk_blocks) * uint64_t(p.pass_rows) * row_cycles;
+    const uint64_t rhm_rows = uint64_t(p.chunk_blocks) * uint64_t(p.pass_rows) * in_rows * row_cycles;
     const uint64_t fifo_work = uint64_t(core.wgt_fifo_tiles) * uint64_t(p.pass_rows);
     const uint64_t margin = kReadLatency + 4 * n;  // the latency, and the tiles in flight
     const uint64_t covered = fifo_work > margin ? fifo_work - margin : 0;
@@ -163,12 +166,12 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   }
   // L loads: once per pass, or per group when a pass is loaded in chunks.
   const uint64_t l_loads = p.chunks == 1 ? 1 : uint64_t(p.groups);
-  const uint64_t l_rows = dm * kb * l_loads;
+  const uint64_t l_rows = dm * kb * l_loads * in_rows;  // UB rows
   const uint64_t rhms = uint64_t(p.passes) * (p.chunks == 1 ? 1 : uint64_t(p.groups) * p.chunks);
   const uint64_t c_rows = dm * ct * out_rows;
   const uint64_t whms = uint64_t(p.passes) * uint64_t(ceil_div(p.col_tiles, p.write_tiles));
   const uint64_t mem_unit = (l_rows + c_rows) * row_cycles + rhms * kReadLatency + whms * kWriteCycles;
-  const uint64_t w_bytes = uint64_t(p.passes) * ct * kb * n * n;
+  const uint64_t w_bytes = uint64_t(p.passes) * ct * kb * n * n * uint64_t(p.lane_bytes());
   const uint64_t link_read = (l_rows * n + w_bytes) / kLinkBytes;
   const uint64_t vpu = c_rows;
   // Exposed: the first load (latency, rows) before the first MMC; with one
@@ -178,7 +181,7 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   // write waits for the first tile: a whole group when K block after K
   // block.
   const uint64_t P = uint64_t(p.pass_rows);
-  const uint64_t first = kReadLatency + uint64_t(p.chunk_blocks) * P * row_cycles;
+  const uint64_t first = kReadLatency + uint64_t(p.chunk_blocks) * P * in_rows * row_cycles;
   const uint64_t reloads = p.a_regions == 1 ? (rhms - 1) * first : 0;
   const uint64_t last_tiles = uint64_t(p.tiles_of_group(p.groups - 1));
   const uint64_t kc_last = kb - uint64_t(p.chunks - 1) * uint64_t(p.chunk_blocks);
@@ -219,6 +222,10 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
     throw std::invalid_argument("gemm " + dims(shape) + ": every dimension must be at least 1");
   if (round_up(shape.k, core.n) > 0xFFFF)
     throw std::invalid_argument("gemm " + dims(shape) + ": K is too large for the core");
+  if (gemm_bf16(output) && !has_bf16(core.datapath))
+    throw std::invalid_argument("gemm " + dims(shape) + ": bf16 operands need a core with a bf16 datapath; this one is int8 only");
+  if (!gemm_bf16(output) && !has_int8(core.datapath))
+    throw std::invalid_argument("gemm " + dims(shape) + ": int8 operands need a core with an int8 datapath; this one is bf16 only");
   using T = GemmOptions::Transpose;
   std::vector<bool> orientations;
   if (options.transpose != T::kAlways) orientations.push_back(false);
@@ -226,7 +233,10 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
     orientations.push_back(true);
 
   std::vector<GemmPlan> candidates;
-  const int out_rows = output == GemmOutput::kInt32 ? 4 : 1;  // UB rows per result row
+  GemmPlan rows_of;
+  rows_of.output = output;
+  const int out_rows = rows_of.out_row_rows();  // UB rows per result row
+  const int in_rows = rows_of.in_row_rows();    // UB rows per row of L
   const int kb = ceil_div(shape.k, core.n);
   for (const bool tr : orientations) {
     GemmPlan p;
@@ -259,7 +269,7 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
           for (int results = 2; results <= 4; ++results) {
             if (options.result_regions > 0 && results != options.result_regions) continue;
             for (const int wb : write_sizes) {
-            int rows = std::min({core.ub_rows / (regions * kc + results * wb * out_rows), core.acc_rows / (2 * G),
+            int rows = std::min({core.ub_rows / (regions * kc * in_rows + results * wb * out_rows), core.acc_rows / (2 * G),
                                  0xFFFF / (wb * out_rows), 0xFFFF / kc});
             if (options.max_pass_rows > 0) rows = std::min(rows, options.max_pass_rows);
             if (rows < 1) continue;
@@ -329,16 +339,16 @@ std::vector<std::pair<int, int>> group_order(const GemmPlan& p, int g) {
   return order;
 }
 
-// L packed by pass (gemm_program.h) from l(r, c), dm x K.
-template <typename At>
-std::vector<int8_t> pack_l(const GemmPlan& p, At l) {
+// L packed by pass (gemm_program.h) from l(r, c), dm x K, in elements of T.
+template <typename T = int8_t, typename At>
+std::vector<T> pack_l(const GemmPlan& p, At l) {
   const int n = p.n, kp = p.k_blocks * n, k = p.shape.k;
-  std::vector<int8_t> out(size_t(p.dm) * kp, 0);
+  std::vector<T> out(size_t(p.dm) * kp, 0);
   for (int pass = 0; pass < p.passes; ++pass) {
     const int m0 = p.pass_begin(pass), r = p.rows_of_pass(pass);
     for (int kb = 0; kb < p.k_blocks; ++kb)
       for (int i = 0; i < r; ++i) {
-        int8_t* dst = out.data() + size_t(m0) * kp + (size_t(kb) * r + i) * n;
+        T* dst = out.data() + size_t(m0) * kp + (size_t(kb) * r + i) * n;
         const int c0 = kb * n, c1 = std::min(c0 + n, k);
         for (int c = c0; c < c1; ++c) dst[c - c0] = l(m0 + i, c);
       }
@@ -346,16 +356,17 @@ std::vector<int8_t> pack_l(const GemmPlan& p, At l) {
   return out;
 }
 
-// R tiles in one pass's order (gemm_program.h) from r(k, c), K x dn.
-template <typename At>
-std::vector<int8_t> pack_r(const GemmPlan& p, At r) {
+// R tiles in one pass's order (gemm_program.h) from r(k, c), K x dn, in
+// elements of T.
+template <typename T = int8_t, typename At>
+std::vector<T> pack_r(const GemmPlan& p, At r) {
   const int n = p.n, k = p.shape.k;
-  std::vector<int8_t> out(size_t(p.col_tiles) * p.k_blocks * n * n, 0);
+  std::vector<T> out(size_t(p.col_tiles) * p.k_blocks * n * n, 0);
   size_t t = 0;
   for (int g = 0; g < p.groups; ++g)
     for (const auto& [jg, kb] : group_order(p, g)) {
         const int j = p.group_begin(g) + jg;
-        int8_t* tile = out.data() + t++ * n * n;
+        T* tile = out.data() + t++ * n * n;
         for (int row = 0; row < n && kb * n + row < k; ++row)
           for (int c = 0; c < n && j * n + c < p.dn; ++c) tile[row * n + c] = r(kb * n + row, j * n + c);
       }
@@ -381,6 +392,55 @@ std::vector<int8_t> pack_w(const GemmPlan& p, const MatrixI8& w) {
   if (w.rows != p.shape.k || w.cols != p.shape.n_out) throw std::invalid_argument("pack_w: W's shape differs from the plan");
   if (p.transposed) return pack_l(p, [&](int r, int c) { return w.at(c, r); });
   return pack_r(p, [&](int k, int c) { return w.at(k, c); });
+}
+
+namespace {
+
+std::vector<uint8_t> le_bytes(const std::vector<uint16_t>& v) {
+  std::vector<uint8_t> out(v.size() * 2);
+  for (size_t i = 0; i < v.size(); ++i) {
+    out[2 * i] = uint8_t(v[i]);
+    out[2 * i + 1] = uint8_t(v[i] >> 8);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> pack_a_bf16(const GemmPlan& p, const MatrixBf16& a) {
+  if (!p.bf16()) throw std::invalid_argument("pack_a_bf16: not a bf16 plan");
+  if (a.rows != p.shape.m || a.cols != p.shape.k) throw std::invalid_argument("pack_a_bf16: A's shape differs from the plan");
+  if (p.transposed) return le_bytes(pack_r<uint16_t>(p, [&](int k, int c) { return a.at(c, k); }));
+  return le_bytes(pack_l<uint16_t>(p, [&](int r, int c) { return a.at(r, c); }));
+}
+
+std::vector<uint8_t> pack_w_bf16(const GemmPlan& p, const MatrixBf16& w) {
+  if (!p.bf16()) throw std::invalid_argument("pack_w_bf16: not a bf16 plan");
+  if (w.rows != p.shape.k || w.cols != p.shape.n_out) throw std::invalid_argument("pack_w_bf16: W's shape differs from the plan");
+  if (p.transposed) return le_bytes(pack_l<uint16_t>(p, [&](int r, int c) { return w.at(c, r); }));
+  return le_bytes(pack_r<uint16_t>(p, [&](int k, int c) { return w.at(k, c); }));
+}
+
+MatrixF32Bits unpack_c_f32(const GemmPlan& p, std::span<const uint8_t> c) {
+  if (p.output != GemmOutput::kF32 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_f32: not an fp32 result of this plan");
+  MatrixF32Bits out(p.shape.m, p.shape.n_out);
+  for (int i = 0; i < p.shape.m; ++i)
+    for (int j = 0; j < p.shape.n_out; ++j) {
+      const uint8_t* b = c.data() + (p.transposed ? d_offset(p, j, i, 4) : d_offset(p, i, j, 4));
+      out.at(i, j) = uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
+    }
+  return out;
+}
+
+MatrixBf16 unpack_c_bf16(const GemmPlan& p, std::span<const uint8_t> c) {
+  if (p.output != GemmOutput::kBf16 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_bf16: not a bf16 result of this plan");
+  MatrixBf16 out(p.shape.m, p.shape.n_out);
+  for (int i = 0; i < p.shape.m; ++i)
+    for (int j = 0; j < p.shape.n_out; ++j) {
+      const uint8_t* b = c.data() + (p.transposed ? d_offset(p, j, i, 2) : d_offset(p, i, j, 2));
+      out.at(i, j) = uint16_t(b[0] | b[1] << 8);
+    }
+  return out;
 }
 
 MatrixI32 unpack_c_i32(const GemmPlan& p, std::span<const uint8_t> c) {
@@ -412,6 +472,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   if (!epi.bias.empty() && (!int8 || int(epi.bias.size()) != p.shape.n_out))
     throw std::invalid_argument("gemm: the bias needs one int32 per output column (" +
                                 std::to_string(p.shape.n_out) + "), and an int8 output");
+  if (!epi.bias_f32.empty() && (!p.bf16() || int(epi.bias_f32.size()) != p.shape.n_out))
+    throw std::invalid_argument("gemm: the fp32 bias needs one value per output column (" +
+                                std::to_string(p.shape.n_out) + "), and a bf16 GEMM");
+  if (p.bf16() && epi.act == isa::Act::kLut)
+    throw std::invalid_argument("gemm: a bf16 GEMM's activation is none, ReLU or ReLU6");
   if (!epi.scales.empty() && (!int8 || int(epi.scales.size()) != p.shape.n_out))
     throw std::invalid_argument("gemm: per-channel scales need one per output column (" +
                                 std::to_string(p.shape.n_out) + "), and an int8 output");
@@ -420,13 +485,18 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       throw std::invalid_argument("gemm: a per-channel shift of " + std::to_string(s.exponent) +
                                   " is outside " + std::to_string(quant::kMinExponent) + ".." +
                                   std::to_string(quant::kMaxExponent));
-  if ((!epi.bias.empty() || !epi.scales.empty()) && p.transposed)
+  if ((!epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()) && p.transposed)
     throw std::invalid_argument("gemm: a transposed plan has no bias or scale per output column "
                                 "(plan with options.bias)");
   const uint64_t l_addr = p.transposed ? w : a, r_addr = p.transposed ? a : w;
   const int n = p.n, kb = p.k_blocks, P = p.pass_rows, G = p.group_tiles, out_rows = p.out_row_rows();
   const int wb = p.write_tiles;
-  const uint32_t result_base = uint32_t(p.a_regions * p.chunk_blocks * P);
+  const bool bf16 = p.bf16(), out_bf16 = p.output == GemmOutput::kBf16;
+  // ACT F32: bf16 results, or fp32 ones with a bias or an activation (else ACT RAW).
+  const bool f32_act = out_bf16 || (bf16 && (!epi.bias_f32.empty() || epi.act != isa::Act::kNone));
+  const bool has_bias = !epi.bias.empty() || !epi.bias_f32.empty();
+  const int in_rows = p.in_row_rows(), lane = p.lane_bytes();  // UB rows per row of L; bytes per element
+  const uint32_t result_base = uint32_t(p.a_regions * p.chunk_blocks * P * in_rows);
   const uint64_t row_bytes = uint64_t(p.out_row_bytes());
 
   Stream out;
@@ -440,6 +510,12 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     out.add(isa::cfg(isa::kCfgQmax, uint32_t(epi.q.qmax)));
     out.add(isa::cfg(isa::kCfgRelu6Max, uint32_t(epi.q.relu6_max)));
   }
+  if (f32_act) {  // ACT F32 with SCALE 1 and no clamp (ReLU6's bound 6.0)
+    out.add(isa::cfg(isa::kCfgScale, 0x3F800000u));
+    out.add(isa::cfg(isa::kCfgFmin, 0xFF800000u));
+    out.add(isa::cfg(isa::kCfgFmax, 0x7F800000u));
+    if (epi.act == isa::Act::kRelu6) out.add(isa::cfg(isa::kCfgRelu6F32, 0x40C00000u));
+  }
   weights.top_up();
 
   // Loads of L, in order: (pass, chunk) when a pass is loaded whole
@@ -452,13 +528,16 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     for (int g = 0; g < (p.chunks == 1 ? 1 : p.groups); ++g)
       for (int ch = 0; ch < p.chunks; ++ch)
         loads.push_back({pass, ch * p.chunk_blocks, std::min(kb, (ch + 1) * p.chunk_blocks)});
-  const auto region_row = [&](size_t i) { return uint32_t((i % size_t(p.a_regions)) * p.chunk_blocks * P); };
+  const auto region_row = [&](size_t i) {
+    return uint32_t((i % size_t(p.a_regions)) * p.chunk_blocks * P * in_rows);
+  };
   // Blocks [b0, b1) of load i.
   const auto emit_load = [&](size_t i, int b0, int b1) {
     const Load& l = loads[i];
     const int rows = p.rows_of_pass(l.pass);
-    out.add(isa::rhm(region_row(i) + uint32_t((b0 - l.b0) * rows), uint32_t((b1 - b0) * rows),
-                     l_addr + (uint64_t(p.pass_begin(l.pass)) * kb + uint64_t(b0) * rows) * n, uint32_t(n)));
+    out.add(isa::rhm(region_row(i) + uint32_t((b0 - l.b0) * rows * in_rows), uint32_t((b1 - b0) * rows),
+                     l_addr + (uint64_t(p.pass_begin(l.pass)) * kb + uint64_t(b0) * rows) * n * uint64_t(lane),
+                     uint32_t(n * lane), bf16));
   };
 
   // ACTs of output tiles [j0, j1) of group index b (over all passes), each
@@ -477,7 +556,8 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     const auto flush = [&] {
       if (act_rows == 0) return;
       if (int8) out.add(isa::act(act_acc, act_ub, act_rows, epi.act, !epi.bias.empty()));
-      else out.add(isa::act(act_acc, act_ub, act_rows, isa::Act::kNone, false, true));
+      else if (f32_act) out.add(isa::act(act_acc, act_ub, act_rows, epi.act, has_bias, !out_bf16, true));
+      else out.add(isa::act(act_acc, act_ub, act_rows, isa::Act::kNone, false, true));  // int32, fp32: RAW
       act_rows = 0;
     };
     for (int j = j0; j < j1; ++j) {
@@ -499,11 +579,13 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
           have = want;
         }
       }
-      if (!epi.bias.empty()) {
+      if (has_bias) {
         flush();
         for (int l = 0; l < n; ++l) {
           const int col = j * n + l;
-          const int32_t bias = col < p.shape.n_out ? epi.bias[size_t(col)] : 0;
+          const int32_t bias = col >= p.shape.n_out ? 0
+                               : epi.bias.empty()   ? int32_t(epi.bias_f32[size_t(col)])
+                                                    : epi.bias[size_t(col)];
           if (bias != lane_bias[size_t(l)]) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(bias)));
           lane_bias[size_t(l)] = bias;
         }
@@ -516,11 +598,14 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
         act_ub = ub;
         act_rows = uint32_t(rows);
       }
-      if (!epi.bias.empty() || !epi.scales.empty()) flush();
+      if (has_bias || !epi.scales.empty()) flush();
       if (++batch_tiles == wb || j == p.col_tiles - 1) {
         flush();
         const uint64_t d_row = uint64_t(p.pass_begin(pass)) * p.col_tiles + uint64_t(batch_j0) * rows;
-        out.add(isa::whm(ub0, uint32_t(batch_tiles * out_rows * rows), c + d_row * row_bytes, uint32_t(n)));
+        if (out_bf16)  // wide rows of 2n bytes
+          out.add(isa::whm(ub0, uint32_t(batch_tiles * rows), c + d_row * row_bytes, uint32_t(2 * n), true));
+        else
+          out.add(isa::whm(ub0, uint32_t(batch_tiles * out_rows * rows), c + d_row * row_bytes, uint32_t(n)));
         ++regions_used;
         batch_tiles = 0;
       }
@@ -561,7 +646,8 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       const size_t li = p.chunks == 1 ? l0 : l0 + size_t(ch);
       if (ch > 0 && load_at[size_t(ch)] == 0) load_at[size_t(ch)] = mmcs.size();  // its first MMC
       tile_last[size_t(j)] = mmcs.size();
-      mmcs.push_back({region_row(li) + uint32_t((k - ch * p.chunk_blocks) * rows), acc0 + uint32_t(j * rows), k > 0});
+      mmcs.push_back({region_row(li) + uint32_t((k - ch * p.chunk_blocks) * rows * in_rows), acc0 + uint32_t(j * rows),
+                      k > 0});
     }
     after.resize(mmcs.size());
     std::vector<std::vector<Side>> before(mmcs.size());
@@ -635,11 +721,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
           if (!after[i + run - 1].empty()) break;
         }
         if (run > 1) {
-          const Instr mmc = isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true);
+          const Instr mmc = isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true, bf16);
           out.add_group({isa::loop(uint32_t(run), 1, int32_t(dub), int32_t(dacc)), mmc});
         }
       }
-      if (run == 1) out.add(isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true));
+      if (run == 1) out.add(isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true, bf16));
       for (size_t r = 0; r < run; ++r) weights.retire_one();
       i += run;
       for (const Side& s : after[i - 1]) {

@@ -15,7 +15,7 @@ TEST(Config, FindsEveryNamedConfigurationAndNothingElse) {
   EXPECT_EQ(tpu::find_config("huge"), nullptr);
   EXPECT_EQ(tpu::find_config(""), nullptr);
   ASSERT_NE(tpu::find_config(tpu::kDefaultConfig), nullptr);
-  EXPECT_EQ(tpu::config_names(), "tiny, small, default, wide, v2, v1");
+  EXPECT_EQ(tpu::config_names(), "tiny, small, default, wide, v2, v1, tiny_bf16, default_bf16");
 }
 
 TEST(Config, ArraySizesOfTheNamedConfigurations) {
@@ -25,6 +25,15 @@ TEST(Config, ArraySizesOfTheNamedConfigurations) {
   EXPECT_EQ(tpu::find_config("wide")->array_n, 32);
   EXPECT_EQ(tpu::find_config("v2")->array_n, 128);
   EXPECT_EQ(tpu::find_config("v1")->array_n, 256);
+  EXPECT_EQ(tpu::find_config("tiny_bf16")->array_n, 4);
+  EXPECT_EQ(tpu::find_config("default_bf16")->array_n, 16);
+}
+
+TEST(Config, Datapaths) {
+  for (const char* name : {"tiny", "small", "default", "wide", "v2", "v1"})
+    EXPECT_EQ(tpu::find_config(name)->datapath, tpu::Datapath::kInt8) << name;
+  for (const char* name : {"tiny_bf16", "default_bf16"})
+    EXPECT_EQ(tpu::find_config(name)->datapath, tpu::Datapath::kBoth) << name;
 }
 
 TEST(Config, CoreConfigCarriesTheCoreSizes) {
@@ -35,6 +44,7 @@ TEST(Config, CoreConfigCarriesTheCoreSizes) {
     EXPECT_EQ(core.acc_rows, c.acc_rows);
     EXPECT_EQ(core.imem_depth, c.imem_depth);
     EXPECT_EQ(core.wgt_fifo_tiles, c.wgt_fifo_tiles);
+    EXPECT_EQ(core.datapath, c.datapath);
   }
 }
 

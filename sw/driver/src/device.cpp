@@ -215,7 +215,8 @@ Device::Device(std::unique_ptr<Transport> transport)
   for (const Config& c : kConfigs)
     if (c.array_n == info_.n && c.ub_rows == info_.ub_rows && c.acc_rows == info_.acc_rows &&
         c.imem_depth == info_.imem_depth && c.wgt_fifo_tiles == info_.wgt_fifo_tiles &&
-        c.dma_tags == info_.dma_tags)
+        c.dma_tags == info_.dma_tags && has_int8(c.datapath) == info_.int8 &&
+        has_bf16(c.datapath) == info_.bf16)
       info_.config = std::string(c.name);
   if (info_.version_major != 0)
     throw Error(t.name() + ": register map version " + std::to_string(info_.version_major) +

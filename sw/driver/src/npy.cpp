@@ -43,6 +43,7 @@ size_t item_size(Dtype d) {
   switch (d) {
     case Dtype::kInt8:
     case Dtype::kUint8: return 1;
+    case Dtype::kUint16: return 2;
     case Dtype::kInt32:
     case Dtype::kFloat32: return 4;
   }
@@ -91,7 +92,8 @@ bool parse_descr(const std::string& descr, Dtype* out) {
       {">i1", Dtype::kInt8},  {"i1", Dtype::kInt8},     {"|u1", Dtype::kUint8},
       {"<u1", Dtype::kUint8}, {"=u1", Dtype::kUint8},   {">u1", Dtype::kUint8},
       {"u1", Dtype::kUint8},  {"<i4", Dtype::kInt32},   {"=i4", Dtype::kInt32},
-      {"<f4", Dtype::kFloat32}, {"=f4", Dtype::kFloat32}};
+      {"<f4", Dtype::kFloat32}, {"=f4", Dtype::kFloat32}, {"<u2", Dtype::kUint16},
+      {"=u2", Dtype::kUint16}};
   auto it = kAccepted.find(descr);
   if (it == kAccepted.end()) return false;
   *out = it->second;
@@ -320,7 +322,7 @@ Layout read_header(const std::string& path, const std::string& text, size_t data
                   : "; save it little-endian (a.astype(a.dtype.newbyteorder('<')))";
     } else {
       hint = want ? "; " + convert_hint(*want, what)
-                  : "; use int8, uint8, int32 or float32";
+                  : "; use int8, uint8, int32 or float32 (or uint16: bf16 bits)";
     }
     throw Error(path + ": dtype " + name + " is not supported" + hint);
   }
@@ -517,6 +519,7 @@ const char* dtype_name(Dtype d) {
   switch (d) {
     case Dtype::kInt8: return "int8";
     case Dtype::kUint8: return "uint8";
+    case Dtype::kUint16: return "uint16";
     case Dtype::kInt32: return "int32";
     case Dtype::kFloat32: return "float32";
   }
@@ -527,6 +530,7 @@ const char* dtype_descr(Dtype d) {
   switch (d) {
     case Dtype::kInt8: return "|i1";
     case Dtype::kUint8: return "|u1";
+    case Dtype::kUint16: return "<u2";
     case Dtype::kInt32: return "<i4";
     case Dtype::kFloat32: return "<f4";
   }
@@ -655,6 +659,7 @@ std::vector<T> values(const Array& a) {
   Dtype d;
   if constexpr (std::is_same_v<T, int8_t>) d = Dtype::kInt8;
   else if constexpr (std::is_same_v<T, uint8_t>) d = Dtype::kUint8;
+  else if constexpr (std::is_same_v<T, uint16_t>) d = Dtype::kUint16;
   else if constexpr (std::is_same_v<T, int32_t>) d = Dtype::kInt32;
   else d = Dtype::kFloat32;
   if (a.dtype != d) {
@@ -667,6 +672,7 @@ std::vector<T> values(const Array& a) {
 
 template std::vector<int8_t> values<int8_t>(const Array&);
 template std::vector<uint8_t> values<uint8_t>(const Array&);
+template std::vector<uint16_t> values<uint16_t>(const Array&);
 template std::vector<int32_t> values<int32_t>(const Array&);
 template std::vector<float> values<float>(const Array&);
 

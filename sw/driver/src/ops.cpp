@@ -23,6 +23,7 @@ CoreConfig core_config(const DeviceInfo& info) {
   c.acc_rows = info.acc_rows;
   c.imem_depth = info.imem_depth;
   c.wgt_fifo_tiles = info.wgt_fifo_tiles;
+  c.datapath = info.bf16 ? (info.int8 ? Datapath::kBoth : Datapath::kBf16) : Datapath::kInt8;
   return c;
 }
 
@@ -48,8 +49,22 @@ struct PreparedGemm {
   OpStats stats;  // everything but cycles and counters
 };
 
-PreparedGemm prepare_gemm(Device& dev, const char* op, const MatrixI8& a, const MatrixI8& b,
-                          const model::GemmEpilogue& epi) {
+// The packed images of A and B into their buffers.
+void write_images(PreparedGemm& g, const MatrixI8& a, const MatrixI8& b) {
+  const auto as_bytes = [](const std::vector<int8_t>& v) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size());
+  };
+  g.abuf.write(as_bytes(model::pack_a(g.plan, a)));
+  g.bbuf.write(as_bytes(model::pack_w(g.plan, b)));
+}
+void write_images(PreparedGemm& g, const MatrixBf16& a, const MatrixBf16& b) {
+  g.abuf.write(model::pack_a_bf16(g.plan, a));
+  g.bbuf.write(model::pack_w_bf16(g.plan, b));
+}
+
+// M: MatrixI8 (int8 outputs) or MatrixBf16 (bf16 outputs, epi.output kF32 or kBf16).
+template <class M>
+PreparedGemm prepare_gemm(Device& dev, const char* op, const M& a, const M& b, const model::GemmEpilogue& epi) {
   if (a.rows < 1 || a.cols < 1 || b.rows < 1 || b.cols < 1)
     throw Error(std::string(op) + ": empty matrix (A is " + shape(a.rows, a.cols) + ", B is " +
                 shape(b.rows, b.cols) + ")");
@@ -57,11 +72,16 @@ PreparedGemm prepare_gemm(Device& dev, const char* op, const MatrixI8& a, const 
     throw Error(std::string(op) + ": inner dimensions differ: A is " + shape(a.rows, a.cols) +
                 " but B is " + shape(b.rows, b.cols) + " (A's columns must equal B's rows)");
   const CoreConfig core = core_config(dev.info());
+  if (model::gemm_bf16(epi.output) && !has_bf16(core.datapath))
+    throw Error(std::string(op) + ": the device has no bf16 datapath (its MXU is int8 only); bf16 GEMMs need a "
+                "configuration with one, such as tiny_bf16 or default_bf16");
+  if (!model::gemm_bf16(epi.output) && !has_int8(core.datapath))
+    throw Error(std::string(op) + ": the device has no int8 datapath (its MXU is bf16 only)");
   PreparedGemm g;
   try {
     // A bias or a scale per output column rules out the transposed form
     // (C^T = W^T x A^T).
-    const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty()};
+    const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()};
     g.plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
     g.abuf = dev.alloc(g.plan.a_bytes());
     g.bbuf = dev.alloc(g.plan.w_bytes());
@@ -70,11 +90,7 @@ PreparedGemm prepare_gemm(Device& dev, const char* op, const MatrixI8& a, const 
   } catch (const std::invalid_argument& e) {
     throw Error(std::string(op) + ": " + e.what());
   }
-  const auto as_bytes = [](const std::vector<int8_t>& v) {
-    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size());
-  };
-  g.abuf.write(as_bytes(model::pack_a(g.plan, a)));
-  g.bbuf.write(as_bytes(model::pack_w(g.plan, b)));
+  write_images(g, a, b);
   // The programs read A and B and only write C (gemm_program.h): each may
   // touch these three buffers and nothing else.
   g.windows = {g.abuf.read_only(), g.bbuf.read_only(), g.cbuf.write_only()};
@@ -127,7 +143,8 @@ void run_programs(Device& dev, const PreparedGemm& g) {
 
 // Packs the operands into device buffers, runs the GEMM's programs and
 // returns the packed result.
-std::vector<uint8_t> run_gemm(Device& dev, const char* op, const MatrixI8& a, const MatrixI8& b,
+template <class M>
+std::vector<uint8_t> run_gemm(Device& dev, const char* op, const M& a, const M& b,
                               const model::GemmEpilogue& epi, model::GemmPlan* plan_out, OpStats* stats) {
   PreparedGemm g = prepare_gemm(dev, op, a, b, epi);
   OpStats& s = g.stats;
@@ -169,6 +186,43 @@ MatrixI32 matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* sta
   model::GemmPlan plan;
   const auto c = run_gemm(dev, "matmul", a, b, {}, &plan, stats);
   return model::unpack_c_i32(plan, c);
+}
+
+MatrixF32 matmul_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpStats* stats) {
+  model::GemmPlan plan;
+  model::GemmEpilogue epi;
+  epi.output = model::GemmOutput::kF32;
+  const auto c = run_gemm(dev, "matmul_bf16", a, b, epi, &plan, stats);
+  const model::MatrixF32Bits bits = model::unpack_c_f32(plan, c);
+  MatrixF32 out(bits.rows, bits.cols);
+  for (size_t i = 0; i < bits.data.size(); ++i) out.data[i] = bits_float(bits.data[i]);
+  return out;
+}
+
+MatrixF32 dense_bf16(Device& dev, const MatrixBf16& x, const MatrixBf16& w, const std::vector<float>& bias,
+                     Activation act, OpStats* stats) {
+  if (act == Activation::kLut) throw Error("dense_bf16: the activation is none, relu or relu6, not the LUT");
+  if (!bias.empty() && int(bias.size()) != w.cols)
+    throw Error("dense_bf16: the bias has " + std::to_string(bias.size()) + " entries; W has " +
+                std::to_string(w.cols) + " output columns");
+  model::GemmPlan plan;
+  model::GemmEpilogue epi;
+  epi.output = model::GemmOutput::kF32;
+  epi.act = act;
+  for (float b : bias) epi.bias_f32.push_back(float_bits(b));
+  const auto c = run_gemm(dev, "dense_bf16", x, w, epi, &plan, stats);
+  const model::MatrixF32Bits bits = model::unpack_c_f32(plan, c);
+  MatrixF32 out(bits.rows, bits.cols);
+  for (size_t i = 0; i < bits.data.size(); ++i) out.data[i] = bits_float(bits.data[i]);
+  return out;
+}
+
+MatrixBf16 matmul_bf16_to_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpStats* stats) {
+  model::GemmPlan plan;
+  model::GemmEpilogue epi;
+  epi.output = model::GemmOutput::kBf16;
+  const auto c = run_gemm(dev, "matmul_bf16_to_bf16", a, b, epi, &plan, stats);
+  return model::unpack_c_bf16(plan, c);
 }
 
 std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, std::span<const MatrixI8> b,

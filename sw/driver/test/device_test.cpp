@@ -48,8 +48,9 @@ TEST(DeviceOpen, ReportsTheConfigurationOfTheTable) {
     EXPECT_EQ(i.id, 0x54505531u);
     EXPECT_EQ(i.version_major, 0);
     EXPECT_EQ(i.n, c.array_n);
-    EXPECT_TRUE(i.int8);
-    EXPECT_FALSE(i.bf16);
+    EXPECT_EQ(i.int8, tpu::has_int8(c.datapath));
+    EXPECT_EQ(i.bf16, tpu::has_bf16(c.datapath));
+    EXPECT_EQ(i.config, c.name);
     EXPECT_EQ(i.ub_rows, c.ub_rows);
     EXPECT_EQ(i.acc_rows, c.acc_rows);
     EXPECT_EQ(i.imem_depth, c.imem_depth);

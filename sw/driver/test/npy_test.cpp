@@ -190,7 +190,7 @@ TEST_F(NpyTest, SaveWritesExactlyWhatNumpyWrites) {
 
 TEST_F(NpyTest, RoundTripsEveryDtypeAndRank) {
   const std::vector<std::vector<int64_t>> shapes = {{}, {5}, {3, 4}, {2, 3, 2}, {0}, {0, 7}, {7, 0}};
-  for (Dtype d : {Dtype::kInt8, Dtype::kUint8, Dtype::kInt32, Dtype::kFloat32}) {
+  for (Dtype d : {Dtype::kInt8, Dtype::kUint8, Dtype::kInt32, Dtype::kFloat32, Dtype::kUint16}) {
     for (const auto& shape : shapes) {
       Array a = make(d, shape, nullptr);
       for (size_t i = 0; i < a.data.size(); ++i) a.data[i] = uint8_t(i * 37 + 11);
@@ -213,6 +213,13 @@ TEST_F(NpyTest, ValuesAndMake) {
   EXPECT_EQ(make(Dtype::kInt32, {2, 3}, nullptr).data, std::vector<uint8_t>(24, 0));
   EXPECT_EQ(dtype_name(Dtype::kUint8), std::string("uint8"));
   EXPECT_EQ(dtype_descr(Dtype::kInt32), std::string("<i4"));
+  // uint16: the bits of bf16 values (tpu matmul --dtype bf16 --raw-bf16), as numpy writes them.
+  const uint16_t bits[] = {0x3F80, 0xFFC1};
+  const Array u = make(Dtype::kUint16, {2}, bits);
+  EXPECT_EQ(dtype_descr(Dtype::kUint16), std::string("<u2"));
+  EXPECT_EQ(values<uint16_t>(u), (std::vector<uint16_t>{0x3F80, 0xFFC1}));
+  save(path("u2.npy"), u);
+  EXPECT_EQ(read(path("u2.npy")), numpy_file(dict("<u2", "(2,)"), std::string("\x80\x3f\xc1\xff", 4)));
 }
 
 TEST_F(NpyTest, LoadMatrixAndVector) {

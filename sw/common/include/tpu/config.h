@@ -12,7 +12,7 @@
 namespace tpu {
 
 // tpu::Datapath (core_config.h) names every MXU datapath; a configuration
-// uses one of: int8.
+// uses one of: int8, bf16, both.
 
 // One named configuration: what the RTL package's cfg_t holds.
 struct Config {
@@ -130,6 +130,40 @@ inline constexpr Config kConfigs[] = {
            .imem_depth = 1024,
            .prefetch_depth = 512,
            .wgt_fifo_tiles = 4,
+           .dma_tags = 32,
+           .dma_rd_xfers = 32,
+           .dma_rob_bytes = 16384,
+           .dma_wr_buf_beats = 64,
+           .dma_timeout = 4096,
+           .mem_outstanding = 16,
+           .link_latency = 500,
+           .link_bytes_per_cycle = 16},
+    Config{.name = "tiny_bf16",
+           .summary = "4×4, int8 and bf16 (fp32 accumulation): the bf16 path, fast to simulate",
+           .array_n = 4,
+           .datapath = Datapath::kBoth,
+           .ub_rows = 256,
+           .acc_rows = 128,
+           .imem_depth = 256,
+           .prefetch_depth = 128,
+           .wgt_fifo_tiles = 4,
+           .dma_tags = 32,
+           .dma_rd_xfers = 32,
+           .dma_rob_bytes = 16384,
+           .dma_wr_buf_beats = 64,
+           .dma_timeout = 4096,
+           .mem_outstanding = 16,
+           .link_latency = 500,
+           .link_bytes_per_cycle = 16},
+    Config{.name = "default_bf16",
+           .summary = "16×16, int8 and bf16 (fp32 accumulation)",
+           .array_n = 16,
+           .datapath = Datapath::kBoth,
+           .ub_rows = 4096,
+           .acc_rows = 1024,
+           .imem_depth = 1024,
+           .prefetch_depth = 512,
+           .wgt_fifo_tiles = 16,
            .dma_tags = 32,
            .dma_rd_xfers = 32,
            .dma_rob_bytes = 16384,

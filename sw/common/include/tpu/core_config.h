@@ -9,9 +9,9 @@ namespace tpu {
 
 // The MXU's arithmetic (docs/numerics.md): int8 x int8 -> int32, bf16 x bf16
 // -> fp32, or both with a per-instruction format bit. The SV package's
-// datapath_e has the same three values. The named configurations
-// (scripts/config_table.py) use int8 only so far; the reference model
-// implements all three.
+// datapath_e has the same three values; the named configurations
+// (scripts/config_table.py) select one, and the reference model implements
+// all three.
 enum class Datapath { kInt8, kBf16, kBoth };
 
 // The instructions of the bf16 forms (docs/isa.md) exist in this datapath.

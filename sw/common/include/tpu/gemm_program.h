@@ -1,6 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plans and builds the programs of an int8 GEMM C = A x W on the core, for
-// the driver's operators, the reference model and the RTL testbenches alike.
+// Plans and builds the programs of an int8 or bf16 GEMM C = A x W on the
+// core, for the driver's operators, the reference model and the RTL
+// testbenches alike.
+//
+// bf16 GEMMs (outputs kF32 and kBf16: A and W are bf16) use the same plans
+// and schedule with the bf16 forms (docs/isa.md): a row of L is a wide row
+// (2n bytes, RHM WIDE into two UB rows), a weight tile row is n bf16 (RW
+// BF16, 2n bytes), MMC BF16 reads the wide rows, and the K blocks of every
+// output tile are accumulated in increasing K order (the first block stored,
+// the later ones added with ACC), so each result is exactly the documented
+// sum (docs/numerics.md, "bf16 through the core"). kF32 results leave
+// through ACT RAW (the fp32 accumulator bits, 4 UB rows a row, as int32);
+// kBf16 results through ACT F32 (rounded to bf16, SCALE 1, no clamp) as wide
+// rows and WHM WIDE. Images hold bf16 and fp32 little-endian. Every count of
+// UB rows below counts a wide row as two.
 //
 // The device computes D = L x R with L dm x K streamed through the unified
 // buffer (UB) and R K x dn streamed as weight tiles. Normally L = A, R = W,
@@ -11,15 +24,16 @@
 // Host images (the driver writes A and W packed, reads C packed):
 //   L  packed by pass: the rows [m0, m0 + r) of pass p are stored block after
 //      block: block k (columns k*n .. k*n+n-1, zero-padded) as r rows of n
-//      bytes at L + m0*Kp + k*r*n. One RHM loads any run of a pass's blocks.
+//      bytes at L + m0*Kp + k*r*n (bf16: 2n bytes, at twice the offsets).
+//      One RHM loads any run of a pass's blocks.
 //   R  n x n tiles, tile (j, k) = R[k*n .. +n][j*n .. +n] zero-padded and
-//      row-major, in the order one pass of the MMCs uses them: column group
+//      row-major (bf16: 2n bytes a row), in the order one pass of the MMCs uses them: column group
 //      after column group, within a group K block after K block, within a
 //      block the group's column tiles.
 //   D  by pass, then column tiles: tile j (columns j*n .. j*n+n-1) of pass p
 //      (rows m0 .. m0+r-1) is r rows at D + (m0*col_tiles + j*r)*row_bytes,
-//      row_bytes = 4n (int32, little-endian: what WHM of ACT RAW rows
-//      writes) or n (int8). A pass's tiles are contiguous, so one WHM
+//      row_bytes = 4n (int32 or fp32, little-endian: what WHM of ACT RAW
+//      rows writes), 2n (bf16: a wide row) or n (int8). A pass's tiles are contiguous, so one WHM
 //      writes several. With one pass: tile j is dm rows at D + j*dm*row_bytes.
 //
 // Loop nest: passes of pass_rows rows of L; within a pass, groups of
@@ -73,14 +87,26 @@ struct GemmShape {
   int n_out = 0;  // columns of W and C
 };
 
-enum class GemmOutput { kInt32, kInt8 };
+// The result's type, which also gives the operands': int8 A and W for kInt32
+// and kInt8, bf16 A and W for kF32 and kBf16 (a core with a bf16 datapath).
+enum class GemmOutput { kInt32, kInt8, kF32, kBf16 };
+
+// A and W are bf16 (the MXU's bf16 datapath).
+constexpr bool gemm_bf16(GemmOutput o) { return o == GemmOutput::kF32 || o == GemmOutput::kBf16; }
+
+using MatrixBf16 = Matrix<uint16_t>;  // bf16 bits (tpu/bf16.h)
+using MatrixF32Bits = Matrix<uint32_t>;  // fp32 bits
 
 // What ACT does with each output tile.
 struct GemmEpilogue {
   GemmOutput output = GemmOutput::kInt32;
   quant::QuantParams q;        // kInt8 only
-  isa::Act act = isa::Act::kNone;  // kInt8 only
+  isa::Act act = isa::Act::kNone;  // kInt8; kF32 and kBf16: none, ReLU or ReLU6 (6.0) through ACT F32
   std::vector<int32_t> bias;   // kInt8 only: empty, or n_out entries
+  // kF32 and kBf16 only: empty, or n_out fp32 bits added by ACT F32 (BIAS).
+  // With a bias or an activation fp32 results leave through ACT F32 RAW
+  // (exactly act_lane of tpu/vpu_f32.h with SCALE 1, no clamp), else ACT RAW.
+  std::vector<uint32_t> bias_f32;
   // kInt8 only: empty (every column scaled by q.multiplier and q.shift), or
   // n_out per-column scales (TFLite's per-channel requantization), which
   // replace q.multiplier and q.shift. Each output tile writes the CH_MULT /
@@ -128,15 +154,23 @@ struct GemmPlan {
   int pass_begin(int p) const { return p * pass_rows; }
   int group_begin(int g) const { return g * group_tiles; }
   int tiles_of_group(int g) const;
-  int out_row_rows() const { return output == GemmOutput::kInt32 ? 4 : 1; }
+  bool bf16() const { return gemm_bf16(output); }
+  int in_row_rows() const { return bf16() ? 2 : 1; }  // UB rows per row of L (a wide row: 2)
+  int lane_bytes() const { return bf16() ? 2 : 1; }   // bytes per element of A and W
+  // UB rows per result row: int32 and fp32 (ACT RAW) 4, bf16 (a wide row) 2, int8 1.
+  int out_row_rows() const {
+    return output == GemmOutput::kInt32 || output == GemmOutput::kF32 ? 4 : output == GemmOutput::kBf16 ? 2 : 1;
+  }
   int rows_of_pass(int p) const;
-  int out_row_bytes() const { return output == GemmOutput::kInt32 ? 4 * n : n; }
+  int out_row_bytes() const { return out_row_rows() * n; }
   uint64_t a_bytes() const;  // sizes of the host images
   uint64_t w_bytes() const;
   uint64_t c_bytes() const;
 };
 
-// Throws std::invalid_argument when a dimension is < 1 or no plan fits the core.
+// Throws std::invalid_argument when a dimension is < 1, no plan fits the core,
+// or the core's datapath lacks the operands' type (bf16 outputs need
+// has_bf16(core.datapath), int8 ones has_int8).
 GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
                    const GemmOptions& options = {});
 
@@ -155,6 +189,11 @@ std::vector<int8_t> pack_a(const GemmPlan& plan, const MatrixI8& a);
 std::vector<int8_t> pack_w(const GemmPlan& plan, const MatrixI8& w);
 MatrixI32 unpack_c_i32(const GemmPlan& plan, std::span<const uint8_t> c);
 MatrixI8 unpack_c_i8(const GemmPlan& plan, std::span<const uint8_t> c);
+// bf16 plans: the images as little-endian bytes, and the results' bits.
+std::vector<uint8_t> pack_a_bf16(const GemmPlan& plan, const MatrixBf16& a);
+std::vector<uint8_t> pack_w_bf16(const GemmPlan& plan, const MatrixBf16& w);
+MatrixF32Bits unpack_c_f32(const GemmPlan& plan, std::span<const uint8_t> c);
+MatrixBf16 unpack_c_bf16(const GemmPlan& plan, std::span<const uint8_t> c);
 
 // The programs, for the packed images at host addresses a, w and c. Throws
 // std::invalid_argument when the epilogue does not match the plan.

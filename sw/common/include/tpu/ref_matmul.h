@@ -3,8 +3,11 @@
 // result is compared against, bit for bit.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "tpu/bf16.h"
 
 namespace tpu::model {
 
@@ -36,6 +39,29 @@ inline MatrixI32 matmul_i8(const MatrixI8& a, const MatrixI8& b) {
       int64_t acc = 0;
       for (int k = 0; k < a.cols; ++k) acc += int64_t{a.at(i, k)} * b.at(k, j);
       c.at(i, j) = static_cast<int32_t>(static_cast<uint32_t>(acc));
+    }
+  return c;
+}
+
+// C = A * B with bf16 operands and fp32 sums (bits), in the core's order
+// (docs/numerics.md, "Order of additions"): K zero-padded to blocks of n;
+// down each block's column from +0, row by row; the blocks' column sums into
+// the accumulator in K order.
+inline Matrix<uint32_t> matmul_bf16(const Matrix<bf16>& a, const Matrix<bf16>& b, int n) {
+  const int k = a.cols, blocks = std::max(1, (k + n - 1) / n);
+  Matrix<uint32_t> c(a.rows, b.cols);
+  for (int i = 0; i < a.rows; ++i)
+    for (int j = 0; j < b.cols; ++j) {
+      fp32 acc = 0;
+      for (int blk = 0; blk < blocks; ++blk) {
+        fp32 column = 0;
+        for (int r = 0; r < n; ++r) {
+          const int kk = blk * n + r;
+          column = fp32_add(column, kk < k ? bf16_mul(a.at(i, kk), b.at(kk, j)) : bf16_mul(0, 0));
+        }
+        acc = blk == 0 ? column : fp32_add(acc, column);
+      }
+      c.at(i, j) = acc;
     }
   return c;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // NumPy .npy files (format versions 1.0, 2.0 and 3.0), for the tools and
 // tests. Only C-order (row-major) arrays of the dtypes the TPU uses are read:
-// int8, uint8, int32 and float32, little-endian. Anything else is rejected
+// int8, uint8, int32 and float32, and uint16 (the bits of bf16 values),
+// little-endian. Anything else is rejected
 // with a tpu::Error that names the file and says what was expected.
 #pragma once
 
@@ -14,7 +15,7 @@
 
 namespace tpu::npy {
 
-enum class Dtype { kInt8, kUint8, kInt32, kFloat32 };
+enum class Dtype { kInt8, kUint8, kInt32, kFloat32, kUint16 };
 
 // "int8", ...; and the .npy descriptor "|i1", "<i4", ...
 const char* dtype_name(Dtype d);
@@ -59,7 +60,7 @@ Array load_matrix(const std::string& path, Dtype want);
 // The same for 1-D arrays (a bias vector).
 Array load_vector(const std::string& path, Dtype want);
 template <class T>
-std::vector<T> values(const Array& a);  // T = int8_t, uint8_t, int32_t, float
+std::vector<T> values(const Array& a);  // T = int8_t, uint8_t, uint16_t, int32_t, float
 // Copies elements() items from data (zeros when data is null).
 Array make(Dtype d, std::vector<int64_t> shape, const void* data);
 

@@ -7,6 +7,8 @@
 //
 // int8 arithmetic is the core's: int32 accumulation, then (for the int8
 // outputs) bias, requantization and activation exactly as quant.h's act_lane.
+// bf16 arithmetic (matmul_bf16) is the core's too: bf16 products exact in
+// fp32, fp32 sums in the documented order (docs/numerics.md), bit for bit.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tpu/bf16.h"
 #include "tpu/quant.h"
 #include "tpu/ref_matmul.h"
 #include "tpu/device.h"
@@ -23,6 +26,8 @@ namespace tpu {
 
 using model::MatrixI32;
 using model::MatrixI8;
+using MatrixBf16 = model::Matrix<bf16>;  // bf16 bits (tpu/bf16.h): float_to_bf16 and bf16_to_float convert
+using MatrixF32 = model::Matrix<float>;
 using quant::LaneScale;
 using quant::QuantParams;
 using Activation = quant::Act;
@@ -54,6 +59,28 @@ struct OpStats {
 
 // C = A * B: int8 A (M x K), int8 B (K x N), int32 C (M x N).
 MatrixI32 matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* stats = nullptr);
+
+// C = A * B in bf16 on a device with a bf16 datapath (DeviceInfo::bf16):
+// A (M x K) and B (K x N) as bf16 bits, C (M x N) as fp32. Each element is
+// exactly the core's sum (docs/numerics.md, "bf16 through the core"): K
+// zero-padded to a multiple of n, each block of n products summed in fp32 from
+// +0 down an MXU column, the blocks' sums added in K order; subnormal inputs
+// read as zero, tiny results flushed, every NaN the canonical 0x7FC00000. The
+// fp32 results are the accumulators' bits (ACT RAW). Throws tpu::Error when
+// the device has no bf16 datapath, and for shapes as matmul does.
+MatrixF32 matmul_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpStats* stats = nullptr);
+// The same GEMM with the results rounded to bf16 on the device (ACT F32,
+// nearest even; NaN 0x7FC0): half the bytes back, exactly
+// fp32_to_bf16(matmul_bf16(...)).
+MatrixBf16 matmul_bf16_to_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpStats* stats = nullptr);
+// A bf16 dense layer y = act(x*W + bias) in fp32: each element is
+// vpu_f32::act_lane(s, bias[j]) of matmul_bf16's sum s (docs/isa.md, ACT F32:
+// bias added with fp32_add, SCALE 1, ReLU max(y, +0) with NaN kept, ReLU6 also
+// min(y, 6)); bias is empty (nothing added, so -0 stays -0) or has N
+// entries; act is none, relu or relu6. ACT F32 RAW on the device: the
+// reference model has it, the RTL's VPU not yet (docs/numerics.md).
+MatrixF32 dense_bf16(Device& dev, const MatrixBf16& x, const MatrixBf16& w, const std::vector<float>& bias,
+                     Activation act = Activation::kNone, OpStats* stats = nullptr);
 
 // Independent products C[i] = A[i] * B[i] (int8 x int8 -> int32, any shapes)
 // as one stream of commands: each product gets its own buffers and programs,

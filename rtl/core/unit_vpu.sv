@@ -128,6 +128,7 @@ module unit_vpu #(
   logic [N-1:0][7:0]  vb_out_row;
   logic [3:0]         group_shift;  // log2 of the UB rows of a pooling group
   logic               f32_in_ready, f32_out_valid, f32_part_last;
+  logic               start_f32;    // the command taken is ACT F32
   logic [N-1:0][31:0] f32_out_row;
   logic [N-1:0][15:0] f32_out_bf16;
   logic [1:0]         quarter_q, quarter_d;     // RAW: quarter of the ACC row being written
@@ -338,7 +339,7 @@ module unit_vpu #(
     if (flush_i) state_d = StIdle;
   end
 
-  logic        start_raw, start_pool, start_f32;
+  logic        start_raw, start_pool;
   logic [2:0]  start_vop;
   logic [3:0]  start_shift;
   assign start_raw   = ins.flags[FlagActRaw];

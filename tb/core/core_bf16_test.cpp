@@ -149,6 +149,52 @@ TEST_F(CoreBf16Test, Gemm64x64x64) {
   RecordProperty("cycles_fp32_out", std::to_string(raw));
 }
 
+TEST_F(CoreBf16Test, ComputeBoundGemmOverlap) {
+  // CoreTest.ComputeBoundGemmOverlap in bf16: A and every weight tile loaded
+  // ahead, MMC BF16 back to back (both halves of each wide row from the UB
+  // in the same cycle), ACT F32 of one column tile beside the MMCs of the
+  // next. Prints the counters.
+  constexpr int M = 128, Kb = 8, Nb = 8;  // 128 x 8N x 8N, as the int8 test
+  if (CoreCfg::UbRows < 2 * (Kb + Nb) * M || CoreCfg::AccRows < 2 * M)
+    GTEST_SKIP() << "needs " << 2 * (Kb + Nb) * M << " UB rows and " << 2 * M << " ACC rows";
+  HostMemory mem;
+  const uint64_t row = 2 * uint64_t(N);  // bytes of a wide row
+  for (int k = 0; k < Kb; ++k)
+    for (int i = 0; i < M; ++i)
+      for (int c = 0; c < N; ++c) mem.write16(kInput + uint64_t(k * M + i) * row + 2 * uint64_t(c), rand_bf16());
+  const uint64_t tiles = kScratch;
+  for (int t = 0; t < Nb * Kb; ++t)
+    for (int r = 0; r < N; ++r)
+      for (int c = 0; c < N; ++c) mem.write16(tiles + uint64_t(t * N + r) * row + 2 * uint64_t(c), rand_bf16());
+
+  tpu::model::TpuModel model(config());
+  run_both(model, {isa::rhm(0, Kb * M, kInput, uint32_t(row), true), isa::halt()}, mem, {}, kOutput, 16, "load A");
+  std::vector<isa::Instr> prog{isa::rw(tiles, 2, uint32_t(row), true)};
+  const int total = Nb * Kb;
+  for (int t = 0; t < total; ++t) {
+    const int j = t / Kb, k = t % Kb;
+    if (t + 2 < total) prog.push_back(isa::rw(tiles + uint64_t(t + 2) * N * row, 1, uint32_t(row), true));
+    prog.push_back(isa::mmc(uint32_t(2 * k * M), uint32_t((j % 2) * M), M, k > 0, true, true));
+    if (k == Kb - 1)
+      prog.push_back(isa::act(uint32_t((j % 2) * M), uint32_t(2 * Kb * M + 2 * j * M), M, isa::Act::kRelu,
+                              false, false, true));
+  }
+  prog.push_back(isa::halt());
+  const tb::CoreRun r = run_both(model, prog, mem, {}, kOutput, 16, "bf16 GEMM");
+  ASSERT_EQ(r.err, ErrCode::kOk);
+  const uint64_t window = r.cycles - r.first_mxu_cycle;
+  const double util = double(r.perf.mxu_busy) / double(window);
+  std::printf("[ core N=%d ] bf16 GEMM %dx%dx%d: cycles %llu, MXU busy %llu of %llu cycles between the "
+              "first MMC row and the end (%.2f%%), useful MACs %llu, weight stall %llu, dependency stall "
+              "%llu\n",
+              N, M, Kb * N, Nb * N, (unsigned long long)r.perf.cycles, (unsigned long long)r.perf.mxu_busy,
+              (unsigned long long)window, 100.0 * util, (unsigned long long)r.perf.useful_macs,
+              (unsigned long long)r.perf.wgt_stall, (unsigned long long)r.perf.dep_stall);
+  RecordProperty("mxu_utilization_percent", std::to_string(100.0 * util));
+  EXPECT_EQ(r.perf.useful_macs, uint64_t(M) * Kb * Nb * N * N);
+  EXPECT_GE(util, 0.95) << "the units do not overlap enough";
+}
+
 TEST_F(CoreBf16Test, SpecialValuesThroughActRaw) {
   // A fifth of the operands special: NaN in, inf x 0, inf - inf, products
   // and sums past the largest finite value, subnormals read as zeros.

@@ -44,10 +44,6 @@ class Bf16OpsTest : public ::testing::Test {
     rng_.seed(seed_);
   }
 
-  // ACT F32 exists on the reference model; the RTL's VPU (sim:, sc:) has no
-  // fp32 path yet.
-  static bool has_act_f32() { return tpu_test::transport() == "model"; }
-
   bf16 normal() { return tpu::float_to_bf16(std::normal_distribution<float>()(rng_)); }
   MatrixBf16 random(int rows, int cols) {
     MatrixBf16 m(rows, cols);
@@ -82,7 +78,6 @@ class Bf16OpsTest : public ::testing::Test {
     EXPECT_EQ(bits(c), want.data) << "fp32 results, seed " << seed_;
     EXPECT_EQ(stats.macs, uint64_t(a.rows) * a.cols * b.cols);
     EXPECT_GE(stats.commands, 1u);
-    if (!has_act_f32()) return stats;
     std::vector<bf16> rounded;
     for (uint32_t v : want.data) rounded.push_back(tpu::fp32_to_bf16(v));
     EXPECT_EQ(tpu::matmul_bf16_to_bf16(*dev, a, b).data, rounded) << "bf16 results, seed " << seed_;
@@ -186,7 +181,6 @@ TEST_F(Bf16OpsTest, WithinTheErrorBoundOfAFloat32Matmul) {
 }
 
 TEST_F(Bf16OpsTest, DenseBf16AddsTheBiasAndActivatesInFp32) {
-  if (!has_act_f32()) GTEST_SKIP() << "ACT F32 is not in the RTL yet";
   const int m = 7, k = 9, n = 6;
   const MatrixBf16 x = random(m, k), w = random(k, n);
   std::vector<float> bias = {0.5f, -1.25f, NAN, -0.0f, 1e-40f, 3.0f};

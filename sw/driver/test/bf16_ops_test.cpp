@@ -4,10 +4,6 @@
 // for bit against bf16_gemm::reference (sim/model/test/bf16_gemm.h, the order
 // of additions written from docs/numerics.md), special values, K from 1 to
 // thousands, the error bound against a float32 matmul, and the errors.
-//
-// The RTL (sim:, sc:) has no fp32 path in the VPU yet (ACT F32,
-// docs/numerics.md, "Not built yet"): there the checks of bf16 results (ACT
-// F32) are left out; fp32 results leave through ACT RAW, which the RTL has.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -30,12 +30,13 @@ reference's: they must be equal bit for bit.
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from tpu_tool import DemoError, run_tool, short
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 0                       # the split of demo/digits_mlp.py
@@ -43,15 +44,6 @@ PIXEL_MAX = 16.0               # load_digits pixels are 0..16
 NAME = "digits_cnn"
 
 
-class DemoError(Exception):
-    """A failure with a one-line explanation for the user."""
-
-
-def short(arg):
-    """A path under the current directory, relative; anything else as it is."""
-    arg = str(arg)
-    rel = os.path.relpath(arg) if os.path.isabs(arg) else arg
-    return arg if rel.startswith("..") else rel
 
 
 # ---------------------------------------------------------------------------
@@ -128,26 +120,10 @@ def quantize(x, scale, zero_point):
 # The TPU run.
 
 def run_tpu(tpu, config, transport, model, x_path, y_path, stats_path, batch):
-    for p in (y_path, stats_path):
-        p.unlink(missing_ok=True)
     cmd = [str(tpu), "--config", config] + (["--transport", transport] if transport else []) + [
         "infer", "--model", str(model), "--x", str(x_path), "--out", str(y_path),
         "--stats-json", str(stats_path), "--batch", str(batch)]
-    print("$ " + " ".join(short(c) for c in cmd), flush=True)
-    try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
-    except OSError as e:
-        raise DemoError(f"cannot run {tpu}: {e.strerror} (build it with `make build`)")
-    for line in proc.stdout:                  # progress, as the tool prints it
-        print("  " + line.rstrip("\n"), flush=True)
-    if proc.wait() != 0:
-        raise DemoError(f"`tpu infer` failed with exit status {proc.returncode}")
-    try:
-        y = np.load(y_path)
-        stats = json.loads(stats_path.read_text())
-    except (OSError, ValueError) as e:
-        raise DemoError(f"`tpu infer` succeeded but its outputs cannot be read: {e}")
-    return y, stats
+    return run_tool(cmd, "infer", y_path, stats_path)
 
 
 # ---------------------------------------------------------------------------

@@ -24,12 +24,12 @@ helpers alone (no tool needed).
 import argparse
 import json
 import math
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from tpu_tool import DemoError, run_tool
 
 REPO = Path(__file__).resolve().parent.parent
 SEED = 0                       # split and training
@@ -37,8 +37,6 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 PIXEL_MAX = 16.0               # load_digits pixels are 0..16
 
 
-class DemoError(Exception):
-    """A failure with a one-line explanation for the user."""
 
 
 # ---------------------------------------------------------------------------
@@ -249,29 +247,10 @@ def write_model(workdir, layers, x_q):
 def run_tpu(tpu, config, workdir, batch, per_layer):
     logits_path = workdir / "logits_tpu.npy"
     stats_path = workdir / "stats.json"
-    for p in (logits_path, stats_path):
-        p.unlink(missing_ok=True)
     cmd = [str(tpu), "--config", config, "mlp", "--model", str(workdir / "model.json"),
            "--x", str(workdir / "x_test.npy"), "--out", str(logits_path),
            "--batch", str(batch), "--stats-json", str(stats_path)] + (["--per-layer"] if per_layer else [])
-    def short(arg):  # paths under the current directory, relative
-        rel = os.path.relpath(arg) if os.path.isabs(arg) else arg
-        return arg if rel.startswith("..") else rel
-    print("$ " + " ".join(short(c) for c in cmd), flush=True)
-    try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
-    except OSError as e:
-        raise DemoError(f"cannot run {tpu}: {e.strerror} (build it with `make build`)")
-    for line in proc.stdout:                  # progress, as the tool prints it
-        print("  " + line.rstrip("\n"), flush=True)
-    if proc.wait() != 0:
-        raise DemoError(f"`tpu mlp` failed with exit status {proc.returncode}")
-    try:
-        logits = np.load(logits_path)
-        stats = json.loads(stats_path.read_text())
-    except (OSError, ValueError) as e:
-        raise DemoError(f"`tpu mlp` succeeded but its outputs cannot be read: {e}")
-    return logits, stats
+    return run_tool(cmd, "mlp", logits_path, stats_path)
 
 
 def plan_text(plan):

@@ -391,17 +391,9 @@ int bench_stream(const Global& g, const GemmArgs& args) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string mismatch;
   for (int i = 0; i < args.stream && mismatch.empty(); ++i) {
-    const MatrixI32 ref = model::matmul_i8(a[size_t(i)], b[size_t(i)]);
-    if (c[size_t(i)] == ref) continue;
-    size_t wrong = 0, first = SIZE_MAX;
-    for (size_t e = 0; e < ref.data.size(); ++e)
-      if (e >= c[size_t(i)].data.size() || c[size_t(i)].data[e] != ref.data[e]) {
-        ++wrong;
-        if (first == SIZE_MAX) first = e;
-      }
-    mismatch = "product " + std::to_string(i) + ": C[" + std::to_string(first / size_t(ref.cols)) + "][" +
-               std::to_string(first % size_t(ref.cols)) + "] differs from the CPU reference (" +
-               std::to_string(wrong) + " of " + std::to_string(ref.data.size()) + " elements)";
+    const std::string diff = first_difference(c[size_t(i)], model::matmul_i8(a[size_t(i)], b[size_t(i)]),
+                                              [](int32_t x) { return std::to_string(x); });
+    if (!diff.empty()) mismatch = "product " + std::to_string(i) + ": " + diff;
   }
   const double per_product = double(stats.cycles) / args.stream;
   const double speed = wall > 0 ? double(stats.cycles) / wall : 0.0;

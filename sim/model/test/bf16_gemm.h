@@ -21,30 +21,10 @@ namespace tpu::model::bf16_gemm {
 using MatrixBf16 = Matrix<bf16>;
 using MatrixF32 = Matrix<fp32>;  // fp32 bits
 
-// C = A x W in the order of docs/numerics.md, "Order of additions", written
-// out from the text and independent of the model: K is padded with zeros to
-// a multiple of n; each block of n rows starts from +0 and adds its products
-// top to bottom (the MXU column), and the block results go into the
-// accumulator in order, the first one stored, the later ones added.
-inline MatrixF32 reference(const MatrixBf16& a, const MatrixBf16& w, int n) {
-  const int k = a.cols, blocks = std::max(1, (k + n - 1) / n);
-  MatrixF32 c(a.rows, w.cols);
-  for (int i = 0; i < a.rows; ++i)
-    for (int j = 0; j < w.cols; ++j) {
-      fp32 acc = 0;
-      for (int b = 0; b < blocks; ++b) {
-        fp32 column = 0;  // +0 enters the top PE
-        for (int r = 0; r < n; ++r) {
-          const int kk = b * n + r;
-          const bf16 x = kk < k ? a.at(i, kk) : bf16{0}, y = kk < k ? w.at(kk, j) : bf16{0};
-          column = fp32_add(column, bf16_mul(x, y));
-        }
-        acc = b == 0 ? column : fp32_add(acc, column);
-      }
-      c.at(i, j) = acc;
-    }
-  return c;
-}
+// C = A x W in the order of docs/numerics.md, "Order of additions":
+// tpu::model::matmul_bf16 (ref_matmul.h), written from the text and
+// independent of the model.
+inline MatrixF32 reference(const MatrixBf16& a, const MatrixBf16& w, int n) { return matmul_bf16(a, w, n); }
 
 // What the programs do with the accumulators.
 enum class Output {

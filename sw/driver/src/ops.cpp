@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <functional>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -106,39 +108,78 @@ PreparedGemm prepare_gemm(Device& dev, const char* op, const M& a, const M& b, c
   return g;
 }
 
+// Commands queued on the device, at most `limit` at once, completed in the
+// order they were submitted; each completion goes to on_complete with the tag
+// it was submitted with. The first completion that is not OK is kept
+// (failed()), and nothing is submitted after it.
+class CommandQueue {
+ public:
+  using OnComplete = std::function<void(const Completion&, size_t tag)>;
+  CommandQueue(Device& dev, size_t limit, OnComplete on_complete = {})
+      : dev_(dev), limit_(limit), on_complete_(std::move(on_complete)) {}
+
+  // Runs body, which submits, then completes every queued command. If
+  // anything but a timeout or a protocol error (after which the device was
+  // reset) is thrown, the queued commands still use their buffers: they are
+  // let finish before the exception goes on.
+  template <class Body>
+  void run(Body&& body) {
+    try {
+      body();
+      while (!queued_.empty()) complete_oldest();
+    } catch (const TimeoutError&) {
+      throw;
+    } catch (const ProtocolError&) {
+      throw;
+    } catch (...) {
+      try {
+        while (!queued_.empty()) complete_oldest();
+      } catch (const Error&) {
+      }
+      throw;
+    }
+  }
+
+  // Waits for room, then submits; false (and nothing submitted) once a
+  // command has failed.
+  bool submit(const std::vector<isa::Instr>& program, std::span<const Window> windows, CounterMode counters,
+              size_t tag = 0) {
+    while (queued_.size() >= limit_) complete_oldest();
+    if (failed_) return false;
+    queued_.emplace_back(dev_.submit(program, windows, counters), tag);
+    return true;
+  }
+
+  const std::optional<Completion>& failed() const { return failed_; }
+
+ private:
+  void complete_oldest() {
+    const auto [cmd, tag] = queued_.front();
+    queued_.pop_front();
+    const Completion c = dev_.wait(cmd);
+    if (!c.ok() && !failed_) failed_ = c;
+    if (on_complete_) on_complete_(c, tag);
+  }
+
+  Device& dev_;
+  size_t limit_;
+  OnComplete on_complete_;
+  std::deque<std::pair<Command, size_t>> queued_;  // a command and its tag
+  std::optional<Completion> failed_;
+};
+
 // Runs a GEMM's programs in order: all queued at once (up to the ring's
 // depth), so the device fetches each next one while the one before runs. The
 // counters add up over them (CounterMode::kKeep after the first). A failed
 // program is reported (DeviceError) once the ones queued behind it, which
 // touch only the GEMM's buffers, have completed.
 void run_programs(Device& dev, const PreparedGemm& g) {
-  std::deque<Command> queued;
-  std::optional<Completion> failed;
-  const auto complete_oldest = [&] {
-    const Completion c = dev.wait(queued.front());
-    queued.pop_front();
-    if (!c.ok() && !failed) failed = c;
-  };
-  try {
-    for (size_t i = 0; i < g.programs.size() && !failed; ++i) {
-      while (queued.size() >= dev.max_in_flight()) complete_oldest();
-      if (failed) break;
-      queued.push_back(dev.submit(g.programs[i], g.windows, i == 0 ? CounterMode::kRestart : CounterMode::kKeep));
-    }
-    while (!queued.empty()) complete_oldest();
-  } catch (const TimeoutError&) {
-    throw;  // the device was reset: nothing queued touches the buffers any more
-  } catch (const ProtocolError&) {
-    throw;
-  } catch (...) {
-    // The queued programs still use the buffers: let them finish first.
-    try {
-      while (!queued.empty()) complete_oldest();
-    } catch (const Error&) {
-    }
-    throw;
-  }
-  if (failed) dev.check(*failed);
+  CommandQueue queue(dev, dev.max_in_flight());
+  queue.run([&] {
+    for (size_t i = 0; i < g.programs.size(); ++i)
+      if (!queue.submit(g.programs[i], g.windows, i == 0 ? CounterMode::kRestart : CounterMode::kKeep)) break;
+  });
+  if (queue.failed()) dev.check(*queue.failed());
 }
 
 // Packs the operands into device buffers, runs the GEMM's programs and
@@ -239,59 +280,37 @@ std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, st
     size_t done = 0;  // its commands completed
   };
   std::deque<Job> jobs;
-  std::deque<std::pair<Command, size_t>> queued;  // a command and its product
   OpStats total;
   total.n = dev.info().n;
-  std::optional<Completion> failed;  // the first command that did not complete OK
 
-  // Takes the oldest command's completion; reads the result of every product
-  // whose commands have all completed, and frees its buffers.
-  const auto complete_oldest = [&] {
-    const auto [cmd, index] = queued.front();
-    queued.pop_front();
-    const Completion c = dev.wait(cmd);
+  // Each completion (tagged with its product): reads the result of every
+  // product whose commands have all completed, and frees its buffers.
+  CommandQueue queue(dev, limit, [&](const Completion& c, size_t index) {
     // The device's counters restart with each command and another one may
     // be running already: read them only when one command at a time runs.
     if (limit == 1) total.counters += dev.counters();
     else total.counters.cycles += c.cycles;
-    if (!c.ok() && !failed) failed = c;
     for (Job& j : jobs)
       if (j.index == index) ++j.done;
     while (!jobs.empty() && jobs.front().done == jobs.front().g.programs.size()) {
       Job& j = jobs.front();
-      if (!failed) out[j.index] = model::unpack_c_i32(j.g.plan, j.g.cbuf.read(0, j.g.plan.c_bytes()));
+      if (!queue.failed()) out[j.index] = model::unpack_c_i32(j.g.plan, j.g.cbuf.read(0, j.g.plan.c_bytes()));
       jobs.pop_front();
     }
-  };
+  });
 
   const uint64_t start = dev.cycles();
-  try {
-    for (size_t i = 0; i < a.size() && !failed; ++i) {
+  queue.run([&] {
+    for (size_t i = 0; i < a.size() && !queue.failed(); ++i) {
       jobs.push_back(Job{i, prepare_gemm(dev, "matmul_batch", a[i], b[i], {})});
       const PreparedGemm& g = jobs.back().g;
       total += g.stats;
-      for (const auto& program : g.programs) {
-        while (queued.size() >= limit) complete_oldest();
-        if (failed) break;
-        queued.emplace_back(dev.submit(program, g.windows), i);
-      }
+      for (const auto& program : g.programs)
+        if (!queue.submit(program, g.windows, CounterMode::kRestart, i)) break;
     }
-    while (!queued.empty()) complete_oldest();
-  } catch (const TimeoutError&) {
-    throw;  // the device was reset: nothing queued touches the buffers any more
-  } catch (const ProtocolError&) {
-    throw;
-  } catch (...) {
-    // The commands already queued still use their products' buffers: let
-    // them finish before the buffers go.
-    try {
-      while (!queued.empty()) complete_oldest();
-    } catch (const Error&) {
-    }
-    throw;
-  }
+  });
   total.cycles = dev.cycles() - start;
-  if (failed) dev.check(*failed);
+  if (queue.failed()) dev.check(*queue.failed());
   if (stats) *stats += total;
   return out;
 }

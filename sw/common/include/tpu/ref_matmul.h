@@ -43,10 +43,12 @@ inline MatrixI32 matmul_i8(const MatrixI8& a, const MatrixI8& b) {
   return c;
 }
 
-// C = A * B with bf16 operands and fp32 sums (bits), in the core's order
-// (docs/numerics.md, "Order of additions"): K zero-padded to blocks of n;
-// down each block's column from +0, row by row; the blocks' column sums into
-// the accumulator in K order.
+// C = A * B with bf16 operands and fp32 sums (bits), in the order of
+// docs/numerics.md, "Order of additions", written out from the text and
+// independent of the model: K is padded with zeros to a multiple of n; each
+// block of n rows starts from +0 and adds its products top to bottom (the
+// MXU column), and the block results go into the accumulator in order, the
+// first one stored, the later ones added.
 inline Matrix<uint32_t> matmul_bf16(const Matrix<bf16>& a, const Matrix<bf16>& b, int n) {
   const int k = a.cols, blocks = std::max(1, (k + n - 1) / n);
   Matrix<uint32_t> c(a.rows, b.cols);
@@ -54,10 +56,11 @@ inline Matrix<uint32_t> matmul_bf16(const Matrix<bf16>& a, const Matrix<bf16>& b
     for (int j = 0; j < b.cols; ++j) {
       fp32 acc = 0;
       for (int blk = 0; blk < blocks; ++blk) {
-        fp32 column = 0;
+        fp32 column = 0;  // +0 enters the top PE
         for (int r = 0; r < n; ++r) {
           const int kk = blk * n + r;
-          column = fp32_add(column, kk < k ? bf16_mul(a.at(i, kk), b.at(kk, j)) : bf16_mul(0, 0));
+          const bf16 x = kk < k ? a.at(i, kk) : bf16{0}, y = kk < k ? b.at(kk, j) : bf16{0};
+          column = fp32_add(column, bf16_mul(x, y));
         }
         acc = blk == 0 ? column : fp32_add(acc, column);
       }

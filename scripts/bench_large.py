@@ -5,12 +5,16 @@ For each configuration: builds the tool with that device model in a build
 directory of its own (Verilation and compilation timed, peak memory of the
 largest process recorded), runs a random int8 GEMM through `tpu matmul` and
 compares it with numpy, and runs `tpu bench` on the same shape for cycles,
-utilization and simulator speed. Prints a table and writes bench_large.csv
-and bench_large.md into --out. Exits 1 if a build fails or a GEMM is not
-exact.
+utilization and simulator speed. A configuration with the bf16 datapath (v2)
+also runs a random bf16 GEMM: `tpu matmul --dtype bf16 --raw-bf16` compared
+bit for bit with the numpy reimplementation of docs/numerics.md (mxu_matmul
+in sim/model/test/bf16_numpy_test.py), and `tpu bench --dtype bf16`, which
+compares with the C++ reference model. Prints a table (one row per
+configuration and datatype) and writes bench_large.csv and bench_large.md
+into --out. Exits 1 if a build fails or a GEMM is not exact.
 
-With --mxu it does the same for the 128×128 bf16 MXU alone instead (no
-configuration selects bf16 yet): builds mxu_bench_bf16_n128 (CMake list
+With --mxu it does the same for the 128×128 bf16 MXU alone instead:
+builds mxu_bench_bf16_n128 (CMake list
 TPU_MXU_LARGE_SIZES) in <build>/mxu-bf16, runs it (random bf16 tiles, every fp32
 output checked against the C++ reference, tb/mxu/mxu_bench.cpp) and writes
 bench_large_mxu.{csv,md}. make bench-large runs both, as separate processes,
@@ -35,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-COLUMNS = ["config", "n", "configure_s", "build_s", "build_peak_mb", "m", "k", "n_cols",
+COLUMNS = ["config", "dtype", "n", "configure_s", "build_s", "build_peak_mb", "m", "k", "n_cols",
            "cycles", "utilization", "sim_cycles_per_second", "exact"]
 MXU_COLUMNS = ["block", "n", "configure_s", "build_s", "build_peak_mb", "tiles", "rows",
                "cycles", "utilization", "sim_cycles_per_second", "exact"]
@@ -144,6 +148,39 @@ def gemm(config, build_dir, shape, seed):
     return exact, stats
 
 
+def random_bf16(rng, shape):
+    """Random finite bf16 bits: normal values of both signs, exponents around 1."""
+    sign = rng.integers(0, 2, size=shape, dtype=np.uint16) << 15
+    exp = rng.integers(127 - 8, 127 + 8, size=shape, dtype=np.uint16) << 7
+    return (sign | exp | rng.integers(0, 128, size=shape, dtype=np.uint16)).astype(np.uint16)
+
+
+def gemm_bf16(config, build_dir, shape, seed, array_n):
+    """A bf16 GEMM through tpu matmul, checked bit for bit against the numpy
+    reimplementation of the documented order of additions; then tpu bench."""
+    sys.path.insert(0, str(REPO / "sim" / "model" / "test"))
+    import bf16_numpy_test as ref
+    m, k, n = shape
+    rng = np.random.default_rng(seed)
+    a, b = random_bf16(rng, (m, k)), random_bf16(rng, (k, n))
+    work = build_dir / "gemm_bf16"
+    work.mkdir(exist_ok=True)
+    np.save(work / "A.npy", a)
+    np.save(work / "B.npy", b)
+    tpu(build_dir, config, "matmul", "--dtype", "bf16", "--raw-bf16", "--a", work / "A.npy",
+        "--b", work / "B.npy", "--out", work / "C.npy")
+    c = np.load(work / "C.npy")
+    pad = -k % array_n  # the array sums K in blocks of N; zero rows add +0
+    a32 = np.pad(ref.bf16_to_f32(a), ((0, 0), (0, pad)))
+    b32 = np.pad(ref.bf16_to_f32(b), ((0, pad), (0, 0)))
+    want = ref.mxu_matmul(a32, b32, array_n)
+    exact = c.dtype == np.float32 and np.array_equal(c.view(np.uint32), want.view(np.uint32))
+    tpu(build_dir, config, "bench", "--dtype", "bf16", "--m", m, "--k", k, "--n", n,
+        "--json", work / "bench.json")
+    stats = json.loads((work / "bench.json").read_text())
+    return exact, stats
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--configs", nargs="+", default=["v2", "v1"])
@@ -162,6 +199,7 @@ def main():
     sys.path.insert(0, str(REPO / "scripts"))
     import config_table
     sizes = {c.name: c.array_n for c in config_table.CONFIGS}
+    datapaths = {c.name: c.datapath for c in config_table.CONFIGS}
     rows, failed = [], False
     for config in args.configs:
         if config not in sizes:
@@ -171,20 +209,28 @@ def main():
               flush=True)
         try:
             configure_s, build_s, peak_mb = build(config, build_dir, args.jobs)
-            exact, stats = gemm(config, build_dir, args.shape, args.seed)
         except RuntimeError as e:
             print(f"bench-large: {config}: {e}", file=sys.stderr)
             failed = True
             continue
-        row = dict(config=config, n=sizes[config], configure_s=round(configure_s, 1),
-                   build_s=round(build_s, 1), build_peak_mb=round(peak_mb),
-                   m=args.shape[0], k=args.shape[1], n_cols=args.shape[2],
-                   cycles=stats.get("cycles"), utilization=round(stats.get("utilization", 0), 4),
-                   sim_cycles_per_second=round(stats.get("sim_cycles_per_second", 0)),
-                   exact=exact and stats.get("exact", False))
-        failed |= not row["exact"]
-        rows.append(row)
-        print("  " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
+        runs = {"int8": gemm, "bf16": lambda *a: gemm_bf16(*a, sizes[config])}
+        dtypes = {"int8": ["int8"], "bf16": ["bf16"], "both": ["int8", "bf16"]}[datapaths[config]]
+        for dtype in dtypes:
+            try:
+                exact, stats = runs[dtype](config, build_dir, args.shape, args.seed)
+            except RuntimeError as e:
+                print(f"bench-large: {config} {dtype}: {e}", file=sys.stderr)
+                failed = True
+                continue
+            row = dict(config=config, dtype=dtype, n=sizes[config], configure_s=round(configure_s, 1),
+                       build_s=round(build_s, 1), build_peak_mb=round(peak_mb),
+                       m=args.shape[0], k=args.shape[1], n_cols=args.shape[2],
+                       cycles=stats.get("cycles"), utilization=round(stats.get("utilization", 0), 4),
+                       sim_cycles_per_second=round(stats.get("sim_cycles_per_second", 0)),
+                       exact=exact and stats.get("exact", False))
+            failed |= not row["exact"]
+            rows.append(row)
+            print("  " + ", ".join(f"{k} {v}" for k, v in row.items()), flush=True)
 
     write_table(args.out, "bench_large", COLUMNS, rows)
     return 1 if failed else 0

@@ -71,9 +71,12 @@ BLOCKS = [
     Block("tpu_ub", "tpu_ub", files="all", memories=4, dp16kd=4, max_ff=64),
     Block("tpu_acc", "tpu_acc", files="all", memories=2, dp16kd=8, max_ff=300),
     # The same with the bf16 datapath's additions (tiny_bf16): a fifth UB
-    # read port (the matrix unit's second half of a wide row), fp32
+    # read port (the matrix unit's second half of a wide row) and four parts
+    # of two banks (each bank at least one DP16KD, so 8 at tiny's size; at
+    # default's, 8 banks of 512 x 128 bits take 32 like 4 of 1024), fp32
     # accumulation beside the int32 adders.
-    Block("tpu_ub_5rd", "tpu_ub", {"RdPorts": 5}, files="all", memories=4, dp16kd=4, max_ff=80),
+    Block("tpu_ub_bf16", "tpu_ub", {"RdPorts": 5, "Banks": 8, "Parts": 4}, files="all", memories=8, dp16kd=8,
+          max_ff=96),
     Block("tpu_acc_fp32", "tpu_acc", {"Fp32": 1}, files="all", memories=2, dp16kd=8, max_ff=300),
     Block("vpu_lut", "vpu_lut", files="all", memories=2, dp16kd=2, max_ff=32),
     Block("dma_rob", "dma_rob", files="all", memories=16, dp16kd=16, max_ff=16),

@@ -94,7 +94,7 @@ package tpu_pkg;
   localparam string ConfigName = "v2";
   localparam cfg_t  Cfg = '{
     array_n:              128,
-    datapath:             DatapathInt8,
+    datapath:             DatapathBoth,
     ub_rows:              4096,
     acc_rows:             2048,
     imem_depth:           1024,

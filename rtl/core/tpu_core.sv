@@ -227,7 +227,9 @@ module tpu_core #(
     .N      (N),
     .Rows   (UbRows),
     .RdPorts(UbRdPorts),
-    .WrPorts(2)
+    .WrPorts(2),
+    .Banks  (HasBf16 ? 8 : 4),
+    .Parts  (HasBf16 ? 4 : 1)
   ) u_ub (
     .clk_i,
     .rst_ni,

@@ -2,10 +2,19 @@
 // Unified buffer: Rows rows of N int8 lanes, in Banks banks of simple
 // dual-port RAM (one read and one write per bank per cycle).
 //
-// Row r lives in bank r % Banks. Every unit has its own read or write port;
-// each bank grants one read and one write per cycle, round-robin among the
-// ports that ask for it, and a refused port asks again (valid/ready, the
-// request held until taken). Units that stream consecutive rows fall into
+// With Parts = 1 row r lives in bank r % Banks. With Parts > 1 the rows are
+// cut into Parts equal parts by their top address bits, and each part has
+// Banks / Parts banks of its own (row r in bank r % (Banks / Parts) of its
+// part): units that work in different parts never meet at a bank. The bf16
+// configurations use 4 parts of 2 banks: an MMC BF16 reads two rows a cycle,
+// and a stream of results to the host that shared its banks lost about one
+// cycle in three however rows were interleaved, because the two streams
+// move at different speeds; the planner puts a bf16 GEMM's results in parts
+// of their own (docs/decisions.md).
+//
+// Every unit has its own read or write port; each bank grants one read and
+// one write per cycle, round-robin among the ports that ask for it, and a
+// refused port asks again (valid/ready, the request held until taken). Units that stream consecutive rows fall into
 // step after one refusal and then run at one row per cycle each. Read data
 // comes back on rd_rsp_* exactly one cycle after the grant; a write lands at
 // the edge that grants it. The controller never lets two units write the
@@ -18,6 +27,7 @@ module tpu_ub #(
   parameter int unsigned N       = tpu_pkg::ArrayN,        // lanes per row
   parameter int unsigned Rows    = tpu_pkg::Cfg.ub_rows,   // rows
   parameter int unsigned Banks   = 4,
+  parameter int unsigned Parts   = 1,                      // 1, 2 or 4 parts by the top address bits
   parameter int unsigned RdPorts = 4,
   parameter int unsigned WrPorts = 2,
   localparam int unsigned AddrW  = $clog2(Rows)
@@ -38,12 +48,31 @@ module tpu_ub #(
 );
 
   localparam int unsigned BankW  = $clog2(Banks);
+  localparam int unsigned PartW  = $clog2(Parts);
+  localparam int unsigned PartW1 = PartW > 0 ? PartW : 1;   // (a legal slice when Parts = 1)
+  localparam int unsigned LowW   = $clog2(Banks / Parts);   // row bits that pick the bank in a part
+  localparam int unsigned LineW  = AddrW - BankW;           // row bits within a bank
   localparam int unsigned RdSelW = RdPorts > 1 ? $clog2(RdPorts) : 1;
   localparam int unsigned WrSelW = WrPorts > 1 ? $clog2(WrPorts) : 1;
 
   if (Banks < 2 || (1 << BankW) != Banks || Rows % Banks != 0) begin : gen_bad_banks
     $error("tpu_ub: Banks must be a power of two >= 2 that divides Rows");
   end
+  if (Parts != 1 && ((1 << PartW) != Parts || Banks < 2 * Parts || (1 << AddrW) != Rows)) begin : gen_bad_parts
+    $error("tpu_ub: Parts must be 1, or a power of two with two banks or more each and Rows a power of two");
+  end
+
+  // The bank of a row, and its line in the bank (each uses some of its bits).
+  // verilator lint_off UNUSEDSIGNAL
+  function automatic logic [BankW-1:0] bank_of(logic [AddrW-1:0] addr);
+    if (Parts > 1) bank_of = BankW'({addr[AddrW-1-:PartW1], addr[LowW-1:0]});
+    else bank_of = BankW'(addr[LowW-1:0]);
+  endfunction
+  function automatic logic [LineW-1:0] line_of(logic [AddrW-1:0] addr);
+    if (Parts > 1) line_of = LineW'(addr[AddrW-1-PartW:LowW]);
+    else line_of = LineW'(addr[AddrW-1:LowW]);
+  endfunction
+  // verilator lint_on UNUSEDSIGNAL
 
   // Round-robin choice among the ports in `want`, starting at `first`.
   function automatic logic [RdSelW-1:0] pick_rd(logic [RdPorts-1:0] want, logic [RdSelW-1:0] first);
@@ -73,10 +102,10 @@ module tpu_ub #(
     logic               rd_any, wr_any;
 
     for (genvar p = 0; p < RdPorts; p++) begin : gen_rd_want
-      assign rd_want[p] = rd_req_valid_i[p] && rd_req_addr_i[p][BankW-1:0] == BankW'(b);
+      assign rd_want[p] = rd_req_valid_i[p] && bank_of(rd_req_addr_i[p]) == BankW'(b);
     end
     for (genvar p = 0; p < WrPorts; p++) begin : gen_wr_want
-      assign wr_want[p] = wr_valid_i[p] && wr_addr_i[p][BankW-1:0] == BankW'(b);
+      assign wr_want[p] = wr_valid_i[p] && bank_of(wr_addr_i[p]) == BankW'(b);
     end
 
     assign rd_any = |rd_want;
@@ -103,10 +132,10 @@ module tpu_ub #(
     ) u_ram (
       .clk_i,
       .wr_en_i  (wr_any),
-      .wr_addr_i(wr_addr_i[wr_sel][AddrW-1:BankW]),
+      .wr_addr_i(line_of(wr_addr_i[wr_sel])),
       .wr_data_i(wr_data_i[wr_sel]),
       .rd_en_i  (rd_any),
-      .rd_addr_i(rd_req_addr_i[rd_sel][AddrW-1:BankW]),
+      .rd_addr_i(line_of(rd_req_addr_i[rd_sel])),
       .rd_data_o(bank_data[b])
     );
   end

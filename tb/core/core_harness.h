@@ -98,7 +98,7 @@ class CoreHarness {
     return res;
   }
 
-  std::vector<int8_t> ub_row(int r) const { return core_peek::peek_ub_row(dut_.rootp, N, r); }
+  std::vector<int8_t> ub_row(int r) const { return core_peek::peek_ub_row(dut_.rootp, N, UbRows, r); }
   std::vector<int32_t> acc_row(int r) const { return core_peek::peek_acc_row(dut_.rootp, N, r); }
 
  private:

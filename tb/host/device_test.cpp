@@ -86,7 +86,7 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
   // The root complex's own random source, derived from the test's seed.
   uint64_t seed_for_rc() { return uint64_t(this->rand_int(1, 1 << 30)); }
 
-  std::vector<int8_t> ub_row(int r) { return top_peek::peek_ub_row(this->dut().rootp, N, r); }
+  std::vector<int8_t> ub_row(int r) { return top_peek::peek_ub_row(this->dut().rootp, N, tb::kConfig.ub_rows, r); }
 
   // A small GEMM through the rings; true when it equals the reference.
   void check_gemm(int m, int k, int n_out, uint16_t id) {

@@ -887,6 +887,37 @@ TEST_P(Bf16PlanTest, WideRowsCountTwiceInTheUnifiedBuffer) {
   }
 }
 
+TEST_P(Bf16PlanTest, ResultsLiveInUbPartsApartFromA) {
+  // An MMC BF16 reads two UB rows a cycle; the WHM's reads of the results
+  // must not share its banks (tpu_ub: parts of their own banks). So the
+  // result regions start at a part boundary above every A region, and the
+  // plan still fits the UB; a UB too small for that falls back to packing.
+  const int parts = tpu::ub_parts(core_.datapath);
+  ASSERT_EQ(parts, 4);
+  const int part_rows = core_.ub_rows / parts;
+  struct Shape {
+    int m, k, j;
+  };
+  for (const Shape& s : {Shape{512, 512, 512}, Shape{64, 8 * n() + 3, 3 * n()}, Shape{300, 2 * n(), 5 * n() + 1}}) {
+    for (const plan::GemmOutput out : {plan::GemmOutput::kF32, plan::GemmOutput::kBf16}) {
+      SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.j));
+      const plan::GemmPlan p = plan::plan_gemm({s.m, s.k, s.j}, out, core_);
+      const int a_end = p.a_regions * p.chunk_blocks * p.pass_rows * p.in_row_rows();
+      const int results = p.result_regions * p.write_tiles * p.pass_rows * p.out_row_rows();
+      EXPECT_EQ(p.result_base % part_rows, 0);
+      EXPECT_GE(p.result_base, a_end);
+      EXPECT_GT(p.result_base, 0);
+      EXPECT_LE(p.result_base + results, core_.ub_rows);
+    }
+  }
+  CoreConfig tight = core_;  // too small for parts apart: L and results packed
+  tight.ub_rows = 96;
+  tight.acc_rows = 32;
+  const plan::GemmPlan p = plan::plan_gemm({37, 40 * n(), 2 * n()}, plan::GemmOutput::kF32, tight,
+                                           {.transpose = plan::GemmOptions::Transpose::kNever, .chunk_blocks = 40});
+  EXPECT_EQ(p.result_base, p.a_regions * p.chunk_blocks * p.pass_rows * 2);
+}
+
 TEST_P(Bf16PlanTest, BiasAndActivationThroughActF32) {
   // y = act(sum + bias[j]) per docs/isa.md's ACT F32 (SCALE 1, no clamp),
   // with NaN, infinite, subnormal and -0 biases; fp32 (ACT F32 RAW) and bf16.

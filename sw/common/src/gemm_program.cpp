@@ -164,6 +164,21 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
     if (rhm_rows > covered)
       mxu += (rhm_rows - covered) * uint64_t(p.passes) * uint64_t(p.groups) * uint64_t(p.chunks);
   }
+  // A chunk's load and, in some chunks, a WHM share the memory unit in
+  // program order while the MXU works through the chunk before. When the
+  // load fits in the chunk's rows but the load and a WHM do not, each WHM
+  // holds up the next load and the MXU waits for the difference (bf16 at
+  // 512^3, whose loads are twice as long: about 500 cycles a WHM of two
+  // tiles, none with one tile). A load that alone outlasts the chunk is the
+  // term above's.
+  if (p.chunks > 1 && !p.tile_major) {
+    const uint64_t P = uint64_t(p.pass_rows);
+    const uint64_t chunk_mxu = uint64_t(p.chunk_blocks) * uint64_t(p.group_tiles) * P;
+    const uint64_t chunk_load = kReadLatency + uint64_t(p.chunk_blocks) * P * in_rows * row_cycles;
+    const uint64_t whm = uint64_t(p.write_tiles) * P * out_rows * row_cycles + kWriteCycles;
+    if (chunk_load <= chunk_mxu && chunk_load + whm > chunk_mxu)
+      mxu += (chunk_load + whm - chunk_mxu) * uint64_t(p.passes) * uint64_t(ceil_div(p.col_tiles, p.write_tiles));
+  }
   // L loads: once per pass, or per group when a pass is loaded in chunks.
   const uint64_t l_loads = p.chunks == 1 ? 1 : uint64_t(p.groups);
   const uint64_t l_rows = dm * kb * l_loads * in_rows;  // UB rows
@@ -269,8 +284,19 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
           for (int results = 2; results <= 4; ++results) {
             if (options.result_regions > 0 && results != options.result_regions) continue;
             for (const int wb : write_sizes) {
-            int rows = std::min({core.ub_rows / (regions * kc * in_rows + results * wb * out_rows), core.acc_rows / (2 * G),
-                                 0xFFFF / (wb * out_rows), 0xFFFF / kc});
+            // bf16: L in the UB's lower parts, the results in the upper
+            // ones, when both fit (an MMC BF16 takes two banks a cycle;
+            // parts have banks of their own). The cut leaves the most rows.
+            const int parts = in_rows == 2 ? ub_parts(core.datapath) : 1;
+            const int part = core.ub_rows / parts;
+            int split_rows = 0, split_base = 0;
+            for (int j = 1; j < parts; ++j) {
+              const int r = std::min((parts - j) * part / (regions * kc * in_rows), j * part / (results * wb * out_rows));
+              if (r > split_rows) split_rows = r, split_base = (parts - j) * part;
+            }
+            const bool split = split_rows >= 1;
+            int rows = std::min({split ? split_rows : core.ub_rows / (regions * kc * in_rows + results * wb * out_rows),
+                                 core.acc_rows / (2 * G), 0xFFFF / (wb * out_rows), 0xFFFF / kc});
             if (options.max_pass_rows > 0) rows = std::min(rows, options.max_pass_rows);
             if (rows < 1) continue;
             p.passes = ceil_div(p.dm, rows);
@@ -282,6 +308,7 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
             p.a_regions = regions;
             p.result_regions = results;
             p.write_tiles = wb;
+            p.result_base = split ? split_base : regions * kc * p.pass_rows * in_rows;
             for (const bool tm : {false, true}) {
               if (tm && p.chunks > 1) continue;  // a chunk of L serves the group's tiles
               if (options.order != GemmOptions::Order::kAuto && tm != (options.order == GemmOptions::Order::kTileMajor))
@@ -496,7 +523,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   const bool f32_act = out_bf16 || (bf16 && (!epi.bias_f32.empty() || epi.act != isa::Act::kNone));
   const bool has_bias = !epi.bias.empty() || !epi.bias_f32.empty();
   const int in_rows = p.in_row_rows(), lane = p.lane_bytes();  // UB rows per row of L; bytes per element
-  const uint32_t result_base = uint32_t(p.a_regions * p.chunk_blocks * P * in_rows);
+  const uint32_t result_base = uint32_t(p.result_base);
   const uint64_t row_bytes = uint64_t(p.out_row_bytes());
 
   Stream out;

@@ -30,9 +30,9 @@ TEST(Config, ArraySizesOfTheNamedConfigurations) {
 }
 
 TEST(Config, Datapaths) {
-  for (const char* name : {"tiny", "small", "default", "wide", "v2", "v1"})
+  for (const char* name : {"tiny", "small", "default", "wide", "v1"})
     EXPECT_EQ(tpu::find_config(name)->datapath, tpu::Datapath::kInt8) << name;
-  for (const char* name : {"tiny_bf16", "default_bf16"})
+  for (const char* name : {"tiny_bf16", "default_bf16", "v2"})
     EXPECT_EQ(tpu::find_config(name)->datapath, tpu::Datapath::kBoth) << name;
 }
 

@@ -19,6 +19,12 @@ constexpr bool has_bf16(Datapath d) { return d != Datapath::kInt8; }
 // The int8 forms (an int8 weight tile, an int8 MMC) exist in this datapath.
 constexpr bool has_int8(Datapath d) { return d != Datapath::kBf16; }
 
+// The unified buffer's parts (rtl/core/tpu_ub.sv, docs/decisions.md): a core
+// with the bf16 datapath splits its UB into 4 equal parts of 2 banks each by
+// the top row-address bits; rows in different parts never share a bank. An
+// int8 core's UB is one part of 4 interleaved banks.
+constexpr int ub_parts(Datapath d) { return has_bf16(d) ? 4 : 1; }
+
 struct CoreConfig {
   int n = 16;  // MXU array size: bytes per UB row, lanes per ACC row
   int ub_rows = 4096;

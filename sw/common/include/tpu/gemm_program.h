@@ -54,7 +54,10 @@
 //     output tiles go through ACT, spread over group b+1's MMCs so that the
 //     MXU never waits for them, into UB result regions of write_tiles tiles
 //     (result_regions of them, in turn), and leave by one WHM per region
-//     (when it is full or holds its pass's last tile).
+//     (when it is full or holds its pass's last tile). The result regions
+//     follow L's; in bf16 they start at a quarter boundary of the UB above
+//     L's (result_base) when both fit, so that the WHM's reads never meet
+//     MMC BF16's two reads a cycle at a bank (tpu_ub's parts).
 //     Fewer, longer WHMs save the memory unit a DMA packet fill and an
 //     acknowledge each (about 40 cycles).
 //   - Runs of MMCs that differ by a constant UB or ACC step become LOOPs.
@@ -148,6 +151,7 @@ struct GemmPlan {
   int write_tiles = 0;  // output tiles per WHM (one ACT each)
   bool tile_major = false;  // a group's MMCs tile after tile (only with chunks = 1)
   int result_regions = 0;  // UB regions of write_tiles * out_row_rows() * pass_rows rows for ACT results
+  int result_base = 0;  // UB row of the first result region: after L's regions, or in bf16 the upper half
   int wgt_capacity = 0; // weight tiles an RW may leave unretired
   uint64_t estimate = 0;  // estimate_cycles() of this plan
 

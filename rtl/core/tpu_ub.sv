@@ -75,17 +75,32 @@ module tpu_ub #(
   // verilator lint_on UNUSEDSIGNAL
 
   // Round-robin choice among the ports in `want`, starting at `first`.
+  // (first + i wraps with one subtraction: a modulo by five read ports
+  // would be a divider per bank.)
   function automatic logic [RdSelW-1:0] pick_rd(logic [RdPorts-1:0] want, logic [RdSelW-1:0] first);
+    int p;
     pick_rd = first;
     for (int i = RdPorts - 1; i >= 0; i--) begin
-      if (want[(int'(first) + i) % RdPorts]) pick_rd = RdSelW'((int'(first) + i) % RdPorts);
+      p = int'(first) + i;
+      if (p >= int'(RdPorts)) p -= int'(RdPorts);
+      if (want[p]) pick_rd = RdSelW'(p);
     end
   endfunction
   function automatic logic [WrSelW-1:0] pick_wr(logic [WrPorts-1:0] want, logic [WrSelW-1:0] first);
+    int p;
     pick_wr = first;
     for (int i = WrPorts - 1; i >= 0; i--) begin
-      if (want[(int'(first) + i) % WrPorts]) pick_wr = WrSelW'((int'(first) + i) % WrPorts);
+      p = int'(first) + i;
+      if (p >= int'(WrPorts)) p -= int'(WrPorts);
+      if (want[p]) pick_wr = WrSelW'(p);
     end
+  endfunction
+  // The port after sel, round the ring.
+  function automatic logic [RdSelW-1:0] next_rd(logic [RdSelW-1:0] sel);
+    next_rd = int'(sel) == int'(RdPorts) - 1 ? '0 : sel + 1'b1;
+  endfunction
+  function automatic logic [WrSelW-1:0] next_wr(logic [WrSelW-1:0] sel);
+    next_wr = int'(sel) == int'(WrPorts) - 1 ? '0 : sel + 1'b1;
   endfunction
 
   logic [Banks-1:0][RdPorts-1:0] rd_gnt;
@@ -121,8 +136,8 @@ module tpu_ub #(
     end
 
     // The winner goes last next time.
-    `FFL(rd_first_q, RdSelW'((int'(rd_sel) + 1) % RdPorts), rd_any, '0)
-    `FFL(wr_first_q, WrSelW'((int'(wr_sel) + 1) % WrPorts), wr_any, '0)
+    `FFL(rd_first_q, next_rd(rd_sel), rd_any, '0)
+    `FFL(wr_first_q, next_wr(wr_sel), wr_any, '0)
     `FF(rd_any_q[b], rd_any, 1'b0)
     `FFLNR(rd_sel_q[b], rd_sel, rd_any)
 

@@ -898,7 +898,8 @@ TEST_P(Bf16PlanTest, ResultsLiveInUbPartsApartFromA) {
   struct Shape {
     int m, k, j;
   };
-  for (const Shape& s : {Shape{512, 512, 512}, Shape{64, 8 * n() + 3, 3 * n()}, Shape{300, 2 * n(), 5 * n() + 1}}) {
+  for (const Shape& s : {Shape{32 * n(), 32 * n(), 32 * n()}, Shape{64, 8 * n() + 3, 3 * n()},
+                         Shape{300, 2 * n(), 5 * n() + 1}}) {
     for (const plan::GemmOutput out : {plan::GemmOutput::kF32, plan::GemmOutput::kBf16}) {
       SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.j));
       const plan::GemmPlan p = plan::plan_gemm({s.m, s.k, s.j}, out, core_);

@@ -70,8 +70,11 @@ CONFIGS = (
            array_n=4, ub_rows=256, acc_rows=128, imem_depth=256, prefetch_depth=128, wgt_fifo_tiles=4, **_COMMON),
     Config(name="small", summary="8×8, for small FPGAs",
            array_n=8, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=8, **_COMMON),
+    # The 16×16 configurations' prefetch buffer holds a whole program (1,024
+    # instructions and the window list), so the next program of a long GEMM
+    # is fetched while the one before runs (docs/host_interface.md).
     Config(name="default", summary="16×16, the reference configuration",
-           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16, **_COMMON),
+           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=2048, wgt_fifo_tiles=16, **_COMMON),
     Config(name="wide", summary="32×32",
            array_n=32, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16, **_COMMON),
     # The headline sizes, for make bench-large (not make test): TPU v2's
@@ -91,7 +94,7 @@ CONFIGS = (
            array_n=4, ub_rows=256, acc_rows=128, imem_depth=256, prefetch_depth=128, wgt_fifo_tiles=4,
            **{**_COMMON, "datapath": "both"}),
     Config(name="default_bf16", summary="16×16, int8 and bf16 (fp32 accumulation)",
-           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=512, wgt_fifo_tiles=16,
+           array_n=16, ub_rows=4096, acc_rows=1024, imem_depth=1024, prefetch_depth=2048, wgt_fifo_tiles=16,
            **{**_COMMON, "datapath": "both"}),
 )
 

@@ -79,6 +79,10 @@ TEST_F(OpsTest, MatmulShapesOnBothConfigs) {
 TEST_F(OpsTest, TransposedAndStreamedKPlansAreExact) {
   namespace m = tpu::model;
   for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
+    // Over the serial line default's GEMMs (K up to 8,191, each through
+    // matmul and dense) took more than 9 minutes; tiny's plans are the same
+    // kinds with a tenth of the bytes, and sim, sc and model run both.
+    if (tpu_test::transport() == "uart" && dev == default_.get()) continue;
     const tpu::DeviceInfo& info = dev->info();
     const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
     const bool tiny = dev == tiny_.get();

@@ -130,24 +130,6 @@ def tpu(build_dir, config, *args):
     return proc.stdout
 
 
-def gemm(config, build_dir, shape, seed):
-    m, k, n = shape
-    rng = np.random.default_rng(seed)
-    a = rng.integers(-128, 128, size=(m, k), dtype=np.int8)
-    b = rng.integers(-128, 128, size=(k, n), dtype=np.int8)
-    work = build_dir / "gemm"
-    work.mkdir(exist_ok=True)
-    np.save(work / "A.npy", a)
-    np.save(work / "B.npy", b)
-    tpu(build_dir, config, "matmul", "--a", work / "A.npy", "--b", work / "B.npy",
-        "--out", work / "C.npy")
-    c = np.load(work / "C.npy")
-    exact = c.dtype == np.int32 and np.array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
-    tpu(build_dir, config, "bench", "--m", m, "--k", k, "--n", n, "--json", work / "bench.json")
-    stats = json.loads((work / "bench.json").read_text())
-    return exact, stats
-
-
 def random_bf16(rng, shape):
     """Random finite bf16 bits: normal values of both signs, exponents around 1."""
     sign = rng.integers(0, 2, size=shape, dtype=np.uint16) << 15
@@ -155,28 +137,42 @@ def random_bf16(rng, shape):
     return (sign | exp | rng.integers(0, 128, size=shape, dtype=np.uint16)).astype(np.uint16)
 
 
-def gemm_bf16(config, build_dir, shape, seed, array_n):
-    """A bf16 GEMM through tpu matmul, checked bit for bit against the numpy
-    reimplementation of the documented order of additions; then tpu bench."""
+def bf16_reference(a, b, array_n):
+    """C of bf16 bits A and B in the array's order of additions: the numpy
+    reimplementation of docs/numerics.md (sim/model/test/bf16_numpy_test.py)."""
     sys.path.insert(0, str(REPO / "sim" / "model" / "test"))
     import bf16_numpy_test as ref
+    pad = -a.shape[1] % array_n  # the array sums K in blocks of N; zero rows add +0
+    a32 = np.pad(ref.bf16_to_f32(a), ((0, 0), (0, pad)))
+    b32 = np.pad(ref.bf16_to_f32(b), ((0, pad), (0, 0)))
+    return ref.mxu_matmul(a32, b32, array_n)
+
+
+def gemm(config, build_dir, shape, seed, dtype, array_n):
+    """A random GEMM through tpu matmul, checked bit for bit (int8: against
+    numpy's int32 product; bf16: against bf16_reference), then tpu bench."""
     m, k, n = shape
     rng = np.random.default_rng(seed)
-    a, b = random_bf16(rng, (m, k)), random_bf16(rng, (k, n))
-    work = build_dir / "gemm_bf16"
+    if dtype == "int8":
+        a = rng.integers(-128, 128, size=(m, k), dtype=np.int8)
+        b = rng.integers(-128, 128, size=(k, n), dtype=np.int8)
+        flags = []
+    else:
+        a, b = random_bf16(rng, (m, k)), random_bf16(rng, (k, n))
+        flags = ["--dtype", "bf16"]
+    work = build_dir / f"gemm_{dtype}"
     work.mkdir(exist_ok=True)
     np.save(work / "A.npy", a)
     np.save(work / "B.npy", b)
-    tpu(build_dir, config, "matmul", "--dtype", "bf16", "--raw-bf16", "--a", work / "A.npy",
+    tpu(build_dir, config, "matmul", *flags, *(["--raw-bf16"] if flags else []), "--a", work / "A.npy",
         "--b", work / "B.npy", "--out", work / "C.npy")
     c = np.load(work / "C.npy")
-    pad = -k % array_n  # the array sums K in blocks of N; zero rows add +0
-    a32 = np.pad(ref.bf16_to_f32(a), ((0, 0), (0, pad)))
-    b32 = np.pad(ref.bf16_to_f32(b), ((0, pad), (0, 0)))
-    want = ref.mxu_matmul(a32, b32, array_n)
-    exact = c.dtype == np.float32 and np.array_equal(c.view(np.uint32), want.view(np.uint32))
-    tpu(build_dir, config, "bench", "--dtype", "bf16", "--m", m, "--k", k, "--n", n,
-        "--json", work / "bench.json")
+    if dtype == "int8":
+        exact = c.dtype == np.int32 and np.array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+    else:
+        want = bf16_reference(a, b, array_n)
+        exact = c.dtype == np.float32 and np.array_equal(c.view(np.uint32), want.view(np.uint32))
+    tpu(build_dir, config, "bench", *flags, "--m", m, "--k", k, "--n", n, "--json", work / "bench.json")
     stats = json.loads((work / "bench.json").read_text())
     return exact, stats
 
@@ -213,11 +209,10 @@ def main():
             print(f"bench-large: {config}: {e}", file=sys.stderr)
             failed = True
             continue
-        runs = {"int8": gemm, "bf16": lambda *a: gemm_bf16(*a, sizes[config])}
         dtypes = {"int8": ["int8"], "bf16": ["bf16"], "both": ["int8", "bf16"]}[datapaths[config]]
         for dtype in dtypes:
             try:
-                exact, stats = runs[dtype](config, build_dir, args.shape, args.seed)
+                exact, stats = gemm(config, build_dir, args.shape, args.seed, dtype, sizes[config])
             except RuntimeError as e:
                 print(f"bench-large: {config} {dtype}: {e}", file=sys.stderr)
                 failed = True

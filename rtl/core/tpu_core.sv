@@ -228,8 +228,8 @@ module tpu_core #(
     .Rows   (UbRows),
     .RdPorts(UbRdPorts),
     .WrPorts(2),
-    .Banks  (HasBf16 ? 8 : 4),
-    .Parts  (HasBf16 ? 4 : 1)
+    .Banks  (HasBf16 ? 8 : 4),  // bf16: four parts of two banks (the planner's
+    .Parts  (HasBf16 ? 4 : 1)   // copy of the rule: tpu::ub_parts)
   ) u_ub (
     .clk_i,
     .rst_ni,

@@ -14,8 +14,8 @@
 //
 // Every unit has its own read or write port; each bank grants one read and
 // one write per cycle, round-robin among the ports that ask for it, and a
-// refused port asks again (valid/ready, the request held until taken). Units that stream consecutive rows fall into
-// step after one refusal and then run at one row per cycle each. Read data
+// refused port asks again (valid/ready, the request held until taken).
+// Units that stream consecutive rows fall into step after one refusal and then run at one row per cycle each. Read data
 // comes back on rd_rsp_* exactly one cycle after the grant; a write lands at
 // the edge that grants it. The controller never lets two units write the
 // same row or read a row another unit is writing (docs/controller.md), so a
@@ -27,7 +27,7 @@ module tpu_ub #(
   parameter int unsigned N       = tpu_pkg::ArrayN,        // lanes per row
   parameter int unsigned Rows    = tpu_pkg::Cfg.ub_rows,   // rows
   parameter int unsigned Banks   = 4,
-  parameter int unsigned Parts   = 1,                      // 1, 2 or 4 parts by the top address bits
+  parameter int unsigned Parts   = 1,                      // parts by the top address bits (a power of two)
   parameter int unsigned RdPorts = 4,
   parameter int unsigned WrPorts = 2,
   localparam int unsigned AddrW  = $clog2(Rows)
@@ -74,33 +74,23 @@ module tpu_ub #(
   endfunction
   // verilator lint_on UNUSEDSIGNAL
 
+  // v wrapped into 0 .. n-1, for 0 <= v < 2n: one subtraction (a modulo by
+  // five read ports would be a divider per bank).
+  function automatic int wrap(int v, int n);
+    return v >= n ? v - n : v;
+  endfunction
   // Round-robin choice among the ports in `want`, starting at `first`.
-  // (first + i wraps with one subtraction: a modulo by five read ports
-  // would be a divider per bank.)
   function automatic logic [RdSelW-1:0] pick_rd(logic [RdPorts-1:0] want, logic [RdSelW-1:0] first);
-    int p;
     pick_rd = first;
     for (int i = RdPorts - 1; i >= 0; i--) begin
-      p = int'(first) + i;
-      if (p >= int'(RdPorts)) p -= int'(RdPorts);
-      if (want[p]) pick_rd = RdSelW'(p);
+      if (want[wrap(int'(first) + i, RdPorts)]) pick_rd = RdSelW'(wrap(int'(first) + i, RdPorts));
     end
   endfunction
   function automatic logic [WrSelW-1:0] pick_wr(logic [WrPorts-1:0] want, logic [WrSelW-1:0] first);
-    int p;
     pick_wr = first;
     for (int i = WrPorts - 1; i >= 0; i--) begin
-      p = int'(first) + i;
-      if (p >= int'(WrPorts)) p -= int'(WrPorts);
-      if (want[p]) pick_wr = WrSelW'(p);
+      if (want[wrap(int'(first) + i, WrPorts)]) pick_wr = WrSelW'(wrap(int'(first) + i, WrPorts));
     end
-  endfunction
-  // The port after sel, round the ring.
-  function automatic logic [RdSelW-1:0] next_rd(logic [RdSelW-1:0] sel);
-    next_rd = int'(sel) == int'(RdPorts) - 1 ? '0 : sel + 1'b1;
-  endfunction
-  function automatic logic [WrSelW-1:0] next_wr(logic [WrSelW-1:0] sel);
-    next_wr = int'(sel) == int'(WrPorts) - 1 ? '0 : sel + 1'b1;
   endfunction
 
   logic [Banks-1:0][RdPorts-1:0] rd_gnt;
@@ -136,8 +126,8 @@ module tpu_ub #(
     end
 
     // The winner goes last next time.
-    `FFL(rd_first_q, next_rd(rd_sel), rd_any, '0)
-    `FFL(wr_first_q, next_wr(wr_sel), wr_any, '0)
+    `FFL(rd_first_q, RdSelW'(wrap(int'(rd_sel) + 1, RdPorts)), rd_any, '0)
+    `FFL(wr_first_q, WrSelW'(wrap(int'(wr_sel) + 1, WrPorts)), wr_any, '0)
     `FF(rd_any_q[b], rd_any, 1'b0)
     `FFLNR(rd_sel_q[b], rd_sel, rd_any)
 

@@ -217,20 +217,20 @@ package fp_pkg;
 
   // Maximum and minimum (tpu::fp32_max, fp32_min): NaN in gives the canonical
   // NaN; subnormals are zeros; -0 is below +0.
-  function automatic logic [31:0] fp32_max(logic [31:0] a, logic [31:0] b);
+  function automatic logic [31:0] fp32_minmax(logic [31:0] a, logic [31:0] b, logic max);
     logic [31:0] x, y;
     x = fp32_flush(a);
     y = fp32_flush(b);
     if (fp32_is_nan(a[30:0]) || fp32_is_nan(b[30:0])) return CANONICAL_NAN;
-    return fp32_less(x, y) ? y : x;
+    return (max ? fp32_less(x, y) : fp32_less(y, x)) ? y : x;
+  endfunction
+
+  function automatic logic [31:0] fp32_max(logic [31:0] a, logic [31:0] b);
+    return fp32_minmax(a, b, 1'b1);
   endfunction
 
   function automatic logic [31:0] fp32_min(logic [31:0] a, logic [31:0] b);
-    logic [31:0] x, y;
-    x = fp32_flush(a);
-    y = fp32_flush(b);
-    if (fp32_is_nan(a[30:0]) || fp32_is_nan(b[30:0])) return CANONICAL_NAN;
-    return fp32_less(y, x) ? y : x;
+    return fp32_minmax(a, b, 1'b0);
   endfunction
 
   // fp32 -> bf16 (tpu::fp32_to_bf16): NaN -> 0x7FC0; zeros and subnormals

@@ -164,21 +164,6 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
     if (rhm_rows > covered)
       mxu += (rhm_rows - covered) * uint64_t(p.passes) * uint64_t(p.groups) * uint64_t(p.chunks);
   }
-  // A chunk's load and, in some chunks, a WHM share the memory unit in
-  // program order while the MXU works through the chunk before. When the
-  // load fits in the chunk's rows but the load and a WHM do not, each WHM
-  // holds up the next load and the MXU waits for the difference (bf16 at
-  // 512^3, whose loads are twice as long: about 500 cycles a WHM of two
-  // tiles, none with one tile). A load that alone outlasts the chunk is the
-  // term above's.
-  if (p.chunks > 1 && !p.tile_major) {
-    const uint64_t P = uint64_t(p.pass_rows);
-    const uint64_t chunk_mxu = uint64_t(p.chunk_blocks) * uint64_t(p.group_tiles) * P;
-    const uint64_t chunk_load = kReadLatency + uint64_t(p.chunk_blocks) * P * in_rows * row_cycles;
-    const uint64_t whm = uint64_t(p.write_tiles) * P * out_rows * row_cycles + kWriteCycles;
-    if (chunk_load <= chunk_mxu && chunk_load + whm > chunk_mxu)
-      mxu += (chunk_load + whm - chunk_mxu) * uint64_t(p.passes) * uint64_t(ceil_div(p.col_tiles, p.write_tiles));
-  }
   // L loads: once per pass, or per group when a pass is loaded in chunks.
   const uint64_t l_loads = p.chunks == 1 ? 1 : uint64_t(p.groups);
   const uint64_t l_rows = dm * kb * l_loads * in_rows;  // UB rows
@@ -213,6 +198,18 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   const uint64_t first_tile = P * out_rows + (p.tile_major ? wb * kb * P
                                               : uint64_t(p.passes) * p.groups == 1 ? (kb - kc_last) * G * P + wb * kc_last * P
                                                                                     : G * kb * P);
+  // A chunk's load (`first`) and, in some chunks, a WHM share the memory
+  // unit in program order while the MXU works through the chunk before.
+  // When the load fits in the chunk's rows but the load and a WHM do not,
+  // each WHM holds up the next load and the MXU waits for the difference
+  // (bf16 at 512^3, whose loads are twice as long: about 500 cycles a WHM
+  // of two tiles, none with one tile). A load that alone outlasts the chunk
+  // is the term for the weight FIFO above.
+  if (p.chunks > 1 && !p.tile_major) {
+    const uint64_t chunk_mxu = uint64_t(p.chunk_blocks) * G * P;
+    const uint64_t whm = wb * tile_write + kWriteCycles;
+    if (first <= chunk_mxu && first + whm > chunk_mxu) mxu += (first + whm - chunk_mxu) * whms;
+  }
   const uint64_t write_work = c_rows * row_cycles + whms * kWriteCycles;
   const uint64_t other_loads = mem_unit - write_work - std::min(mem_unit - write_work, first);
   // The memory unit alternates loads (each waiting for its data) and

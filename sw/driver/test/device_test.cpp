@@ -187,8 +187,7 @@ TEST_F(DeviceTest, MalformedSubmissionsAreRefusedOnTheHost) {
 }
 
 TEST_F(DeviceTest, TimeoutResetsTheDeviceWhichThenWorks) {
-  // A long LOOP of IRQs: far more than 500 cycles.
-  const tpu::Command cmd = dev_.submit({isa::loop(60000, 1), isa::irq(), isa::halt()});
+  const tpu::Command cmd = dev_.submit(tpu_test::long_program());
   try {
     dev_.wait(cmd, 500);
     FAIL() << "no timeout";
@@ -198,7 +197,7 @@ TEST_F(DeviceTest, TimeoutResetsTheDeviceWhichThenWorks) {
   EXPECT_TRUE(dev_.run({isa::irq(), isa::halt()}).ok());
   // The device-wide limit applies when none is given.
   dev_.set_timeout(300);
-  EXPECT_THROW(dev_.run({isa::loop(60000, 1), isa::irq(), isa::halt()}), tpu::TimeoutError);
+  EXPECT_THROW(dev_.run(tpu_test::long_program()), tpu::TimeoutError);
   dev_.set_timeout(0);
   EXPECT_EQ(dev_.timeout(), tpu::Device::kDefaultTimeoutCycles);
   EXPECT_TRUE(dev_.run({isa::irq(), isa::halt()}).ok());

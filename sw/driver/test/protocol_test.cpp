@@ -190,16 +190,9 @@ TEST_F(ProtocolTest, AnEntryFromAPhaseAheadAfterTheRingWrappedIsReported) {
 }
 
 TEST_F(ProtocolTest, InterruptsThatBringNoCompletionAreReportedWithoutWaitingForTheTimeout) {
-  // A program far longer than the storm, which on a board simulation behind
-  // a faulty serial line (retries, stalls) lasts a few hundred thousand
-  // device cycles: 16 loops of 65,535 interrupts each.
-  std::vector<isa::Instr> prog;
-  for (int i = 0; i < 16; ++i) {
-    prog.push_back(isa::loop(65535, 1));
-    prog.push_back(isa::irq());
-  }
-  prog.push_back(isa::halt());
-  const tpu::Command cmd = dev_->submit(prog);
+  // It cannot complete during the storm, which over a faulty serial line
+  // lasted up to 268,000 device cycles.
+  const tpu::Command cmd = dev_->submit(tpu_test::long_program());
   fake_->storm = true;
   const std::string msg = protocol_error([&] { dev_->wait(cmd, 100'000); });
   EXPECT_TRUE(contains(msg, "waiting for command " + std::to_string(cmd.id) + ": " +

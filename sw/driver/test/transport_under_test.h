@@ -12,8 +12,10 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "board_sim.h"
+#include "tpu/isa.h"
 
 namespace tpu_test {
 
@@ -61,6 +63,20 @@ inline std::string uri(const std::string& config, const std::string& sim_options
   std::string u = transport() + ":?config=" + config;
   if (transport() == "sim" && !sim_options.empty()) u += "&" + sim_options;
   return u;
+}
+
+// A program that outlasts anything a test does while it runs: 16 loops of
+// 65,535 IRQs, more than a million device cycles. Over a faulty serial line a
+// single driver transaction can take tens of thousands of device cycles, so
+// "long" has to be long there.
+inline std::vector<tpu::isa::Instr> long_program() {
+  std::vector<tpu::isa::Instr> prog;
+  for (int i = 0; i < 16; ++i) {
+    prog.push_back(tpu::isa::loop(65535, 1));
+    prog.push_back(tpu::isa::irq());
+  }
+  prog.push_back(tpu::isa::halt());
+  return prog;
 }
 
 }  // namespace tpu_test

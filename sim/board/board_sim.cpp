@@ -2,6 +2,7 @@
 #include "board_sim.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <termios.h>
 #include <unistd.h>
@@ -60,6 +61,11 @@ class Pty {
     const ssize_t r = ::read(master_, buf, n);
     return r > 0 ? size_t(r) : 0;
   }
+  // Waits up to ms milliseconds for bytes from the host; true when there are.
+  bool wait_readable(int ms) {
+    pollfd p{master_, POLLIN, 0};
+    return ::poll(&p, 1, ms) > 0 && (p.revents & POLLIN);
+  }
   void write(uint8_t b) {
     // The host reads continuously; a full pty buffer means it went away, and
     // the byte is then lost like on a real line.
@@ -76,6 +82,8 @@ class LineTx {
  public:
   void push(uint8_t b) { queue_.push_back(b); }
   size_t queued() const { return queue_.size(); }
+  // Nothing queued, being sent or held back by a stall.
+  bool idle() const { return bit_ < 0 && idle_ == 0 && queue_.empty(); }
   void idle_for(uint64_t cycles) { idle_ += cycles; }
   // The pin level for this cycle.
   bool step(unsigned div) {
@@ -136,6 +144,8 @@ class LineRx {
     *out = byte_;
     return level;
   }
+  // No byte being received.
+  bool idle() const { return bit_ < 0 && last_; }
 
  private:
   int bit_ = -1;
@@ -147,6 +157,11 @@ class LineRx {
 template <class Top>
 class Board final : public BoardSim {
  public:
+  // Idle cycles before the board starts to wait for the host, and cycles
+  // simulated between two waits of up to 1 ms.
+  static constexpr uint64_t kQuietCycles = 4096;
+  static constexpr uint64_t kQuietBurst = 64;
+
   explicit Board(const BoardOptions& o)
       : opt_(o), bridge_(o.seed), top_(o.seed), rng_(o.seed), faults_(o.faults) {
     thread_ = std::thread([this] { run(); });
@@ -177,6 +192,7 @@ class Board final : public BoardSim {
     t.cpl_timeout_i = 1u << 28;  // as tpu_uart_top
     const unsigned byte_cycles = 10 * opt_.div;
     uint8_t buf[256];
+    uint64_t quiet = 0;  // cycles with an idle line and an idle device
     while (!stop_) {
       // Between bytes: take what the host wrote, through the faults.
       if (cycles_ % byte_cycles == 0 && to_device_.queued() < 2) {
@@ -184,6 +200,14 @@ class Board final : public BoardSim {
         for (size_t i = 0; i < n; ++i) to_device(buf[i]);
       }
       cycle();
+      // A board nobody talks to spins no core: once the line and the device
+      // have been idle for a while, every kQuietBurst cycles wait up to 1 ms
+      // for the host. Every cycle is still simulated (the bridge's
+      // retransmission timer runs), only slower in wall time; a host byte
+      // ends the wait at once.
+      const bool active = t.busy_o || !b.tx_o || !to_device_.idle() || !from_device_.idle();
+      quiet = active ? 0 : quiet + 1;
+      if (quiet >= kQuietCycles && quiet % kQuietBurst == 0 && pty_.wait_readable(1)) quiet = 0;
     }
   }
 

@@ -156,15 +156,16 @@ def gemm(config, build_dir, shape, seed, dtype, array_n):
     if dtype == "int8":
         a = rng.integers(-128, 128, size=(m, k), dtype=np.int8)
         b = rng.integers(-128, 128, size=(k, n), dtype=np.int8)
-        flags = []
+        flags, matmul_flags = [], []
     else:
         a, b = random_bf16(rng, (m, k)), random_bf16(rng, (k, n))
         flags = ["--dtype", "bf16"]
+        matmul_flags = [*flags, "--raw-bf16"]  # A and B are bf16 bits
     work = build_dir / f"gemm_{dtype}"
     work.mkdir(exist_ok=True)
     np.save(work / "A.npy", a)
     np.save(work / "B.npy", b)
-    tpu(build_dir, config, "matmul", *flags, *(["--raw-bf16"] if flags else []), "--a", work / "A.npy",
+    tpu(build_dir, config, "matmul", *matmul_flags, "--a", work / "A.npy",
         "--b", work / "B.npy", "--out", work / "C.npy")
     c = np.load(work / "C.npy")
     if dtype == "int8":

@@ -15,9 +15,10 @@
 // Every unit has its own read or write port; each bank grants one read and
 // one write per cycle, round-robin among the ports that ask for it, and a
 // refused port asks again (valid/ready, the request held until taken).
-// Units that stream consecutive rows fall into step after one refusal and then run at one row per cycle each. Read data
-// comes back on rd_rsp_* exactly one cycle after the grant; a write lands at
-// the edge that grants it. The controller never lets two units write the
+// Units that stream consecutive rows fall into step after one refusal and
+// then run at one row per cycle each. Read data comes back on rd_rsp_*
+// exactly one cycle after the grant; a write lands at the edge that grants
+// it. The controller never lets two units write the
 // same row or read a row another unit is writing (docs/controller.md), so a
 // row is never read and written in the same cycle. docs/decisions.md tells
 // why banks rather than a multi-ported array.

@@ -6,7 +6,9 @@
 // sends and receives bytes at the bridge's bit time and injects faults: bit
 // flips, dropped and duplicated bytes, stalls, and a cut line.
 //
-// The simulation runs in its own thread from construction to destruction.
+// The simulation runs in its own thread from construction to destruction;
+// while the line and the device are idle it waits for the host between
+// short bursts of cycles instead of spinning a core (docs/fpga.md).
 #pragma once
 
 #include <cstdint>

@@ -1,27 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-// Memory unit: executes RHM (host -> UB) and WHM (UB -> host), one command at
-// a time.
+// Memory unit: executes RHM (host -> UB) and WHM (UB -> host).
 //
-// Row i of a command moves between UB row a+i and host address c + i*b. With
-// b = N the rows are contiguous in host memory and the command is one burst
-// request of `count` rows; otherwise it is `count` one-row requests. A wide
-// row (the WIDE flag, bf16 and both configurations) is 2N host bytes at
-// c + i*b and UB rows a+2i, a+2i+1: a two-row request, or with b = 2N one
-// burst of 2*count rows. Read
-// rows come back in order into a small FIFO, from which they are written to
-// the UB (a write may wait for its bank; the FIFO's ready holds the port's
-// read data meanwhile). Write rows are read from the UB through a
-// mem_rd_stream and sent in order, only for requests already accepted.
-// done_o pulses when a command has completely finished: every RHM row is in
-// the UB, every WHM request is acknowledged. A row or acknowledge with the
-// error bit pulses fault_o with the command's pc; the unit then requests
-// nothing more and writes nothing more into the UB, finishes sending the rows
-// of write requests already accepted (the port expects them), and waits for
-// the core to flush it.
+// Reads and writes have their own side: mem_rd_mover runs one RHM at a time,
+// mem_wr_mover one WHM, so an RHM can run while a WHM does, as the link's two
+// directions allow. Commands arrive in program order into a one-entry stage,
+// which computes the command's UB range and host span; from there a command
+// starts on its side when that side is free and, if the other side is still
+// moving, neither its UB rows nor its host bytes overlap the other side's
+// (an RHM may not overtake a WHM of the same rows or bytes, nor a WHM an
+// RHM). The controller's scoreboard sees one unit in order: done_o reports
+// the commands' completions in the order they arrived (a younger command
+// that finishes first waits for the older's report).
+//
+// A fault on either side pulses fault_o once with that command's pc (the
+// older's when both fault in one cycle) and stops the other side too; the
+// unit then starts nothing and waits for the core's flush.
 //
 // Every request also carries the command's whole host span, [first, last]
 // (last has a 65th bit for a span that wraps past 2^64 - 1), which the
-// device checks against the command's DMA windows (core_dma_bridge).
+// device checks against the command's DMA windows (core_dma_bridge). The two
+// sides share the port's request channel, round-robin; an offered request
+// keeps its side until the port takes it.
 `include "tpu_macros.svh"
 
 module unit_mem #(
@@ -29,7 +28,6 @@ module unit_mem #(
   parameter int unsigned UbRows = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned PcW    = $clog2(tpu_pkg::Cfg.imem_depth),
   parameter int unsigned RowsW  = 24,
-  parameter int unsigned InDepth = 4,   // RHM rows waiting for the UB
   localparam int unsigned UbAddrW = $clog2(UbRows)
 ) (
   input  logic                       clk_i,
@@ -72,160 +70,193 @@ module unit_mem #(
   output logic [N-1:0][7:0]          ub_wr_data_o
 );
 
-  logic                active_q, active_d, write_q, burst_q, wide_q;
-  logic                faulted_q, faulted_d;
-  logic [15:0]         count_q;
-  logic [15:0]         req_rows_q, req_rows_d;   // rows covered by accepted requests
-  logic [15:0]         reqs_q, reqs_d;           // requests accepted (writes: to count acks)
-  logic [15:0]         moved_q, moved_d;         // rows written into the UB / sent as write data
-  logic [15:0]         asked_q, asked_d;         // WHM: UB rows asked for
-  logic [15:0]         arrived_q, arrived_d;     // RHM: rows the port delivered
-  logic [15:0]         acks_q, acks_d;
-  logic [UbAddrW-1:0]  ub_base_q;
-  logic [63:0]         addr_q, addr_d, stride_q;
-  logic [PcW-1:0]      pc_q;
-  logic                start, req_fire, rd_fire, wr_fire, ub_wr_fire, finished, last_ack;
-  logic                offered_q;   // a request is on the port, not yet taken
+  localparam bit Rd = 1'b0, Wr = 1'b1;
 
-  assign cmd_ready_o = !active_q;
-  assign start       = cmd_valid_i && cmd_ready_o;
+  // ---- the stage: the next command, its UB range and host span ----------------
+  core_pkg::unit_cmd_t  pend_q;
+  logic                 pend_valid_q, pend_write_q;
+  logic [UbAddrW-1:0]   pend_ub_lo_q, pend_ub_last_q;
+  logic [63:0]          pend_first_q;
+  logic [64:0]          pend_last_q;
+  logic                 accept, dispatch, faulted_q, hazard;
 
-  // Requests: one burst, or one per row. An offered request stays offered,
-  // even after a fault, until the port takes it.
-  assign req_valid_o = active_q && (req_rows_q != count_q) && (!faulted_q || offered_q);
-  assign req_write_o = write_q;
-  assign req_addr_o  = addr_q;
-  assign req_rows_o  = burst_q ? RowsW'(count_q) : wide_q ? RowsW'(2) : RowsW'(1);
-  assign req_fire    = req_valid_o && req_ready_i;
+  logic [1:0]           side_busy, side_done, side_fault, side_waiting;
+  logic [1:0][PcW-1:0]  side_pc;
+  logic [1:0][63:0]     side_first;
+  logic [1:0][64:0]     side_last;
+  logic [1:0][UbAddrW-1:0] side_ub_lo_q, side_ub_last_q;
 
-  // Write data: UB row by row, only for rows already requested.
-  logic ub_addr_valid, ub_addr_ready, ub_addr_fire, ub_data_valid, unused_user;
-  assign ub_addr_valid = active_q && write_q && (asked_q != req_rows_q);
-  assign ub_addr_fire  = ub_addr_valid && ub_addr_ready;
+  assign cmd_ready_o = (!pend_valid_q || dispatch) && !faulted_q;
+  assign accept      = cmd_valid_i && cmd_ready_o;
 
-  mem_rd_stream #(
-    .AddrW(UbAddrW),
-    .DataW(N * 8),
-    .UserW(1)
-  ) u_ub_rd (
-    .clk_i,
-    .rst_ni,
-    .clear_i     (flush_i),
-    .addr_valid_i(ub_addr_valid),
-    .addr_ready_o(ub_addr_ready),
-    .addr_i      (ub_base_q + UbAddrW'(asked_q)),
-    .addr_user_i (1'b0),
-    .req_valid_o (ub_rd_req_valid_o),
-    .req_ready_i (ub_rd_req_ready_i),
-    .req_addr_o  (ub_rd_req_addr_o),
-    .rsp_valid_i (ub_rd_rsp_valid_i),
-    .rsp_data_i  (ub_rd_rsp_data_i),
-    .data_valid_o(ub_data_valid),
-    .data_ready_i(wr_ready_i),
-    .data_o      (wr_data_o),
-    .data_user_o (unused_user)
-  );
+  // The command's rows: two UB rows per wide row. Host bytes: row i at
+  // c + i*b, so the last byte is c + (count-1)*b + N-1 (2N-1 for wide rows).
+  logic        cmd_wide;
+  logic [UbAddrW-1:0] cmd_ub_rows;
+  logic [31:0] cmd_extent;
+  assign cmd_wide    = cmd_i.ins.flags[tpu_isa_pkg::FlagRhmWide];
+  assign cmd_ub_rows = UbAddrW'(cmd_wide ? cmd_i.ins.count << 1 : cmd_i.ins.count);
+  assign cmd_extent  = (32'(cmd_i.ins.count) - 32'd1) * 32'(cmd_i.ins.b) +
+                       (cmd_wide ? 32'(2 * N - 1) : 32'(N - 1));
 
-  assign wr_valid_o = ub_data_valid;
-  assign wr_fire    = wr_valid_o && wr_ready_i;
+  `FF(pend_valid_q, (pend_valid_q && !dispatch || accept) && !flush_i, 1'b0)
+  `FFLNR(pend_q, cmd_i, accept)
+  `FFLNR(pend_write_q, cmd_i.ins.op == tpu_isa_pkg::OpWhm, accept)
+  `FFLNR(pend_ub_lo_q, cmd_i.ins.a[UbAddrW-1:0], accept)
+  `FFLNR(pend_ub_last_q, cmd_i.ins.a[UbAddrW-1:0] + cmd_ub_rows - UbAddrW'(1), accept)
+  `FFLNR(pend_first_q, cmd_i.ins.c, accept)
+  `FFLNR(pend_last_q, {1'b0, cmd_i.ins.c} + 65'(cmd_extent), accept)
 
-  // Read data: checked as it arrives, then queued for the UB. After a fault
-  // nothing more enters the queue; rows already queued still land.
-  logic in_ready, in_valid;
-  logic [$clog2(InDepth+1)-1:0] unused_in_count;
-  assign rd_ready_o = in_ready;
-  assign rd_fire    = rd_valid_i && rd_ready_o;
+  // ---- start: the command's side is free, and no overlap with the other -----
+  // Written with < only, as in the scoreboard.
+  logic pend_side, other;
+  logic ub_overlap, host_overlap;
+  assign pend_side    = pend_write_q;
+  assign other        = !pend_side;
+  assign ub_overlap   = !(side_ub_last_q[other] < pend_ub_lo_q) && !(pend_ub_last_q < side_ub_lo_q[other]);
+  assign host_overlap = !(side_last[other] < {1'b0, pend_first_q}) &&
+                        !(pend_last_q < {1'b0, side_first[other]});
+  // Only a side still moving matters: one that finished but waits to report
+  // has no effect left to order against.
+  assign hazard       = side_busy[other] && (ub_overlap || host_overlap);
 
-  stream_fifo #(
-    .Width(N * 8),
-    .Depth(InDepth)
-  ) u_in (
-    .clk_i,
-    .rst_ni,
-    .clear_i(flush_i),
-    .valid_i(rd_fire && !rd_err_i && !faulted_q),
-    .ready_o(in_ready),
-    .data_i (rd_data_i),
-    .valid_o(in_valid),
-    .ready_i(ub_wr_ready_i),
-    .data_o (ub_wr_data_o),
-    .count_o(unused_in_count)
-  );
+  // Commands started and not yet reported, per side; the older of the two.
+  logic [1:0] open_q, open_d, fin_q, fin_d;
+  logic       older_q, older_d, oldest, report;
+  assign dispatch = pend_valid_q && !open_q[pend_side] && !hazard && !faulted_q && !flush_i;
 
-  assign ub_wr_valid_o = in_valid;
-  assign ub_wr_addr_o  = ub_base_q + UbAddrW'(moved_q);
-  assign ub_wr_fire    = ub_wr_valid_o && ub_wr_ready_i;
-
-  assign last_ack   = wr_ack_valid_i && (acks_q + 16'd1 == reqs_q) && (req_rows_q == count_q);
-  assign finished   = active_q && !faulted_q && !fault_o &&
-                      (write_q ? last_ack : ub_wr_fire && (moved_q + 16'd1 == count_q));
-  assign done_o     = finished;
-  assign fault_o    = !faulted_q && ((rd_fire && rd_err_i) || (wr_ack_valid_i && wr_ack_err_i));
-  assign fault_pc_o = pc_q;
-  assign waiting_o  = active_q && (write_q ? acks_q != reqs_q : arrived_q != req_rows_q);
+  // done_o reports the oldest open command once it has finished (now or
+  // before); the other side's command then becomes the oldest.
+  assign oldest = (open_q[Rd] && open_q[Wr]) ? older_q : open_q[Wr];
+  assign report = open_q[oldest] && (fin_q[oldest] || side_done[oldest]);
+  assign done_o = report;
 
   always_comb begin
-    req_rows_d = req_rows_q + (req_fire ? 16'(req_rows_o) : 16'd0);
-    reqs_d     = reqs_q + 16'(req_fire);
-    moved_d    = moved_q + (write_q ? 16'(wr_fire) : 16'(ub_wr_fire));
-    asked_d    = asked_q + 16'(ub_addr_fire);
-    arrived_d  = arrived_q + 16'(rd_fire);
-    acks_d     = acks_q + 16'(wr_ack_valid_i);
-    addr_d     = req_fire ? addr_q + stride_q : addr_q;
-    faulted_d  = faulted_q || fault_o;
-    active_d   = active_q && !finished;
-    if (start) begin
-      active_d   = 1'b1;
-      req_rows_d = '0;
-      reqs_d     = '0;
-      moved_d    = '0;
-      asked_d    = '0;
-      arrived_d  = '0;
-      acks_d     = '0;
-      addr_d     = cmd_i.ins.c;
-      faulted_d  = 1'b0;
+    for (int s = 0; s < 2; s++) begin
+      fin_d[s]  = (fin_q[s] || side_done[s]) && !(report && oldest == 1'(s));
+      open_d[s] = (open_q[s] && !(report && oldest == 1'(s))) || (dispatch && pend_side == 1'(s));
     end
+    older_d = older_q;
+    if (dispatch) older_d = (open_q[other] && !(report && oldest == other)) ? other : pend_side;
     if (flush_i) begin
-      active_d  = 1'b0;
-      faulted_d = 1'b0;
+      fin_d  = '0;
+      open_d = '0;
     end
   end
 
-  `FF(active_q, active_d, 1'b0)
-  `FF(offered_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
-  `FF(faulted_q, faulted_d, 1'b0)
-  `FF(req_rows_q, req_rows_d, '0)
-  `FF(reqs_q, reqs_d, '0)
-  `FF(moved_q, moved_d, '0)
-  `FF(asked_q, asked_d, '0)
-  `FF(arrived_q, arrived_d, '0)
-  `FF(acks_q, acks_d, '0)
-  `FFNR(addr_q, addr_d)
-  `FFLNR(write_q, cmd_i.ins.op == tpu_isa_pkg::OpWhm, start)
-  // UB rows moved: two per wide row (the controller's range check keeps
-  // 2*count within the UB's rows).
-  logic start_wide;
-  assign start_wide = cmd_i.ins.flags[tpu_isa_pkg::FlagRhmWide];
-  `FFLNR(wide_q, start_wide, start)
-  `FFLNR(burst_q, cmd_i.ins.b == (start_wide ? 16'(2 * N) : 16'(N)), start)
-  `FFLNR(count_q, start_wide ? cmd_i.ins.count << 1 : cmd_i.ins.count, start)
-  `FFLNR(ub_base_q, cmd_i.ins.a[UbAddrW-1:0], start)
-  `FFLNR(stride_q, 64'(cmd_i.ins.b), start)
-  `FFLNR(pc_q, cmd_i.pc[PcW-1:0], start)
+  `FF(open_q, open_d, '0)
+  `FF(fin_q, fin_d, '0)
+  `FF(older_q, older_d, 1'b0)
+  `FFLNR(side_ub_lo_q[Rd], pend_ub_lo_q, dispatch && pend_side == Rd)
+  `FFLNR(side_ub_last_q[Rd], pend_ub_last_q, dispatch && pend_side == Rd)
+  `FFLNR(side_ub_lo_q[Wr], pend_ub_lo_q, dispatch && pend_side == Wr)
+  `FFLNR(side_ub_last_q[Wr], pend_ub_last_q, dispatch && pend_side == Wr)
 
-  // Host span: row i at c + i*b, so the last byte is c + (count-1)*b + N-1
-  // (2N-1 for wide rows).
-  logic [31:0] span_extent;
-  assign span_extent = (32'(cmd_i.ins.count) - 32'd1) * 32'(cmd_i.ins.b) +
-                       (start_wide ? 32'(2 * N - 1) : 32'(N - 1));
-  `FFLNR(req_first_o, cmd_i.ins.c, start)
-  `FFLNR(req_last_o, {1'b0, cmd_i.ins.c} + 65'(span_extent), start)
+  // ---- faults ---------------------------------------------------------------
+  logic fault_side;
+  assign fault_o    = |side_fault;
+  assign fault_side = side_fault[Rd] && side_fault[Wr] ? oldest : side_fault[Wr];
+  assign fault_pc_o = side_pc[fault_side];
+  `FF(faulted_q, (faulted_q || fault_o) && !flush_i, 1'b0)
 
-  logic unused_cmd;
-  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.flags[7:1], cmd_i.ins.a};
+  assign waiting_o = |side_waiting;
+
+  // ---- the two sides --------------------------------------------------------
+  logic                 rd_req_valid, rd_req_ready, wr_req_valid, wr_req_ready;
+  logic [1:0][63:0]     side_addr;
+  logic [1:0][RowsW-1:0] side_rows;
+
+  mem_rd_mover #(
+    .N     (N),
+    .UbRows(UbRows),
+    .PcW   (PcW),
+    .RowsW (RowsW)
+  ) u_rd (
+    .clk_i,
+    .rst_ni,
+    .flush_i,
+    .stop_i       (faulted_q || fault_o),
+    .start_i      (dispatch && pend_side == Rd),
+    .cmd_i        (pend_q),
+    .first_i      (pend_first_q),
+    .last_i       (pend_last_q),
+    .busy_o       (side_busy[Rd]),
+    .done_o       (side_done[Rd]),
+    .fault_o      (side_fault[Rd]),
+    .fault_pc_o   (side_pc[Rd]),
+    .waiting_o    (side_waiting[Rd]),
+    .req_valid_o  (rd_req_valid),
+    .req_ready_i  (rd_req_ready),
+    .req_addr_o   (side_addr[Rd]),
+    .req_rows_o   (side_rows[Rd]),
+    .req_first_o  (side_first[Rd]),
+    .req_last_o   (side_last[Rd]),
+    .rd_valid_i,
+    .rd_ready_o,
+    .rd_data_i,
+    .rd_err_i,
+    .ub_wr_valid_o,
+    .ub_wr_ready_i,
+    .ub_wr_addr_o,
+    .ub_wr_data_o
+  );
+
+  mem_wr_mover #(
+    .N     (N),
+    .UbRows(UbRows),
+    .PcW   (PcW),
+    .RowsW (RowsW)
+  ) u_wr (
+    .clk_i,
+    .rst_ni,
+    .flush_i,
+    .stop_i       (faulted_q || fault_o),
+    .start_i      (dispatch && pend_side == Wr),
+    .cmd_i        (pend_q),
+    .first_i      (pend_first_q),
+    .last_i       (pend_last_q),
+    .busy_o       (side_busy[Wr]),
+    .done_o       (side_done[Wr]),
+    .fault_o      (side_fault[Wr]),
+    .fault_pc_o   (side_pc[Wr]),
+    .waiting_o    (side_waiting[Wr]),
+    .req_valid_o  (wr_req_valid),
+    .req_ready_i  (wr_req_ready),
+    .req_addr_o   (side_addr[Wr]),
+    .req_rows_o   (side_rows[Wr]),
+    .req_first_o  (side_first[Wr]),
+    .req_last_o   (side_last[Wr]),
+    .wr_valid_o,
+    .wr_ready_i,
+    .wr_data_o,
+    .wr_ack_valid_i,
+    .wr_ack_err_i,
+    .ub_rd_req_valid_o,
+    .ub_rd_req_ready_i,
+    .ub_rd_req_addr_o,
+    .ub_rd_rsp_valid_i,
+    .ub_rd_rsp_data_i
+  );
+
+  // ---- the request channel, round-robin between the sides --------------------
+  logic sel, prio_q, held_q, held_sel_q;
+  assign sel         = held_q ? held_sel_q : ((prio_q ? wr_req_valid : rd_req_valid) ? prio_q : !prio_q);
+  assign req_valid_o = sel ? wr_req_valid : rd_req_valid;
+  assign req_write_o = sel;
+  assign req_addr_o  = side_addr[sel];
+  assign req_rows_o  = side_rows[sel];
+  assign req_first_o = side_first[sel];
+  assign req_last_o  = side_last[sel];
+  assign rd_req_ready = req_ready_i && !sel;
+  assign wr_req_ready = req_ready_i && sel;
+
+  `FF(prio_q, (req_valid_o && req_ready_i) ? !sel : prio_q, 1'b0)
+  `FF(held_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
+  `FF(held_sel_q, sel, 1'b0)
 
   `ASSERT(MemCmdIsRhmOrWhm, cmd_valid_i |-> (cmd_i.ins.op == tpu_isa_pkg::OpRhm) ||
                                             (cmd_i.ins.op == tpu_isa_pkg::OpWhm))
-  `ASSERT(ReadsOnlyWhenReading, rd_valid_i |-> active_q && !write_q)
+  `ASSERT(ReportsOnlyOpenCommands, done_o |-> |open_q)
+  `ASSERT(StartsOnlyOnAFreeSide, dispatch |-> !side_busy[pend_side])
 
 endmodule

@@ -199,6 +199,54 @@ TEST_F(CoreTest, Bf16FormsAreRejectedInAnInt8Core) {
 }
 
 // ---------------------------------------------------------------------------
+// The memory unit's two sides: an RHM and a WHM run at once only when their
+// UB rows and host bytes are apart.
+// ---------------------------------------------------------------------------
+
+TEST_F(CoreTest, ReadsAndWritesOverlapOnlyWhenApart) {
+  constexpr uint32_t R = 32;  // rows of each transfer
+  const uint64_t x = kOutput, y = kOutput + 0x1000, z = kOutput + 0x2000;
+  HostMemory mem;
+  std::vector<uint8_t> bytes(0x4000);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  mem.write(kInput, bytes);
+  mem.write(x, std::span<const uint8_t>(bytes).subspan(0x2000, R * N));
+  // Reads answer late and writes trickle, so a side that ran ahead of the
+  // other would be seen.
+  const tb::MemoryTiming slow{60, 0.3, 0.2};
+  tpu::model::TpuModel model(config());
+  using namespace isa;
+  const struct {
+    const char* what;
+    std::vector<Instr> prog;
+  } cases[] = {
+      {"a WHM to bytes an RHM before it reads",
+       {rhm(R, R, kInput, N), rhm(0, R, x, N), whm(R, R, x, N), whm(0, R, y, N), halt()}},
+      {"an RHM of bytes a WHM before it writes",
+       {rhm(0, R, kInput, N), whm(0, R, y, N), rhm(2 * R, R, y, N), whm(2 * R, R, z, N), halt()}},
+      {"an RHM into UB rows a WHM before it reads",
+       {rhm(0, R, kInput, N), whm(0, R, y, N), rhm(0, R, kInput + 0x1000, N), whm(0, R, z, N), halt()}},
+      {"a WHM of UB rows an RHM before it writes",
+       {rhm(0, R, kInput, N), rhm(0, R, kInput + 0x1000, N), whm(0, R, y, N), halt()}},
+  };
+  for (const auto& c : cases) {
+    run_both(model, c.prog, mem, slow, kOutput, 0x4000, c.what);
+    if (HasFailure()) return;
+  }
+
+  // Apart, they overlap: a read and a write together take well under the
+  // two one after the other.
+  const tb::MemoryTiming link{200, 0.0, 0.0};
+  const auto cycles = [&](std::vector<Instr> prog) {
+    prog.push_back(halt());
+    return run_both(model, prog, mem, link, kOutput, 0x4000, disassemble(prog)).cycles;
+  };
+  const uint64_t rd = cycles({rhm(0, 4 * R, kInput, N)}), wr = cycles({whm(4 * R, 4 * R, z, N)});
+  const uint64_t both = cycles({rhm(0, 4 * R, kInput, N), whm(4 * R, 4 * R, z, N)});
+  EXPECT_LT(both, (rd + wr) * 3 / 4) << "RHM alone " << rd << " cycles, WHM alone " << wr << ", both " << both;
+}
+
+// ---------------------------------------------------------------------------
 // Overlap: a compute-bound GEMM keeps the MXU busy between the first MMC and
 // the last ACT.
 // ---------------------------------------------------------------------------

@@ -13,7 +13,9 @@ namespace core_tb {
 
 namespace isa = tpu::isa;
 
-// Host regions the generated programs use: inputs are read, outputs written.
+// Host regions the generated programs use: inputs are read, outputs written
+// and read back (an RHM after a WHM of the same bytes must see its data; a
+// WHM after an RHM must not change what the RHM reads).
 constexpr uint64_t kGenInput = 0x10000, kGenOutput = 0x80000;
 
 // Generates programs that are valid by construction for the common cases; a
@@ -59,9 +61,10 @@ class ProgramGenerator {
     for (;;) {
       if (bf16_core_ && fx_.chance(0.25)) return one_bf16();
       switch (r(0, 9)) {
-        case 0: {  // RHM from the input region
+        case 0: {  // RHM from the input region, or from the output region (what WHMs wrote)
           const uint32_t n = rows(), stride = uint32_t(N * r(1, 3));
-          return isa::rhm(ub(n), n, kGenInput + uint64_t(r(0, kInSize - int64_t(n) * stride)), stride);
+          const uint64_t base = fx_.chance(0.3) ? kGenOutput : kGenInput;
+          return isa::rhm(ub(n), n, base + uint64_t(r(0, kInSize - int64_t(n) * stride)), stride);
         }
         case 1: {  // WHM to the output region
           const uint32_t n = rows(), stride = uint32_t(N * r(1, 2));
@@ -126,7 +129,8 @@ class ProgramGenerator {
     switch (r(0, 5)) {
       case 0: {
         const uint32_t stride = uint32_t(2 * N * r(1, 2) + r(0, 1) * 3);
-        return isa::rhm(ub(2 * n), n, kGenInput + uint64_t(r(0, kInSize - int64_t(n) * stride)), stride, true);
+        const uint64_t base = fx_.chance(0.3) ? kGenOutput : kGenInput;
+        return isa::rhm(ub(2 * n), n, base + uint64_t(r(0, kInSize - int64_t(n) * stride)), stride, true);
       }
       case 1: {
         const uint32_t stride = uint32_t(2 * N * r(1, 2));

@@ -56,14 +56,24 @@ int weight_batch(const GemmPlan& p) {
 }
 
 // Weight tiles in the order the MMCs retire them, RWs issued ahead within
-// the capacity.
+// the capacity. The tiles lie in runs at consecutive host addresses (a
+// pass's tiles, or a product's in a batch); an RW never crosses a run.
 class WeightStream {
  public:
+  struct Run {
+    int64_t tiles;
+    uint64_t addr;
+  };
+  // One run per pass: each pass streams the same image again.
   WeightStream(Stream& out, const GemmPlan& plan, uint64_t w)
-      : out_(out), w_(w), tile_bytes_(uint64_t(plan.n) * plan.n * plan.lane_bytes()),
-        per_pass_(int64_t(plan.col_tiles) * plan.k_blocks), total_(per_pass_ * plan.passes),
-        cap_(plan.wgt_capacity), batch_(weight_batch(plan)), stride_(uint32_t(plan.n * plan.lane_bytes())),
-        bf16_(plan.bf16()) {}
+      : WeightStream(out, plan, std::vector<Run>(size_t(plan.passes), Run{int64_t(plan.col_tiles) * plan.k_blocks, w}),
+                     weight_batch(plan)) {}
+  // plan gives the tile format and the capacity.
+  WeightStream(Stream& out, const GemmPlan& plan, std::vector<Run> runs, int64_t batch)
+      : out_(out), runs_(std::move(runs)), tile_bytes_(uint64_t(plan.n) * plan.n * plan.lane_bytes()),
+        cap_(plan.wgt_capacity), batch_(batch), stride_(uint32_t(plan.n * plan.lane_bytes())), bf16_(plan.bf16()) {
+    for (const Run& r : runs_) total_ += r.tiles;
+  }
 
   // Before an MMC: its tile must have been requested.
   void need_one() {
@@ -88,23 +98,69 @@ class WeightStream {
   }
 
  private:
-  // Tiles issued_ .. issued_+count-1; an RW never crosses a pass (tiles restart).
+  // Tiles issued_ .. issued_+count-1, one RW per run they touch.
   void issue(int64_t count) {
     while (count > 0) {
-      const int64_t s = issued_ % per_pass_, c = std::min(count, per_pass_ - s);
-      out_.add(isa::rw(w_ + uint64_t(s) * tile_bytes_, uint32_t(c), stride_, bf16_));
+      while (issued_ - run_begin_ == runs_[run_].tiles) run_begin_ += runs_[run_++].tiles;
+      const int64_t s = issued_ - run_begin_, c = std::min(count, runs_[run_].tiles - s);
+      out_.add(isa::rw(runs_[run_].addr + uint64_t(s) * tile_bytes_, uint32_t(c), stride_, bf16_));
       issued_ += c;
       count -= c;
     }
   }
 
   Stream& out_;
-  uint64_t w_, tile_bytes_;
-  int64_t per_pass_, total_, cap_, batch_;
+  std::vector<Run> runs_;
+  size_t run_ = 0;          // the run of tile issued_
+  int64_t run_begin_ = 0;   // its first tile
+  uint64_t tile_bytes_;
+  int64_t total_ = 0, cap_, batch_;
   uint32_t stride_;  // bytes per weight row
   bool bf16_;
   int64_t issued_ = 0, retired_ = 0;
 };
+
+// One MMC: its UB row, ACC row and whether it accumulates.
+struct Mmc {
+  uint32_t ub, acc;
+  bool accumulate;
+};
+
+// Emits mmcs (rows rows each, each POPping its tile) in order. Runs with a
+// constant UB and ACC step become LOOPs; a run ends where side work goes
+// (side(i, false) before MMC i when before[i], side(i, true) after it when
+// after[i]), where the accumulate flag or the step changes, or where the
+// weight stream must issue an RW.
+template <class Side>
+void emit_mmcs(Stream& out, WeightStream& weights, const std::vector<Mmc>& mmcs, uint32_t rows, bool bf16,
+               const std::vector<bool>& before, const std::vector<bool>& after, Side&& side) {
+  size_t i = 0;
+  while (i < mmcs.size()) {
+    if (before[i]) side(i, false);
+    weights.need_one();
+    size_t run = 1;
+    const int64_t limit = std::min<int64_t>(weights.available(), weights.retires_until_rw());
+    if (!after[i] && i + 1 < mmcs.size()) {
+      const int64_t dub = int64_t(mmcs[i + 1].ub) - mmcs[i].ub, dacc = int64_t(mmcs[i + 1].acc) - mmcs[i].acc;
+      while (i + run < mmcs.size() && int64_t(run) < limit && !before[i + run] &&
+             mmcs[i + run].accumulate == mmcs[i].accumulate &&
+             int64_t(mmcs[i + run].ub) - mmcs[i + run - 1].ub == dub &&
+             int64_t(mmcs[i + run].acc) - mmcs[i + run - 1].acc == dacc && run < 0xFFFF &&
+             dub >= -32768 && dub <= 32767 && dacc >= -32768 && dacc <= 32767) {
+        ++run;
+        if (after[i + run - 1]) break;
+      }
+      if (run > 1) {
+        const Instr mmc = isa::mmc(mmcs[i].ub, mmcs[i].acc, rows, mmcs[i].accumulate, true, bf16);
+        out.add_group({isa::loop(uint32_t(run), 1, int32_t(dub), int32_t(dacc)), mmc});
+      }
+    }
+    if (run == 1) out.add(isa::mmc(mmcs[i].ub, mmcs[i].acc, rows, mmcs[i].accumulate, true, bf16));
+    for (size_t r = 0; r < run; ++r) weights.retire_one();
+    i += run;
+    if (after[i - 1]) side(i - 1, true);
+  }
+}
 
 }  // namespace
 
@@ -637,11 +693,6 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     flush();
   };
 
-  // One MMC of a group: its UB row, ACC row and whether it accumulates.
-  struct Mmc {
-    uint32_t ub, acc;
-    bool accumulate;
-  };
   // Work placed between a group's MMCs: an epilogue of the previous group's
   // tile, or a load of L.
   struct Side {
@@ -725,38 +776,14 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       const int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
       if (g < pieces) after[0].push_back({true, 0, g * kb / pieces, (g + 1) * kb / pieces, size_t(pass + 1)});
     }
-    // Emit: runs of MMCs with a constant step become LOOPs; a run ends where
-    // side work goes, where the accumulate flag or the step changes, or where
-    // the weight stream must issue an RW.
-    size_t i = 0;
-    while (i < mmcs.size()) {
-      for (const Side& s : before[i]) emit_load(s.load_index, s.j0, s.j1);
-      weights.need_one();
-      size_t run = 1;
-      const int64_t limit = std::min<int64_t>(weights.available(), weights.retires_until_rw());
-      if (after[i].empty() && i + 1 < mmcs.size()) {
-        const int64_t dub = int64_t(mmcs[i + 1].ub) - mmcs[i].ub, dacc = int64_t(mmcs[i + 1].acc) - mmcs[i].acc;
-        while (i + run < mmcs.size() && int64_t(run) < limit && before[i + run].empty() &&
-               mmcs[i + run].accumulate == mmcs[i].accumulate &&
-               int64_t(mmcs[i + run].ub) - mmcs[i + run - 1].ub == dub &&
-               int64_t(mmcs[i + run].acc) - mmcs[i + run - 1].acc == dacc && run < 0xFFFF &&
-               dub >= -32768 && dub <= 32767 && dacc >= -32768 && dacc <= 32767) {
-          ++run;
-          if (!after[i + run - 1].empty()) break;
-        }
-        if (run > 1) {
-          const Instr mmc = isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true, bf16);
-          out.add_group({isa::loop(uint32_t(run), 1, int32_t(dub), int32_t(dacc)), mmc});
-        }
-      }
-      if (run == 1) out.add(isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true, bf16));
-      for (size_t r = 0; r < run; ++r) weights.retire_one();
-      i += run;
-      for (const Side& s : after[i - 1]) {
+    std::vector<bool> has_before(mmcs.size()), has_after(mmcs.size());
+    for (size_t i = 0; i < mmcs.size(); ++i) has_before[i] = !before[i].empty(), has_after[i] = !after[i].empty();
+    emit_mmcs(out, weights, mmcs, uint32_t(rows), bf16, has_before, has_after, [&](size_t i, bool is_after) {
+      for (const Side& s : is_after ? after[i] : before[i]) {
         if (s.load) emit_load(s.load_index, s.j0, s.j1);
         else epilogue(s.b, s.j0, s.j1);
       }
-    }
+    });
   }
   return out.programs(core.imem_depth);
 }

@@ -788,6 +788,146 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   return out.programs(core.imem_depth);
 }
 
+// ---- batches ----------------------------------------------------------------------------
+
+namespace {
+
+constexpr int kBatchWriteTiles = 8;  // the most output tiles a batch's WHM writes
+
+// The UB and ACC layout of a batch (gemm_program.h).
+struct BatchLayout {
+  int a_rows = 0;       // UB rows of one A region
+  int tile_rows = 0;    // the largest dm: ACC rows of a slot, a quarter of a result tile's UB rows
+  int write_tiles = 0;  // tiles of a result region: a WHM writes up to this many of one product
+  int result_regions = 0;
+  int acc_slots = 0;
+  uint32_t result_row(int64_t region) const {
+    return uint32_t(2 * a_rows + int((region % result_regions) * write_tiles * 4 * tile_rows));
+  }
+  uint32_t acc_row(int64_t tile) const { return uint32_t((tile % acc_slots) * tile_rows); }
+};
+
+BatchLayout batch_layout(std::span<const GemmPlan> plans, const CoreConfig& core) {
+  BatchLayout l;
+  int tiles = 1;
+  for (const GemmPlan& p : plans) {
+    l.a_rows = std::max(l.a_rows, p.dm * p.k_blocks * p.in_row_rows());
+    l.tile_rows = std::max(l.tile_rows, p.dm);
+    tiles = std::max(tiles, p.col_tiles);
+  }
+  // Result tiles the UB holds after the A regions. A WHM costs the memory
+  // unit about 40 cycles beyond its rows, so a product's tiles leave
+  // several at a time (up to 8) while at least 3 regions fit.
+  const int room = std::max(0, core.ub_rows - 2 * l.a_rows) / (4 * l.tile_rows);
+  l.write_tiles = std::max(1, std::min({tiles, kBatchWriteTiles, room / 3}));
+  l.result_regions = room / l.write_tiles;
+  l.acc_slots = core.acc_rows / l.tile_rows;
+  return l;
+}
+
+}  // namespace
+
+bool gemm_batch_fits(std::span<const GemmPlan> plans, const CoreConfig& core) {
+  if (plans.empty()) return false;
+  for (const GemmPlan& p : plans)
+    // Tile order: a product's MMCs pop its tiles in the image's order.
+    if (p.output != GemmOutput::kInt32 || p.passes != 1 || p.chunks != 1 || (p.groups > 1 && !p.tile_major) ||
+        p.n != core.n || p.wgt_capacity != core.wgt_fifo_tiles + isa::kWgtBanks || p.dm * p.k_blocks > 0xFFFF ||
+        4 * p.dm > 0xFFFF)
+      return false;
+  const BatchLayout l = batch_layout(plans, core);
+  return l.result_regions >= 2 && l.acc_slots >= 2;
+}
+
+bool gemm_batchable(const GemmPlan& plan, const CoreConfig& core) {
+  return gemm_batch_fits(std::span(&plan, 1), core);
+}
+
+GemmPlan plan_gemm_for_batch(const GemmShape& shape, const CoreConfig& core) {
+  const GemmPlan p = plan_gemm(shape, GemmOutput::kInt32, core);
+  if (gemm_batchable(p, core)) return p;
+  // plan_gemm may split L into passes or chunks to overlap a product with
+  // itself; in a batch the products overlap each other. The choices that
+  // leave the longest pass (one tile a group, one A and two result regions
+  // of one tile) in tile order, in either orientation: only the images
+  // matter to a batch, not the plan's own schedule.
+  using T = GemmOptions::Transpose;
+  for (const T t : {p.transposed ? T::kAlways : T::kNever, p.transposed ? T::kNever : T::kAlways}) {
+    try {
+      const GemmPlan forced = plan_gemm(shape, GemmOutput::kInt32, core,
+                                        {.transpose = t, .group_tiles = 1, .chunk_blocks = p.k_blocks,
+                                         .a_regions = 1, .result_regions = 2, .write_tiles = 1,
+                                         .order = GemmOptions::Order::kTileMajor});
+      if (gemm_batchable(forced, core)) return forced;
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  return p;
+}
+
+uint64_t gemm_batch_instructions(const GemmPlan& p) {
+  // The RHM; per tile a storing MMC, a LOOP and MMC over the other K
+  // blocks, ACT and WHM; each RW (at least half the capacity, one more where
+  // the product's image begins or ends) and the run it splits.
+  const uint64_t tiles = uint64_t(p.col_tiles);
+  const uint64_t rws = tiles * uint64_t(p.k_blocks) / uint64_t(std::max(1, p.wgt_capacity / 2)) + 2;
+  return 1 + tiles * (p.k_blocks > 1 ? 5 : 3) + rws * 3;
+}
+
+std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> plans,
+                                                    std::span<const GemmBatchAddrs> addrs, const CoreConfig& core) {
+  if (plans.size() != addrs.size() || plans.empty())
+    throw std::invalid_argument("gemm batch: " + std::to_string(plans.size()) + " plans and " +
+                                std::to_string(addrs.size()) + " image addresses; give one of each per product");
+  if (!gemm_batch_fits(plans, core))
+    throw std::invalid_argument("gemm batch: the products cannot run as one batch on this core (each must be "
+                                "int32 with one pass and load of L in tile order, and the regions must fit)");
+  const BatchLayout lay = batch_layout(plans, core);
+  const int n = core.n;
+  const auto l_addr = [&](size_t i) { return plans[i].transposed ? addrs[i].w : addrs[i].a; };
+
+  Stream out;
+  std::vector<WeightStream::Run> runs;
+  int64_t batch = INT64_MAX;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    runs.push_back({int64_t(plans[i].col_tiles) * plans[i].k_blocks, plans[i].transposed ? addrs[i].a : addrs[i].w});
+    batch = std::min<int64_t>(batch, weight_batch(plans[i]));
+  }
+  WeightStream weights(out, plans[0], std::move(runs), batch);
+  weights.top_up();
+  const auto load = [&](size_t i) {
+    const GemmPlan& p = plans[i];
+    out.add(isa::rhm(uint32_t((i % 2) * size_t(lay.a_rows)), uint32_t(p.dm * p.k_blocks), l_addr(i), uint32_t(n)));
+  };
+  load(0);
+
+  int64_t tiles = 0, regions = 0;  // output tiles and WHMs so far: ACC slots and result regions go in turn
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const GemmPlan& p = plans[i];
+    const int kb = p.k_blocks, dm = p.dm;
+    const uint32_t a0 = uint32_t((i % 2) * size_t(lay.a_rows));
+    std::vector<Mmc> mmcs;
+    std::vector<bool> before(size_t(p.col_tiles * kb)), after(before.size());
+    for (int j = 0; j < p.col_tiles; ++j)
+      for (int k = 0; k < kb; ++k) mmcs.push_back({a0 + uint32_t(k * dm), lay.acc_row(tiles + j), k > 0});
+    for (int j = 0; j < p.col_tiles; ++j) after[size_t((j + 1) * kb - 1)] = true;
+    emit_mmcs(out, weights, mmcs, uint32_t(dm), false, before, after, [&](size_t m, bool) {
+      const int j = int(m) / kb, slot = j % lay.write_tiles;
+      if (j == 0 && i + 1 < plans.size()) load(i + 1);  // before this product's write-backs
+      const uint32_t ub = lay.result_row(regions);
+      out.add(isa::act(lay.acc_row(tiles + j), ub + uint32_t(slot * 4 * dm), uint32_t(dm), isa::Act::kNone, false, true));
+      if (slot + 1 == lay.write_tiles || j + 1 == p.col_tiles) {
+        const int j0 = j - slot;
+        out.add(isa::whm(ub, uint32_t((slot + 1) * 4 * dm),
+                         addrs[i].c + uint64_t(j0) * uint64_t(dm) * uint64_t(p.out_row_bytes()), uint32_t(n)));
+        ++regions;
+      }
+    });
+    tiles += p.col_tiles;
+  }
+  return out.programs(core.imem_depth);
+}
+
 // ---- one-program form -------------------------------------------------------------------
 
 uint64_t gemm_scratch_bytes(const GemmShape& s, const CoreConfig& core) {

@@ -792,35 +792,38 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
 
 namespace {
 
-constexpr int kBatchWriteTiles = 8;  // the most output tiles a batch's WHM writes
+// An RHM waits 500 cycles for its first row and a WHM costs about 40 beyond
+// its rows, in a memory unit that moves one at a time: a batch loads the L
+// of adjacent products together up to this many UB rows (when an eighth of
+// the UB allows), and writes adjacent results together up to kBatchWriteRows.
+constexpr int kBatchLoadRows = 512;
+constexpr int kBatchWriteRows = 1024;
 
 // The UB and ACC layout of a batch (gemm_program.h).
 struct BatchLayout {
   int a_rows = 0;       // UB rows of one A region
   int tile_rows = 0;    // the largest dm: ACC rows of a slot, a quarter of a result tile's UB rows
-  int write_tiles = 0;  // tiles of a result region: a WHM writes up to this many of one product
+  int region_rows = 0;  // UB rows of a result region
   int result_regions = 0;
   int acc_slots = 0;
   uint32_t result_row(int64_t region) const {
-    return uint32_t(2 * a_rows + int((region % result_regions) * write_tiles * 4 * tile_rows));
+    return uint32_t(2 * a_rows + int(region % result_regions) * region_rows);
   }
   uint32_t acc_row(int64_t tile) const { return uint32_t((tile % acc_slots) * tile_rows); }
 };
 
 BatchLayout batch_layout(std::span<const GemmPlan> plans, const CoreConfig& core) {
   BatchLayout l;
-  int tiles = 1;
   for (const GemmPlan& p : plans) {
     l.a_rows = std::max(l.a_rows, p.dm * p.k_blocks * p.in_row_rows());
     l.tile_rows = std::max(l.tile_rows, p.dm);
-    tiles = std::max(tiles, p.col_tiles);
   }
-  // Result tiles the UB holds after the A regions. A WHM costs the memory
-  // unit about 40 cycles beyond its rows, so a product's tiles leave
-  // several at a time (up to 8) while at least 3 regions fit.
-  const int room = std::max(0, core.ub_rows - 2 * l.a_rows) / (4 * l.tile_rows);
-  l.write_tiles = std::max(1, std::min({tiles, kBatchWriteTiles, room / 3}));
-  l.result_regions = room / l.write_tiles;
+  const int tile = 4 * l.tile_rows;  // UB rows of the largest result tile
+  const int grown = std::max(l.a_rows, std::min(kBatchLoadRows, core.ub_rows / 8));
+  if (core.ub_rows - 2 * grown >= 3 * tile) l.a_rows = grown;
+  const int room = std::max(0, core.ub_rows - 2 * l.a_rows);
+  l.region_rows = std::max(tile, std::min(kBatchWriteRows, room / 3));
+  l.result_regions = room / l.region_rows;
   l.acc_slots = core.acc_rows / l.tile_rows;
   return l;
 }
@@ -884,46 +887,105 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
                                 "int32 with one pass and load of L in tile order, and the regions must fit)");
   const BatchLayout lay = batch_layout(plans, core);
   const int n = core.n;
-  const auto l_addr = [&](size_t i) { return plans[i].transposed ? addrs[i].w : addrs[i].a; };
+  const size_t count = plans.size();
+  const uint64_t tile_bytes = uint64_t(n) * uint64_t(n);
+
+  // Loads: runs of products whose L images follow each other in host
+  // memory, as many as fit an A region; load g goes to region g % 2.
+  struct Load {
+    uint64_t addr;
+    uint32_t ub, rows;
+  };
+  std::vector<Load> loads;
+  std::vector<size_t> load_of(count);
+  std::vector<uint32_t> l_row(count);  // each product's L in the UB
+  for (size_t i = 0; i < count; ++i) {
+    const GemmPlan& p = plans[i];
+    const uint64_t addr = p.transposed ? addrs[i].w : addrs[i].a;
+    const uint32_t rows = uint32_t(p.dm * p.k_blocks);
+    if (loads.empty() || loads.back().addr + uint64_t(loads.back().rows) * uint64_t(n) != addr ||
+        loads.back().rows + rows > uint32_t(lay.a_rows))
+      loads.push_back({addr, uint32_t((loads.size() % 2) * size_t(lay.a_rows)), 0});
+    load_of[i] = loads.size() - 1;
+    l_row[i] = loads.back().ub + loads.back().rows;
+    loads.back().rows += rows;
+  }
+
+  // Result tiles in stream order, each in the current result region after
+  // the tiles before it; a region is written by one WHM when the next tile
+  // does not fit it or does not follow in C (tile j of a product is at C +
+  // j*dm*4n, so a product's tiles follow each other, and so do products
+  // whose C images are adjacent).
+  struct Tile {
+    uint32_t ub;
+    bool write;         // the last of its region: a WHM after its ACT
+    uint32_t ub0, rows;  // the WHM's
+    uint64_t c;
+  };
+  std::vector<Tile> tiles;
+  {
+    int64_t region = 0;
+    uint32_t fill = 0;
+    uint64_t c0 = 0, c_end = 0;
+    const auto close = [&] {
+      tiles.back().write = true;
+      tiles.back().ub0 = lay.result_row(region);
+      tiles.back().rows = fill;
+      tiles.back().c = c0;
+      ++region;
+      fill = 0;
+    };
+    for (size_t i = 0; i < count; ++i)
+      for (int j = 0; j < plans[i].col_tiles; ++j) {
+        const uint32_t rows = uint32_t(4 * plans[i].dm);
+        const uint64_t c = addrs[i].c + uint64_t(j) * rows * uint64_t(n);
+        if (fill > 0 && (fill + rows > uint32_t(lay.region_rows) || c != c_end)) close();
+        if (fill == 0) c0 = c;
+        tiles.push_back({lay.result_row(region) + fill, false, 0, 0, 0});
+        fill += rows;
+        c_end = c + uint64_t(rows) * uint64_t(n);
+      }
+    close();
+  }
 
   Stream out;
+  // One weight stream over all the W images, those that follow each other
+  // in host memory as one run.
   std::vector<WeightStream::Run> runs;
   int64_t batch = INT64_MAX;
-  for (size_t i = 0; i < plans.size(); ++i) {
-    runs.push_back({int64_t(plans[i].col_tiles) * plans[i].k_blocks, plans[i].transposed ? addrs[i].a : addrs[i].w});
-    batch = std::min<int64_t>(batch, weight_batch(plans[i]));
+  for (size_t i = 0; i < count; ++i) {
+    const GemmPlan& p = plans[i];
+    const int64_t t = int64_t(p.col_tiles) * p.k_blocks;
+    const uint64_t addr = p.transposed ? addrs[i].a : addrs[i].w;
+    if (!runs.empty() && runs.back().addr + uint64_t(runs.back().tiles) * tile_bytes == addr) runs.back().tiles += t;
+    else runs.push_back({t, addr});
+    batch = std::min<int64_t>(batch, weight_batch(p));
   }
   WeightStream weights(out, plans[0], std::move(runs), batch);
   weights.top_up();
-  const auto load = [&](size_t i) {
-    const GemmPlan& p = plans[i];
-    out.add(isa::rhm(uint32_t((i % 2) * size_t(lay.a_rows)), uint32_t(p.dm * p.k_blocks), l_addr(i), uint32_t(n)));
-  };
+  const auto load = [&](size_t g) { out.add(isa::rhm(loads[g].ub, loads[g].rows, loads[g].addr, uint32_t(n))); };
   load(0);
 
-  int64_t tiles = 0, regions = 0;  // output tiles and WHMs so far: ACC slots and result regions go in turn
-  for (size_t i = 0; i < plans.size(); ++i) {
+  size_t t0 = 0;  // the product's first tile in `tiles` (ACC slots go in turn by it)
+  for (size_t i = 0; i < count; ++i) {
     const GemmPlan& p = plans[i];
     const int kb = p.k_blocks, dm = p.dm;
-    const uint32_t a0 = uint32_t((i % 2) * size_t(lay.a_rows));
+    // The next load right after the first tile of its predecessor's first
+    // product: in the memory unit's queue ahead of that load's write-backs.
+    const bool loads_next = (i == 0 || load_of[i - 1] != load_of[i]) && load_of[i] + 1 < loads.size();
     std::vector<Mmc> mmcs;
     std::vector<bool> before(size_t(p.col_tiles * kb)), after(before.size());
     for (int j = 0; j < p.col_tiles; ++j)
-      for (int k = 0; k < kb; ++k) mmcs.push_back({a0 + uint32_t(k * dm), lay.acc_row(tiles + j), k > 0});
+      for (int k = 0; k < kb; ++k) mmcs.push_back({l_row[i] + uint32_t(k * dm), lay.acc_row(int64_t(t0) + j), k > 0});
     for (int j = 0; j < p.col_tiles; ++j) after[size_t((j + 1) * kb - 1)] = true;
     emit_mmcs(out, weights, mmcs, uint32_t(dm), false, before, after, [&](size_t m, bool) {
-      const int j = int(m) / kb, slot = j % lay.write_tiles;
-      if (j == 0 && i + 1 < plans.size()) load(i + 1);  // before this product's write-backs
-      const uint32_t ub = lay.result_row(regions);
-      out.add(isa::act(lay.acc_row(tiles + j), ub + uint32_t(slot * 4 * dm), uint32_t(dm), isa::Act::kNone, false, true));
-      if (slot + 1 == lay.write_tiles || j + 1 == p.col_tiles) {
-        const int j0 = j - slot;
-        out.add(isa::whm(ub, uint32_t((slot + 1) * 4 * dm),
-                         addrs[i].c + uint64_t(j0) * uint64_t(dm) * uint64_t(p.out_row_bytes()), uint32_t(n)));
-        ++regions;
-      }
+      const size_t j = m / size_t(kb);
+      if (j == 0 && loads_next) load(load_of[i] + 1);
+      const Tile& t = tiles[t0 + j];
+      out.add(isa::act(lay.acc_row(int64_t(t0 + j)), t.ub, uint32_t(dm), isa::Act::kNone, false, true));
+      if (t.write) out.add(isa::whm(t.ub0, t.rows, t.c, uint32_t(n)));
     });
-    tiles += p.col_tiles;
+    t0 += size_t(p.col_tiles);
   }
   return out.programs(core.imem_depth);
 }

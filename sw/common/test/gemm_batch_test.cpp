@@ -35,6 +35,7 @@ struct Product {
   m::GemmPlan plan;
   m::MatrixI8 a, w;
   m::GemmBatchAddrs addrs;
+  bool guarded = false;  // guard bytes follow its C image
 };
 
 class GemmBatchTest : public ::testing::Test {
@@ -54,9 +55,11 @@ class GemmBatchTest : public ::testing::Test {
   int rand_int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
   // Plans the products for a batch, packs their images into mem (A, W and C
-  // images each in one region, 64-byte aligned, C images with guards after
-  // them) and returns them. Every shape must be batchable on core.
-  std::vector<Product> prepare(const std::vector<m::GemmShape>& shapes, const CoreConfig& core) {
+  // images each in one region, 64-byte aligned) and returns them. With
+  // guards each C image has guard bytes after it, else only the last (the C
+  // images then follow each other when their sizes are multiples of 64).
+  // Every shape must be batchable on core.
+  std::vector<Product> prepare(const std::vector<m::GemmShape>& shapes, const CoreConfig& core, bool guards = true) {
     std::vector<Product> out;
     uint64_t a = 0x1000000, w = 0x4000000, c = 0x8000000;
     const auto next = [](uint64_t& at, uint64_t bytes) {
@@ -64,16 +67,19 @@ class GemmBatchTest : public ::testing::Test {
       at = (at + bytes + 63) / 64 * 64;
       return here;
     };
-    for (const m::GemmShape& s : shapes) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const m::GemmShape& s = shapes[i];
       Product p;
       p.plan = m::plan_gemm_for_batch(s, core);
       EXPECT_TRUE(m::gemm_batchable(p.plan, core)) << s.m << "x" << s.k << "x" << s.n_out;
       p.a = random(s.m, s.k);
       p.w = random(s.k, s.n_out);
-      p.addrs = {next(a, p.plan.a_bytes()), next(w, p.plan.w_bytes()), next(c, p.plan.c_bytes() + kGuardBytes)};
+      p.guarded = guards || i + 1 == shapes.size();
+      p.addrs = {next(a, p.plan.a_bytes()), next(w, p.plan.w_bytes()),
+                 next(c, p.plan.c_bytes() + (p.guarded ? kGuardBytes : 0))};
       mem_.write(p.addrs.a, std::span<const int8_t>(m::pack_a(p.plan, p.a)));
       mem_.write(p.addrs.w, std::span<const int8_t>(m::pack_w(p.plan, p.w)));
-      mem_.write(p.addrs.c + p.plan.c_bytes(), std::vector<uint8_t>(kGuardBytes, kGuard));
+      if (p.guarded) mem_.write(p.addrs.c + p.plan.c_bytes(), std::vector<uint8_t>(kGuardBytes, kGuard));
       out.push_back(std::move(p));
     }
     return out;
@@ -103,8 +109,9 @@ class GemmBatchTest : public ::testing::Test {
       SCOPED_TRACE("product " + std::to_string(i) + ": " + std::to_string(p.plan.shape.m) + "x" +
                    std::to_string(p.plan.shape.k) + "x" + std::to_string(p.plan.shape.n_out));
       EXPECT_EQ(m::unpack_c_i32(p.plan, mem_.read(p.addrs.c, p.plan.c_bytes())), m::matmul_i8(p.a, p.w));
-      EXPECT_EQ(mem_.read(p.addrs.c + p.plan.c_bytes(), kGuardBytes), std::vector<uint8_t>(kGuardBytes, kGuard))
-          << "a WHM wrote past the product's C image";
+      if (p.guarded)
+        EXPECT_EQ(mem_.read(p.addrs.c + p.plan.c_bytes(), kGuardBytes), std::vector<uint8_t>(kGuardBytes, kGuard))
+            << "a WHM wrote past the product's C image";
     }
   }
 
@@ -152,41 +159,68 @@ TEST_F(GemmBatchTest, LongBatchSpansSeveralProgramsOnTiny) {
   run_and_check(products, progs, core);
 }
 
-// The schedule: each product's load is in the stream before the previous
-// product's first write-back (so the memory unit fetches it first), every
-// program ends in HALT, and gemm_batch_instructions bounds the stream.
-TEST_F(GemmBatchTest, NextLoadPrecedesTheWriteBacks) {
-  for (const char* name : {"default", "tiny"}) {
-    SCOPED_TRACE(name);
-    const CoreConfig core = named(name);
-    const std::vector<Product> products = prepare({{16, 16, 16}, {12, 16, 9}, {9, 9, 30}, {1, 1, 1}, {16, 16, 16}}, core);
-    const auto progs = programs(products, core);
-    std::vector<Instr> stream;
-    for (const auto& p : progs) {
-      ASSERT_FALSE(p.empty());
-      EXPECT_EQ(p.back(), tpu::isa::halt());
-      stream.insert(stream.end(), p.begin(), p.end() - 1);
-    }
-    uint64_t bound = 0;
-    for (const Product& p : products) bound += m::gemm_batch_instructions(p.plan);
-    EXPECT_LE(stream.size(), bound);
-    // The RHM of product i (by host address) against product i-1's first WHM.
-    const auto first = [&](tpu::isa::Op op, uint64_t lo, uint64_t hi) {
-      for (size_t at = 0; at < stream.size(); ++at)
-        if (stream[at].op == uint8_t(op) && stream[at].c >= lo && stream[at].c < hi) return at;
-      return stream.size();
-    };
-    for (size_t i = 1; i < products.size(); ++i) {
-      const Product& prev = products[i - 1];
-      const Product& p = products[i];
-      const uint64_t l = p.plan.transposed ? p.addrs.w : p.addrs.a;
-      const size_t load = first(tpu::isa::Op::kRhm, l, l + 1);
-      const size_t write = first(tpu::isa::Op::kWhm, prev.addrs.c, prev.addrs.c + prev.plan.c_bytes());
-      ASSERT_LT(load, stream.size()) << "no load of product " << i;
-      EXPECT_LT(load, write) << "product " << i << "'s load comes after product " << i - 1 << "'s first write-back";
-    }
-    run_and_check(products, progs, core);
+// The flattened stream of programs (each must end in HALT, dropped here).
+std::vector<Instr> flatten(const std::vector<std::vector<Instr>>& progs) {
+  std::vector<Instr> stream;
+  for (const auto& p : progs) {
+    EXPECT_TRUE(!p.empty() && p.back() == tpu::isa::halt());
+    if (!p.empty()) stream.insert(stream.end(), p.begin(), p.end() - 1);
   }
+  return stream;
+}
+
+size_t count_op(const std::vector<Instr>& stream, tpu::isa::Op op) {
+  return size_t(std::count_if(stream.begin(), stream.end(), [&](const Instr& in) { return in.op == uint8_t(op); }));
+}
+
+// The schedule: each product's load is in the stream before the previous
+// product's first write-back (so the memory unit fetches it first), with
+// separate images and with adjacent ones (several products a load and a
+// write-back); gemm_batch_instructions bounds the stream.
+TEST_F(GemmBatchTest, NextLoadPrecedesTheWriteBacks) {
+  for (const char* name : {"default", "tiny"})
+    for (const bool guards : {true, false}) {
+      SCOPED_TRACE(std::string(name) + (guards ? " separate images" : " adjacent images"));
+      const CoreConfig core = named(name);
+      const std::vector<Product> products =
+          prepare({{16, 16, 16}, {12, 16, 9}, {9, 9, 30}, {1, 1, 1}, {16, 16, 16}, {8, 8, 8}, {4, 4, 4}}, core, guards);
+      const auto progs = programs(products, core);
+      const std::vector<Instr> stream = flatten(progs);
+      uint64_t bound = 0;
+      for (const Product& p : products) bound += m::gemm_batch_instructions(p.plan);
+      EXPECT_LE(stream.size(), bound);
+      // The first instruction of op whose host bytes include addr.
+      const auto first = [&](tpu::isa::Op op, uint64_t addr) {
+        for (size_t at = 0; at < stream.size(); ++at) {
+          const auto span = tpu::isa::host_span(stream[at], 0, core.n);
+          if (stream[at].op == uint8_t(op) && span && span->first <= addr && addr <= span->last) return at;
+        }
+        return stream.size();
+      };
+      for (size_t i = 1; i < products.size(); ++i) {
+        const Product& prev = products[i - 1];
+        const Product& p = products[i];
+        const size_t load = first(tpu::isa::Op::kRhm, p.plan.transposed ? p.addrs.w : p.addrs.a);
+        const size_t write = first(tpu::isa::Op::kWhm, prev.addrs.c);
+        ASSERT_LT(load, stream.size()) << "no load of product " << i;
+        EXPECT_LT(load, write) << "product " << i << "'s load comes after product " << i - 1 << "'s first write-back";
+      }
+      run_and_check(products, progs, core);
+    }
+}
+
+// Adjacent images of many small products: an RHM loads the L of several
+// (up to 512 UB rows), a WHM writes the results of several (up to 1,024),
+// an RW streams the tiles of several.
+TEST_F(GemmBatchTest, AdjacentImagesShareLoadsAndWriteBacks) {
+  const CoreConfig core = named("default");
+  const std::vector<Product> products = prepare(std::vector<m::GemmShape>(40, {16, 16, 16}), core, false);
+  const auto progs = programs(products, core);
+  const std::vector<Instr> stream = flatten(progs);
+  EXPECT_LE(count_op(stream, tpu::isa::Op::kRhm), 2u) << "40 x 16 rows of L";
+  EXPECT_LE(count_op(stream, tpu::isa::Op::kWhm), 3u) << "40 x 64 rows of results";
+  EXPECT_LT(count_op(stream, tpu::isa::Op::kRw), 10u) << "40 tiles";
+  run_and_check(products, progs, core);
 }
 
 TEST_F(GemmBatchTest, OnlyPlansThatFitAreBatched) {

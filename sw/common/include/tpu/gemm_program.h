@@ -217,30 +217,41 @@ std::vector<std::vector<isa::Instr>> gemm_programs(const GemmPlan& plan, const G
 // order (one group, or tile_major; plan_gemm_for_batch forces such a plan
 // when plan_gemm's is not one), and room for the layout below.
 //
-// UB:  two A regions (each the largest dm * k_blocks of the batch), then
-//      result regions of write_tiles output tiles (each 4 * the largest dm
-//      rows), as many as fit: write_tiles is the largest column tile count
-//      of the batch, at most 8, while at least 3 regions fit (at least 2
-//      regions of one tile: tiny's 256 rows hold 16^3 with two).
+// The memory unit moves one RHM or WHM at a time, an RHM waits about 500
+// cycles for its first row and a WHM costs about 40 beyond its rows: for
+// small products these, not the MXU, bound the stream. So images that
+// follow each other in host memory (the driver packs a batch's A, W and C
+// images each into one buffer) move together.
+//
+// UB:  two A regions, each the largest dm * k_blocks of the batch, raised
+//      to min(512, ub_rows / 8) when smaller and 3 result tiles (4 * the
+//      largest dm rows each) still fit after both; then result regions of
+//      min(1024, a third of the rows left) rows but at least one result
+//      tile, as many as fit (at least 2: tiny's 256 rows hold 16^3 so).
 // ACC: slots of one output tile (the largest dm rows), as many as fit (at
-//      least 2). A product's MMCs go tile after tile, so only one tile
-//      accumulates at a time.
+//      least 2), used in turn. A product's MMCs go tile after tile, so only
+//      one tile accumulates at a time.
+// Loads: product i's L (dm * k_blocks rows) joins the load of product i-1
+//      when it follows i-1's L in host memory and the load still fits an A
+//      region; else it starts the next load. Load g is one RHM into A region
+//      g % 2.
 // Stream, product i after product i-1:
-//   - L of product i is one RHM (dm * k_blocks rows) into A region i % 2;
-//     product 0's comes first, product i+1's right after the MMCs of
-//     product i's first tile, so that in the memory unit's in-order queue it
-//     precedes product i's write-backs.
-//   - Its MMCs tile after tile, each tile's K blocks in increasing order
-//     (the first stores, the others accumulate; each POPs its weight tile)
-//     into the next ACC slot; runs with a constant step become LOOPs.
-//   - After a tile's last MMC: ACT RAW into the next slot of the current
-//     result region; a WHM when the region holds write_tiles tiles or the
-//     product's last, to their place in C (tile j is dm rows at C +
-//     j*dm*4n, so a product's tiles are contiguous). The next tile goes to
-//     the next region.
+//   - Load 0 comes first; load g+1 right after the MMCs of the first tile
+//     of load g's first product, so that in the memory unit's in-order
+//     queue it precedes load g's write-backs.
+//   - Product i's MMCs go tile after tile, each tile's K blocks in
+//     increasing order (the first stores, the others accumulate; each POPs
+//     its weight tile) into the next ACC slot; runs with a constant step
+//     become LOOPs.
+//   - After a tile's last MMC: ACT RAW into the current result region,
+//     after the tiles already there. A region is written by one WHM, after
+//     the ACT of its last tile, when the next tile does not fit it or does
+//     not follow in C: tile j of a product is dm rows at C + j*dm*4n, so a
+//     product's tiles follow each other, and adjacent C images continue
+//     them.
 //   - Weight tiles: one stream of RWs over the products' W images, issued
-//     ahead within the weight capacity as in gemm_programs; an RW never
-//     crosses from one product's image to the next.
+//     ahead within the weight capacity as in gemm_programs; an RW spans
+//     products only where their W images follow each other.
 // The stream is cut into programs of at most imem_depth instructions (each
 // ending in HALT); run them in order. UB, ACC and pending weight tiles carry
 // over from one to the next; the first expects no pending tiles, the last

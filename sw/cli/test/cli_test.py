@@ -787,7 +787,7 @@ def bench_bf16():
 
 @case
 def bench_stream():
-    """bench --stream: independent products as one stream of commands, every one exact."""
+    """bench --stream: independent products fused into fewer commands, every one exact."""
     js = path("stream.json")
     for depth in ([], ["--depth", "1"], ["--depth", "3"]):
         p = ok("--seed", "5", "bench", "--m", "20", "--k", "33", "--n", "17", "--stream", "6", *depth,
@@ -796,7 +796,8 @@ def bench_stream():
             check(word in p.stdout, f"bench --stream lacks {word!r}:\n{p.stdout}")
         s = json.load(open(js))
         st = s["stream"]
-        check(s["exact"] is True and st["products"] == 6 and s["commands"] == 6, str(s))
+        check(s["exact"] is True and st["products"] == 6 and 1 <= s["commands"] < 6, str(s))
+        check("products a command" in p.stdout, f"bench --stream does not say the products were fused:\n{p.stdout}")
         check(st["depth"] == (int(depth[1]) if depth else 63), str(st))
         check(abs(st["cycles_per_product"] - s["cycles"] / 6) < 1e-6, str(s))
         check(s["macs"] == 6 * 20 * 33 * 17, str(s))

@@ -56,14 +56,24 @@ int weight_batch(const GemmPlan& p) {
 }
 
 // Weight tiles in the order the MMCs retire them, RWs issued ahead within
-// the capacity.
+// the capacity. The tiles lie in runs at consecutive host addresses (a
+// pass's tiles, or a product's in a batch); an RW never crosses a run.
 class WeightStream {
  public:
+  struct Run {
+    int64_t tiles;
+    uint64_t addr;
+  };
+  // One run per pass: each pass streams the same image again.
   WeightStream(Stream& out, const GemmPlan& plan, uint64_t w)
-      : out_(out), w_(w), tile_bytes_(uint64_t(plan.n) * plan.n * plan.lane_bytes()),
-        per_pass_(int64_t(plan.col_tiles) * plan.k_blocks), total_(per_pass_ * plan.passes),
-        cap_(plan.wgt_capacity), batch_(weight_batch(plan)), stride_(uint32_t(plan.n * plan.lane_bytes())),
-        bf16_(plan.bf16()) {}
+      : WeightStream(out, plan, std::vector<Run>(size_t(plan.passes), Run{int64_t(plan.col_tiles) * plan.k_blocks, w}),
+                     weight_batch(plan)) {}
+  // plan gives the tile format and the capacity.
+  WeightStream(Stream& out, const GemmPlan& plan, std::vector<Run> runs, int64_t batch)
+      : out_(out), runs_(std::move(runs)), tile_bytes_(uint64_t(plan.n) * plan.n * plan.lane_bytes()),
+        cap_(plan.wgt_capacity), batch_(batch), stride_(uint32_t(plan.n * plan.lane_bytes())), bf16_(plan.bf16()) {
+    for (const Run& r : runs_) total_ += r.tiles;
+  }
 
   // Before an MMC: its tile must have been requested.
   void need_one() {
@@ -88,23 +98,69 @@ class WeightStream {
   }
 
  private:
-  // Tiles issued_ .. issued_+count-1; an RW never crosses a pass (tiles restart).
+  // Tiles issued_ .. issued_+count-1, one RW per run they touch.
   void issue(int64_t count) {
     while (count > 0) {
-      const int64_t s = issued_ % per_pass_, c = std::min(count, per_pass_ - s);
-      out_.add(isa::rw(w_ + uint64_t(s) * tile_bytes_, uint32_t(c), stride_, bf16_));
+      while (issued_ - run_begin_ == runs_[run_].tiles) run_begin_ += runs_[run_++].tiles;
+      const int64_t s = issued_ - run_begin_, c = std::min(count, runs_[run_].tiles - s);
+      out_.add(isa::rw(runs_[run_].addr + uint64_t(s) * tile_bytes_, uint32_t(c), stride_, bf16_));
       issued_ += c;
       count -= c;
     }
   }
 
   Stream& out_;
-  uint64_t w_, tile_bytes_;
-  int64_t per_pass_, total_, cap_, batch_;
+  std::vector<Run> runs_;
+  size_t run_ = 0;          // the run of tile issued_
+  int64_t run_begin_ = 0;   // its first tile
+  uint64_t tile_bytes_;
+  int64_t total_ = 0, cap_, batch_;
   uint32_t stride_;  // bytes per weight row
   bool bf16_;
   int64_t issued_ = 0, retired_ = 0;
 };
+
+// One MMC: its UB row, ACC row and whether it accumulates.
+struct Mmc {
+  uint32_t ub, acc;
+  bool accumulate;
+};
+
+// Emits mmcs (rows rows each, each POPping its tile) in order. Runs with a
+// constant UB and ACC step become LOOPs; a run ends where side work goes
+// (side(i, false) before MMC i when before[i], side(i, true) after it when
+// after[i]), where the accumulate flag or the step changes, or where the
+// weight stream must issue an RW.
+template <class Side>
+void emit_mmcs(Stream& out, WeightStream& weights, const std::vector<Mmc>& mmcs, uint32_t rows, bool bf16,
+               const std::vector<bool>& before, const std::vector<bool>& after, Side&& side) {
+  size_t i = 0;
+  while (i < mmcs.size()) {
+    if (before[i]) side(i, false);
+    weights.need_one();
+    size_t run = 1;
+    const int64_t limit = std::min<int64_t>(weights.available(), weights.retires_until_rw());
+    if (!after[i] && i + 1 < mmcs.size()) {
+      const int64_t dub = int64_t(mmcs[i + 1].ub) - mmcs[i].ub, dacc = int64_t(mmcs[i + 1].acc) - mmcs[i].acc;
+      while (i + run < mmcs.size() && int64_t(run) < limit && !before[i + run] &&
+             mmcs[i + run].accumulate == mmcs[i].accumulate &&
+             int64_t(mmcs[i + run].ub) - mmcs[i + run - 1].ub == dub &&
+             int64_t(mmcs[i + run].acc) - mmcs[i + run - 1].acc == dacc && run < 0xFFFF &&
+             dub >= -32768 && dub <= 32767 && dacc >= -32768 && dacc <= 32767) {
+        ++run;
+        if (after[i + run - 1]) break;
+      }
+      if (run > 1) {
+        const Instr mmc = isa::mmc(mmcs[i].ub, mmcs[i].acc, rows, mmcs[i].accumulate, true, bf16);
+        out.add_group({isa::loop(uint32_t(run), 1, int32_t(dub), int32_t(dacc)), mmc});
+      }
+    }
+    if (run == 1) out.add(isa::mmc(mmcs[i].ub, mmcs[i].acc, rows, mmcs[i].accumulate, true, bf16));
+    for (size_t r = 0; r < run; ++r) weights.retire_one();
+    i += run;
+    if (after[i - 1]) side(i - 1, true);
+  }
+}
 
 }  // namespace
 
@@ -637,11 +693,6 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     flush();
   };
 
-  // One MMC of a group: its UB row, ACC row and whether it accumulates.
-  struct Mmc {
-    uint32_t ub, acc;
-    bool accumulate;
-  };
   // Work placed between a group's MMCs: an epilogue of the previous group's
   // tile, or a load of L.
   struct Side {
@@ -725,38 +776,216 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       const int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
       if (g < pieces) after[0].push_back({true, 0, g * kb / pieces, (g + 1) * kb / pieces, size_t(pass + 1)});
     }
-    // Emit: runs of MMCs with a constant step become LOOPs; a run ends where
-    // side work goes, where the accumulate flag or the step changes, or where
-    // the weight stream must issue an RW.
-    size_t i = 0;
-    while (i < mmcs.size()) {
-      for (const Side& s : before[i]) emit_load(s.load_index, s.j0, s.j1);
-      weights.need_one();
-      size_t run = 1;
-      const int64_t limit = std::min<int64_t>(weights.available(), weights.retires_until_rw());
-      if (after[i].empty() && i + 1 < mmcs.size()) {
-        const int64_t dub = int64_t(mmcs[i + 1].ub) - mmcs[i].ub, dacc = int64_t(mmcs[i + 1].acc) - mmcs[i].acc;
-        while (i + run < mmcs.size() && int64_t(run) < limit && before[i + run].empty() &&
-               mmcs[i + run].accumulate == mmcs[i].accumulate &&
-               int64_t(mmcs[i + run].ub) - mmcs[i + run - 1].ub == dub &&
-               int64_t(mmcs[i + run].acc) - mmcs[i + run - 1].acc == dacc && run < 0xFFFF &&
-               dub >= -32768 && dub <= 32767 && dacc >= -32768 && dacc <= 32767) {
-          ++run;
-          if (!after[i + run - 1].empty()) break;
-        }
-        if (run > 1) {
-          const Instr mmc = isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true, bf16);
-          out.add_group({isa::loop(uint32_t(run), 1, int32_t(dub), int32_t(dacc)), mmc});
-        }
-      }
-      if (run == 1) out.add(isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(rows), mmcs[i].accumulate, true, bf16));
-      for (size_t r = 0; r < run; ++r) weights.retire_one();
-      i += run;
-      for (const Side& s : after[i - 1]) {
+    std::vector<bool> has_before(mmcs.size()), has_after(mmcs.size());
+    for (size_t i = 0; i < mmcs.size(); ++i) has_before[i] = !before[i].empty(), has_after[i] = !after[i].empty();
+    emit_mmcs(out, weights, mmcs, uint32_t(rows), bf16, has_before, has_after, [&](size_t i, bool is_after) {
+      for (const Side& s : is_after ? after[i] : before[i]) {
         if (s.load) emit_load(s.load_index, s.j0, s.j1);
         else epilogue(s.b, s.j0, s.j1);
       }
+    });
+  }
+  return out.programs(core.imem_depth);
+}
+
+// ---- batches ----------------------------------------------------------------------------
+
+namespace {
+
+// An RHM waits 500 cycles for its first row and a WHM costs about 40 beyond
+// its rows, in a memory unit that moves one at a time: a batch loads the L
+// of adjacent products together up to this many UB rows (when an eighth of
+// the UB allows), and writes adjacent results together up to kBatchWriteRows.
+constexpr int kBatchLoadRows = 512;
+constexpr int kBatchWriteRows = 1024;
+
+// The UB and ACC layout of a batch (gemm_program.h).
+struct BatchLayout {
+  int a_rows = 0;       // UB rows of one A region
+  int tile_rows = 0;    // the largest dm: ACC rows of a slot, a quarter of a result tile's UB rows
+  int region_rows = 0;  // UB rows of a result region
+  int result_regions = 0;
+  int acc_slots = 0;
+  uint32_t result_row(int64_t region) const {
+    return uint32_t(2 * a_rows + int(region % result_regions) * region_rows);
+  }
+  uint32_t acc_row(int64_t tile) const { return uint32_t((tile % acc_slots) * tile_rows); }
+};
+
+BatchLayout batch_layout(std::span<const GemmPlan> plans, const CoreConfig& core) {
+  BatchLayout l;
+  for (const GemmPlan& p : plans) {
+    l.a_rows = std::max(l.a_rows, p.dm * p.k_blocks * p.in_row_rows());
+    l.tile_rows = std::max(l.tile_rows, p.dm);
+  }
+  const int tile = 4 * l.tile_rows;  // UB rows of the largest result tile
+  const int grown = std::max(l.a_rows, std::min(kBatchLoadRows, core.ub_rows / 8));
+  if (core.ub_rows - 2 * grown >= 3 * tile) l.a_rows = grown;
+  const int room = std::max(0, core.ub_rows - 2 * l.a_rows);
+  l.region_rows = std::max(tile, std::min(kBatchWriteRows, room / 3));
+  l.result_regions = room / l.region_rows;
+  l.acc_slots = core.acc_rows / l.tile_rows;
+  return l;
+}
+
+}  // namespace
+
+bool gemm_batch_fits(std::span<const GemmPlan> plans, const CoreConfig& core) {
+  if (plans.empty()) return false;
+  for (const GemmPlan& p : plans)
+    // Tile order: a product's MMCs pop its tiles in the image's order.
+    if (p.output != GemmOutput::kInt32 || p.passes != 1 || p.chunks != 1 || (p.groups > 1 && !p.tile_major) ||
+        p.n != core.n || p.wgt_capacity != core.wgt_fifo_tiles + isa::kWgtBanks || p.dm * p.k_blocks > 0xFFFF ||
+        4 * p.dm > 0xFFFF)
+      return false;
+  const BatchLayout l = batch_layout(plans, core);
+  return l.result_regions >= 2 && l.acc_slots >= 2;
+}
+
+bool gemm_batchable(const GemmPlan& plan, const CoreConfig& core) {
+  return gemm_batch_fits(std::span(&plan, 1), core);
+}
+
+GemmPlan plan_gemm_for_batch(const GemmShape& shape, const CoreConfig& core) {
+  const GemmPlan p = plan_gemm(shape, GemmOutput::kInt32, core);
+  if (gemm_batchable(p, core)) return p;
+  // plan_gemm may split L into passes or chunks to overlap a product with
+  // itself; in a batch the products overlap each other. The choices that
+  // leave the longest pass (one tile a group, one A and two result regions
+  // of one tile) in tile order, in either orientation: only the images
+  // matter to a batch, not the plan's own schedule.
+  using T = GemmOptions::Transpose;
+  for (const T t : {p.transposed ? T::kAlways : T::kNever, p.transposed ? T::kNever : T::kAlways}) {
+    try {
+      const GemmPlan forced = plan_gemm(shape, GemmOutput::kInt32, core,
+                                        {.transpose = t, .group_tiles = 1, .chunk_blocks = p.k_blocks,
+                                         .a_regions = 1, .result_regions = 2, .write_tiles = 1,
+                                         .order = GemmOptions::Order::kTileMajor});
+      if (gemm_batchable(forced, core)) return forced;
+    } catch (const std::invalid_argument&) {
     }
+  }
+  return p;
+}
+
+uint64_t gemm_batch_instructions(const GemmPlan& p) {
+  // The RHM; per tile a storing MMC, a LOOP and MMC over the other K
+  // blocks, ACT and WHM; each RW (at least half the capacity, one more where
+  // the product's image begins or ends) and the run it splits.
+  const uint64_t tiles = uint64_t(p.col_tiles);
+  const uint64_t rws = tiles * uint64_t(p.k_blocks) / uint64_t(std::max(1, p.wgt_capacity / 2)) + 2;
+  return 1 + tiles * (p.k_blocks > 1 ? 5 : 3) + rws * 3;
+}
+
+std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> plans,
+                                                    std::span<const GemmBatchAddrs> addrs, const CoreConfig& core) {
+  if (plans.size() != addrs.size() || plans.empty())
+    throw std::invalid_argument("gemm batch: " + std::to_string(plans.size()) + " plans and " +
+                                std::to_string(addrs.size()) + " image addresses; give one of each per product");
+  if (!gemm_batch_fits(plans, core))
+    throw std::invalid_argument("gemm batch: the products cannot run as one batch on this core (each must be "
+                                "int32 with one pass and load of L in tile order, and the regions must fit)");
+  const BatchLayout lay = batch_layout(plans, core);
+  const int n = core.n;
+  const size_t count = plans.size();
+  const uint64_t tile_bytes = uint64_t(n) * uint64_t(n);
+
+  // Loads: runs of products whose L images follow each other in host
+  // memory, as many as fit an A region; load g goes to region g % 2.
+  struct Load {
+    uint64_t addr;
+    uint32_t ub, rows;
+  };
+  std::vector<Load> loads;
+  std::vector<size_t> load_of(count);
+  std::vector<uint32_t> l_row(count);  // each product's L in the UB
+  for (size_t i = 0; i < count; ++i) {
+    const GemmPlan& p = plans[i];
+    const uint64_t addr = p.transposed ? addrs[i].w : addrs[i].a;
+    const uint32_t rows = uint32_t(p.dm * p.k_blocks);
+    if (loads.empty() || loads.back().addr + uint64_t(loads.back().rows) * uint64_t(n) != addr ||
+        loads.back().rows + rows > uint32_t(lay.a_rows))
+      loads.push_back({addr, uint32_t((loads.size() % 2) * size_t(lay.a_rows)), 0});
+    load_of[i] = loads.size() - 1;
+    l_row[i] = loads.back().ub + loads.back().rows;
+    loads.back().rows += rows;
+  }
+
+  // Result tiles in stream order, each in the current result region after
+  // the tiles before it; a region is written by one WHM when the next tile
+  // does not fit it or does not follow in C (tile j of a product is at C +
+  // j*dm*4n, so a product's tiles follow each other, and so do products
+  // whose C images are adjacent).
+  struct Tile {
+    uint32_t ub;
+    bool write;         // the last of its region: a WHM after its ACT
+    uint32_t ub0, rows;  // the WHM's
+    uint64_t c;
+  };
+  std::vector<Tile> tiles;
+  {
+    int64_t region = 0;
+    uint32_t fill = 0;
+    uint64_t c0 = 0, c_end = 0;
+    const auto close = [&] {
+      tiles.back().write = true;
+      tiles.back().ub0 = lay.result_row(region);
+      tiles.back().rows = fill;
+      tiles.back().c = c0;
+      ++region;
+      fill = 0;
+    };
+    for (size_t i = 0; i < count; ++i)
+      for (int j = 0; j < plans[i].col_tiles; ++j) {
+        const uint32_t rows = uint32_t(4 * plans[i].dm);
+        const uint64_t c = addrs[i].c + uint64_t(j) * rows * uint64_t(n);
+        if (fill > 0 && (fill + rows > uint32_t(lay.region_rows) || c != c_end)) close();
+        if (fill == 0) c0 = c;
+        tiles.push_back({lay.result_row(region) + fill, false, 0, 0, 0});
+        fill += rows;
+        c_end = c + uint64_t(rows) * uint64_t(n);
+      }
+    close();
+  }
+
+  Stream out;
+  // One weight stream over all the W images, those that follow each other
+  // in host memory as one run.
+  std::vector<WeightStream::Run> runs;
+  int64_t batch = INT64_MAX;
+  for (size_t i = 0; i < count; ++i) {
+    const GemmPlan& p = plans[i];
+    const int64_t t = int64_t(p.col_tiles) * p.k_blocks;
+    const uint64_t addr = p.transposed ? addrs[i].a : addrs[i].w;
+    if (!runs.empty() && runs.back().addr + uint64_t(runs.back().tiles) * tile_bytes == addr) runs.back().tiles += t;
+    else runs.push_back({t, addr});
+    batch = std::min<int64_t>(batch, weight_batch(p));
+  }
+  WeightStream weights(out, plans[0], std::move(runs), batch);
+  weights.top_up();
+  const auto load = [&](size_t g) { out.add(isa::rhm(loads[g].ub, loads[g].rows, loads[g].addr, uint32_t(n))); };
+  load(0);
+
+  size_t t0 = 0;  // the product's first tile in `tiles` (ACC slots go in turn by it)
+  for (size_t i = 0; i < count; ++i) {
+    const GemmPlan& p = plans[i];
+    const int kb = p.k_blocks, dm = p.dm;
+    // The next load right after the first tile of its predecessor's first
+    // product: in the memory unit's queue ahead of that load's write-backs.
+    const bool loads_next = (i == 0 || load_of[i - 1] != load_of[i]) && load_of[i] + 1 < loads.size();
+    std::vector<Mmc> mmcs;
+    std::vector<bool> before(size_t(p.col_tiles * kb)), after(before.size());
+    for (int j = 0; j < p.col_tiles; ++j)
+      for (int k = 0; k < kb; ++k) mmcs.push_back({l_row[i] + uint32_t(k * dm), lay.acc_row(int64_t(t0) + j), k > 0});
+    for (int j = 0; j < p.col_tiles; ++j) after[size_t((j + 1) * kb - 1)] = true;
+    emit_mmcs(out, weights, mmcs, uint32_t(dm), false, before, after, [&](size_t m, bool) {
+      const size_t j = m / size_t(kb);
+      if (j == 0 && loads_next) load(load_of[i] + 1);
+      const Tile& t = tiles[t0 + j];
+      out.add(isa::act(lay.acc_row(int64_t(t0 + j)), t.ub, uint32_t(dm), isa::Act::kNone, false, true));
+      if (t.write) out.add(isa::whm(t.ub0, t.rows, t.c, uint32_t(n)));
+    });
+    t0 += size_t(p.col_tiles);
   }
   return out.programs(core.imem_depth);
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -64,27 +65,42 @@ void write_images(PreparedGemm& g, const MatrixBf16& a, const MatrixBf16& b) {
   g.bbuf.write(model::pack_w_bf16(g.plan, b));
 }
 
+// Throws tpu::Error when A and B cannot be multiplied on the device.
 // M: MatrixI8 (int8 outputs) or MatrixBf16 (bf16 outputs, epi.output kF32 or kBf16).
 template <class M>
-PreparedGemm prepare_gemm(Device& dev, const char* op, const M& a, const M& b, const model::GemmEpilogue& epi) {
+void check_operands(const CoreConfig& core, const char* op, const M& a, const M& b, const model::GemmEpilogue& epi) {
   if (a.rows < 1 || a.cols < 1 || b.rows < 1 || b.cols < 1)
     throw Error(std::string(op) + ": empty matrix (A is " + shape(a.rows, a.cols) + ", B is " +
                 shape(b.rows, b.cols) + ")");
   if (a.cols != b.rows)
     throw Error(std::string(op) + ": inner dimensions differ: A is " + shape(a.rows, a.cols) +
                 " but B is " + shape(b.rows, b.cols) + " (A's columns must equal B's rows)");
-  const CoreConfig core = core_config(dev.info());
   if (model::gemm_bf16(epi.output) && !has_bf16(core.datapath))
     throw Error(std::string(op) + ": the device has no bf16 datapath (its MXU is int8 only); bf16 GEMMs need a "
                 "configuration with one, such as tiny_bf16 or default_bf16");
   if (!model::gemm_bf16(epi.output) && !has_int8(core.datapath))
     throw Error(std::string(op) + ": the device has no int8 datapath (its MXU is bf16 only)");
+}
+
+// The GEMM's stats but cycles and counters.
+OpStats gemm_stats(const DeviceInfo& info, const model::GemmPlan& plan) {
+  OpStats s;
+  s.n = info.n;
+  s.macs = uint64_t(plan.shape.m) * uint64_t(plan.shape.k) * uint64_t(plan.shape.n_out);
+  s.read_bytes = plan.a_bytes() + plan.w_bytes();
+  s.write_bytes = plan.c_bytes();
+  s.array_cycles = uint64_t(plan.dm) * uint64_t(plan.k_blocks) * uint64_t(plan.col_tiles);
+  return s;
+}
+
+// The GEMM with a plan made ready to run.
+template <class M>
+PreparedGemm prepare_planned(Device& dev, const char* op, const M& a, const M& b, const model::GemmEpilogue& epi,
+                             const model::GemmPlan& plan) {
+  const CoreConfig core = core_config(dev.info());
   PreparedGemm g;
+  g.plan = plan;
   try {
-    // A bias or a scale per output column rules out the transposed form
-    // (C^T = W^T x A^T).
-    const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()};
-    g.plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
     g.abuf = dev.alloc(g.plan.a_bytes());
     g.bbuf = dev.alloc(g.plan.w_bytes());
     g.cbuf = dev.alloc(g.plan.c_bytes());
@@ -97,15 +113,26 @@ PreparedGemm prepare_gemm(Device& dev, const char* op, const M& a, const M& b, c
   // touch these three buffers and nothing else.
   g.windows = {g.abuf.read_only(), g.bbuf.read_only(), g.cbuf.write_only()};
 
-  OpStats& s = g.stats;
-  s.n = dev.info().n;
-  s.macs = uint64_t(a.rows) * uint64_t(a.cols) * uint64_t(b.cols);
-  s.read_bytes = g.plan.a_bytes() + g.plan.w_bytes();
-  s.write_bytes = g.plan.c_bytes();
-  s.array_cycles = uint64_t(g.plan.dm) * uint64_t(g.plan.k_blocks) * uint64_t(g.plan.col_tiles);
-  s.commands = g.programs.size();
-  for (const auto& program : g.programs) s.instructions += program.size();
+  g.stats = gemm_stats(dev.info(), g.plan);
+  g.stats.commands = g.programs.size();
+  for (const auto& program : g.programs) g.stats.instructions += program.size();
   return g;
+}
+
+template <class M>
+PreparedGemm prepare_gemm(Device& dev, const char* op, const M& a, const M& b, const model::GemmEpilogue& epi) {
+  const CoreConfig core = core_config(dev.info());
+  check_operands(core, op, a, b, epi);
+  model::GemmPlan plan;
+  try {
+    // A bias or a scale per output column rules out the transposed form
+    // (C^T = W^T x A^T).
+    const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()};
+    plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string(op) + ": " + e.what());
+  }
+  return prepare_planned(dev, op, a, b, epi, plan);
 }
 
 // Commands queued on the device, at most `limit` at once, completed in the
@@ -266,47 +293,165 @@ MatrixBf16 matmul_bf16_to_bf16(Device& dev, const MatrixBf16& a, const MatrixBf1
   return model::unpack_c_bf16(plan, c);
 }
 
+namespace {
+
+// Instructions a batch of matmul_batch may take, by gemm_batch_instructions:
+// a few programs' worth, so that a batch's commands are mostly full
+// programs while its buffers (freed once its results are read) stay small.
+constexpr uint64_t kBatchPrograms = 4;
+
+// Products of matmul_batch that run together: one product alone (its own
+// plan's programs), or consecutive products fused into one instruction
+// stream (gemm_program.h, "Batches"). The images of all products are in
+// one buffer each for A, W and C, at 64-byte aligned offsets, so that every
+// command grants the same three windows.
+struct PreparedBatch {
+  std::vector<model::GemmPlan> plans;
+  std::vector<uint64_t> c_offsets;  // each product's C image in cbuf
+  std::vector<std::vector<isa::Instr>> programs;
+  Buffer abuf, bbuf, cbuf;
+  std::array<Window, 3> windows;
+  OpStats stats;  // everything but cycles and counters
+};
+
+PreparedBatch alone(PreparedGemm g) {
+  PreparedBatch b;
+  b.plans = {g.plan};
+  b.c_offsets = {0};
+  b.programs = std::move(g.programs);
+  b.abuf = std::move(g.abuf);
+  b.bbuf = std::move(g.bbuf);
+  b.cbuf = std::move(g.cbuf);
+  b.windows = g.windows;
+  b.stats = g.stats;
+  return b;
+}
+
+// Products [first, first + plans.size()) fused.
+PreparedBatch prepare_fused(Device& dev, std::span<const MatrixI8> a, std::span<const MatrixI8> b, size_t first,
+                            std::vector<model::GemmPlan> plans) {
+  const auto aligned = [](uint64_t v) { return (v + 63) / 64 * 64; };
+  PreparedBatch f;
+  std::vector<model::GemmBatchAddrs> addrs(plans.size());
+  uint64_t a_bytes = 0, w_bytes = 0, c_bytes = 0;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    addrs[i] = {a_bytes, w_bytes, c_bytes};
+    f.c_offsets.push_back(c_bytes);
+    a_bytes = aligned(a_bytes + plans[i].a_bytes());
+    w_bytes = aligned(w_bytes + plans[i].w_bytes());
+    c_bytes = aligned(c_bytes + plans[i].c_bytes());
+  }
+  // Each image into one host copy of its buffer: one write per buffer.
+  std::vector<uint8_t> a_image(a_bytes), w_image(w_bytes);
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const std::vector<int8_t> ai = model::pack_a(plans[i], a[first + i]), wi = model::pack_w(plans[i], b[first + i]);
+    std::copy(ai.begin(), ai.end(), reinterpret_cast<int8_t*>(a_image.data()) + addrs[i].a);
+    std::copy(wi.begin(), wi.end(), reinterpret_cast<int8_t*>(w_image.data()) + addrs[i].w);
+  }
+  f.abuf = dev.alloc(a_bytes);
+  f.bbuf = dev.alloc(w_bytes);
+  f.cbuf = dev.alloc(c_bytes);
+  for (model::GemmBatchAddrs& ad : addrs) ad.a += f.abuf.addr(), ad.w += f.bbuf.addr(), ad.c += f.cbuf.addr();
+  try {
+    f.programs = model::gemm_batch_programs(plans, addrs, core_config(dev.info()));
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("matmul_batch: ") + e.what());
+  }
+  f.abuf.write(a_image);
+  f.bbuf.write(w_image);
+  f.windows = {f.abuf.read_only(), f.bbuf.read_only(), f.cbuf.write_only()};
+  f.stats.n = dev.info().n;
+  for (const model::GemmPlan& p : plans) f.stats += gemm_stats(dev.info(), p);
+  f.stats.commands = f.programs.size();
+  for (const auto& program : f.programs) f.stats.instructions += program.size();
+  f.plans = std::move(plans);
+  return f;
+}
+
+}  // namespace
+
 std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, std::span<const MatrixI8> b,
                                     OpStats* stats, size_t depth) {
   if (a.size() != b.size())
     throw Error("matmul_batch: " + std::to_string(a.size()) + " left operands but " +
                 std::to_string(b.size()) + " right operands; give one B per A");
   const size_t limit = depth == 0 ? dev.max_in_flight() : std::min(depth, dev.max_in_flight());
+  const CoreConfig core = core_config(dev.info());
   std::vector<MatrixI32> out(a.size());
-  // The products being worked on, oldest first, each until its result is read.
+  // The batches being worked on, oldest first, each until its results are read.
   struct Job {
-    size_t index;
-    PreparedGemm g;
+    size_t first;  // its products are [first, first + batch.plans.size())
+    PreparedBatch batch;
     size_t done = 0;  // its commands completed
   };
   std::deque<Job> jobs;
   OpStats total;
   total.n = dev.info().n;
 
-  // Each completion (tagged with its product): reads the result of every
-  // product whose commands have all completed, and frees its buffers.
-  CommandQueue queue(dev, limit, [&](const Completion& c, size_t index) {
+  // Each completion (tagged with its batch's first product): reads the
+  // results of every batch whose commands have all completed, and frees its
+  // buffers.
+  CommandQueue queue(dev, limit, [&](const Completion& c, size_t first) {
     // The device's counters restart with each command and another one may
     // be running already: read them only when one command at a time runs.
     if (limit == 1) total.counters += dev.counters();
     else total.counters.cycles += c.cycles;
     for (Job& j : jobs)
-      if (j.index == index) ++j.done;
-    while (!jobs.empty() && jobs.front().done == jobs.front().g.programs.size()) {
-      Job& j = jobs.front();
-      if (!queue.failed()) out[j.index] = model::unpack_c_i32(j.g.plan, j.g.cbuf.read(0, j.g.plan.c_bytes()));
+      if (j.first == first) ++j.done;
+    while (!jobs.empty() && jobs.front().done == jobs.front().batch.programs.size()) {
+      const Job& j = jobs.front();
+      if (!queue.failed()) {
+        const std::vector<uint8_t> c_image = j.batch.cbuf.read(0, j.batch.cbuf.size());
+        for (size_t i = 0; i < j.batch.plans.size(); ++i)
+          out[j.first + i] = model::unpack_c_i32(
+              j.batch.plans[i], std::span(c_image).subspan(j.batch.c_offsets[i], j.batch.plans[i].c_bytes()));
+      }
       jobs.pop_front();
     }
   });
 
+  // Products of one shape share a plan.
+  std::map<std::array<int, 3>, model::GemmPlan> plans;
+  const auto plan_of = [&](size_t i) -> const model::GemmPlan& {
+    check_operands(core, "matmul_batch", a[i], b[i], {});
+    const std::array<int, 3> key{a[i].rows, a[i].cols, b[i].cols};
+    auto it = plans.find(key);
+    if (it == plans.end()) {
+      try {
+        it = plans.emplace(key, model::plan_gemm_for_batch({key[0], key[1], key[2]}, core)).first;
+      } catch (const std::invalid_argument& e) {
+        throw Error(std::string("matmul_batch: ") + e.what());
+      }
+    }
+    return it->second;
+  };
+
   const uint64_t start = dev.cycles();
   queue.run([&] {
-    for (size_t i = 0; i < a.size() && !queue.failed(); ++i) {
-      jobs.push_back(Job{i, prepare_gemm(dev, "matmul_batch", a[i], b[i], {})});
-      const PreparedGemm& g = jobs.back().g;
-      total += g.stats;
-      for (const auto& program : g.programs)
-        if (!queue.submit(program, g.windows, CounterMode::kRestart, i)) break;
+    const uint64_t budget = kBatchPrograms * uint64_t(core.imem_depth - 1);
+    for (size_t i = 0; i < a.size() && !queue.failed();) {
+      // Consecutive batchable products while they fit together and the budget.
+      std::vector<model::GemmPlan> fused;
+      uint64_t instructions = 0;
+      for (; i < a.size(); ++i) {
+        const model::GemmPlan& p = plan_of(i);
+        instructions += model::gemm_batch_instructions(p);
+        fused.push_back(p);
+        if (!model::gemm_batch_fits(fused, core) || (fused.size() > 1 && instructions > budget)) {
+          fused.pop_back();
+          break;
+        }
+      }
+      // None: product i cannot be fused and runs alone.
+      const size_t first = fused.empty() ? i++ : i - fused.size();
+      PreparedBatch prepared = fused.empty()
+                                   ? alone(prepare_planned(dev, "matmul_batch", a[first], b[first], {}, plan_of(first)))
+                                   : prepare_fused(dev, a, b, first, std::move(fused));
+      jobs.push_back(Job{first, std::move(prepared)});
+      const PreparedBatch& batch = jobs.back().batch;
+      total += batch.stats;
+      for (const auto& program : batch.programs)
+        if (!queue.submit(program, batch.windows, CounterMode::kRestart, first)) break;
     }
   });
   total.cycles = dev.cycles() - start;

@@ -83,17 +83,23 @@ MatrixF32 dense_bf16(Device& dev, const MatrixBf16& x, const MatrixBf16& w, cons
                      Activation act = Activation::kNone, OpStats* stats = nullptr);
 
 // Independent products C[i] = A[i] * B[i] (int8 x int8 -> int32, any shapes)
-// as one stream of commands: each product gets its own buffers and programs,
-// and the commands of all of them are submitted in order with up to `depth`
-// in flight (0: as many as the device holds, Device::max_in_flight()), the
-// oldest waited for whenever the limit is reached, so the device goes from
-// one command to the next without a host round trip. A product's buffers are
-// allocated when its first command is submitted and freed once its result is
-// read. stats sums the products (cycles: from the first submission to the
-// last completion); its counters are the device's only with depth 1, else
-// only counters.cycles (the completions' cycles) is filled. When a command
-// fails, no further one is submitted, those queued are completed and the
-// first failure is thrown as a DeviceError (Device::run's).
+// as one stream of commands. Consecutive products that fit are fused into
+// batches: one software-pipelined instruction stream (a few programs) whose
+// units overlap from one product to the next, the batch's A, W and C images
+// in one buffer each (docs/driver.md, "Fused products"); a product that does
+// not fit (L too large for the unified buffer in one load) runs alone with
+// its own buffers and programs. The commands are submitted in order with up
+// to `depth` in flight (0: as many as the device holds,
+// Device::max_in_flight()), the oldest waited for whenever the limit is
+// reached, so the device goes from one command to the next without a host
+// round trip. A batch's buffers are allocated when its first command is
+// submitted and freed once its results are read. stats sums the products
+// (cycles: from the first submission to the last completion; commands and
+// instructions: the fused commands'); its counters are the device's only
+// with depth 1, else only counters.cycles (the completions' cycles) is
+// filled. When a command fails, no further one is submitted, those queued
+// are completed and the first failure is thrown as a DeviceError
+// (Device::run's).
 std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, std::span<const MatrixI8> b,
                                     OpStats* stats = nullptr, size_t depth = 0);
 

@@ -108,22 +108,31 @@ module unit_mem #(
   `FFLNR(pend_last_q, {1'b0, cmd_i.ins.c} + 65'(cmd_extent), accept)
 
   // ---- start: the command's side is free, and no overlap with the other -----
-  // Written with < only, as in the scoreboard.
-  logic pend_side, other;
-  logic ub_overlap, host_overlap;
-  assign pend_side    = pend_write_q;
-  assign other        = !pend_side;
-  assign ub_overlap   = !(side_ub_last_q[other] < pend_ub_lo_q) && !(pend_ub_last_q < side_ub_lo_q[other]);
-  assign host_overlap = !(side_last[other] < {1'b0, pend_first_q}) &&
-                        !(pend_last_q < {1'b0, side_first[other]});
+  // The staged command is compared with each side's command in the cycle
+  // after it is staged and the result registered (checked_q), which keeps
+  // the 65-bit comparisons out of the start path. A side's command changes
+  // only when the staged one starts, so the result stays valid while the
+  // command waits. Written with < only, as in the scoreboard.
+  logic       pend_side, other, checked_q;
+  logic [1:0] overlap, overlap_q;
+  assign pend_side = pend_write_q;
+  assign other     = !pend_side;
+  always_comb begin
+    for (int s = 0; s < 2; s++)
+      overlap[s] = (!(side_ub_last_q[s] < pend_ub_lo_q) && !(pend_ub_last_q < side_ub_lo_q[s])) ||
+                   (!(side_last[s] < {1'b0, pend_first_q}) && !(pend_last_q < {1'b0, side_first[s]}));
+  end
   // Only a side still moving matters: one that finished but waits to report
   // has no effect left to order against.
-  assign hazard       = side_busy[other] && (ub_overlap || host_overlap);
+  assign hazard = side_busy[other] && overlap_q[other];
 
   // Commands started and not yet reported, per side; the older of the two.
   logic [1:0] open_q, open_d, fin_q, fin_d;
   logic       older_q, older_d, oldest, report;
-  assign dispatch = pend_valid_q && !open_q[pend_side] && !hazard && !faulted_q && !flush_i;
+  assign dispatch = pend_valid_q && checked_q && !open_q[pend_side] && !hazard && !faulted_q && !flush_i;
+
+  `FF(checked_q, pend_valid_q && !dispatch && !flush_i, 1'b0)
+  `FFNR(overlap_q, overlap)
 
   // done_o reports the oldest open command once it has finished (now or
   // before); the other side's command then becomes the oldest.

@@ -70,7 +70,10 @@ module mem_rd_mover #(
 
   assign busy_o = active_q;
 
-  assign req_valid_o = active_q && (req_rows_q != count_q) && (!faulted_q || offered_q);
+  // left_q: rows not yet requested (req_rows_q != count_q, registered; a
+  // command has at least one row).
+  logic left_q;
+  assign req_valid_o = active_q && left_q && (!faulted_q || offered_q);
   assign req_addr_o  = addr_q;
   assign req_rows_o  = burst_q ? RowsW'(count_q) : wide_q ? RowsW'(2) : RowsW'(1);
   assign req_fire    = req_valid_o && req_ready_i;
@@ -128,6 +131,11 @@ module mem_rd_mover #(
   end
 
   `FF(active_q, active_d, 1'b0)
+  // Whether the offered request is the last, from registers only, so that
+  // the port's ready only selects.
+  logic last_req;
+  assign last_req = req_rows_q + 16'(req_rows_o) == count_q;
+  `FF(left_q, start_i || (left_q && !(req_fire && last_req)), 1'b0)
   `FF(offered_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
   `FF(faulted_q, faulted_d, 1'b0)
   `FF(req_rows_q, req_rows_d, '0)

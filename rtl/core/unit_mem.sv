@@ -12,9 +12,11 @@
 // the commands' completions in the order they arrived (a younger command
 // that finishes first waits for the older's report).
 //
-// A fault on either side pulses fault_o once with that command's pc (the
-// older's when both fault in one cycle) and stops the other side too; the
-// unit then starts nothing and waits for the core's flush.
+// A fault pulses fault_o once with the faulting command's pc, in program
+// order: a younger command's fault waits while the older command still
+// moves, and if the older one faults too, its fault is the one reported.
+// A reported fault stops both sides; the unit then starts nothing and waits
+// for the core's flush.
 //
 // Every request also carries the command's whole host span, [first, last]
 // (last has a 65th bit for a span that wraps past 2^64 - 1), which the
@@ -162,10 +164,26 @@ module unit_mem #(
   `FFLNR(side_ub_last_q[Wr], pend_ub_last_q, dispatch && pend_side == Wr)
 
   // ---- faults ---------------------------------------------------------------
-  logic fault_side;
-  assign fault_o    = |side_fault;
-  assign fault_side = side_fault[Rd] && side_fault[Wr] ? oldest : side_fault[Wr];
-  assign fault_pc_o = side_pc[fault_side];
+  // Reported in program order: a fault of the younger command while the
+  // older one still moves waits (the older goes on); it is reported when the
+  // older finishes, unless the older faults too, which is then the one
+  // reported. The faulted side itself requests nothing more meanwhile.
+  logic [1:0]     fault_waits;
+  logic           wait_q, wait_side_q, wait_release, fault_now, fault_side;
+  logic [PcW-1:0] wait_pc_q;
+  assign fault_waits[Rd] = side_fault[Rd] && open_q[Wr] && older_q == Wr && side_busy[Wr] &&
+                           !side_done[Wr] && !side_fault[Wr];
+  assign fault_waits[Wr] = side_fault[Wr] && open_q[Rd] && older_q == Rd && side_busy[Rd] &&
+                           !side_done[Rd] && !side_fault[Rd];
+  assign wait_release = wait_q && side_done[!wait_side_q];
+  assign fault_now    = |(side_fault & ~fault_waits);
+  assign fault_side   = side_fault[Rd] && side_fault[Wr] ? oldest : side_fault[Wr];
+  assign fault_o      = fault_now || wait_release;
+  assign fault_pc_o   = fault_now ? side_pc[fault_side] : wait_pc_q;
+
+  `FF(wait_q, (wait_q || |fault_waits) && !fault_o && !flush_i, 1'b0)
+  `FFLNR(wait_side_q, fault_waits[Wr], |fault_waits)
+  `FFLNR(wait_pc_q, side_pc[fault_waits[Wr]], |fault_waits)
   `FF(faulted_q, (faulted_q || fault_o) && !flush_i, 1'b0)
 
   assign waiting_o = |side_waiting;

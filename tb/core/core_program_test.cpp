@@ -113,6 +113,11 @@ std::vector<ErrorCase> error_cases() {
       {"RHM fault", {rhm(0, 16, kInput, nn), halt()}, ErrCode::kMemFault, 0, {{kInput + 5 * nn, 1}}},
       {"WHM fault", {rhm(0, 8, kInput, nn), whm(0, 8, kOutput, nn), halt()}, ErrCode::kMemFault, 1,
        {{kOutput + 7 * nn, 1}}},
+      // The memory unit's two sides: the RHM's fault comes back first, but
+      // the WHM before it faults too, and program order decides.
+      {"WHM fault behind a younger RHM's",
+       {rhm(0, 40, kInput, nn), whm(0, 40, kOutput, 2 * nn), rhm(40, 4, kInput + 0x1000, nn), halt()},
+       ErrCode::kMemFault, 1, {{kOutput + 39 * 2 * nn, 1}, {kInput + 0x1000, 1}}},
       {"RW fault under a waiting MMC",
        {rw(kInput, 2, nn), rhm(0, 8, kInput + 0x1000, nn), mmc(0, 0, 8, false, true),
         mmc(0, 8, 8, false, true), halt()},
@@ -231,6 +236,24 @@ TEST_F(CoreTest, ReadsAndWritesOverlapOnlyWhenApart) {
   };
   for (const auto& c : cases) {
     run_both(model, c.prog, mem, slow, kOutput, 0x4000, c.what);
+    if (HasFailure()) return;
+  }
+
+  // A younger RHM that faults while an older WHM moves: the WHM finishes
+  // (program order), then the fault is reported.
+  {
+    const std::vector<Instr> prog{rhm(0, R, kInput, N), whm(0, R, z, 2 * N), rhm(R, 4, kInput + 0x1000, N), halt()};
+    HostMemory rtl_mem = mem, model_mem = mem;
+    rtl_mem.add_fault(kInput + 0x1000, 1);
+    model_mem.add_fault(kInput + 0x1000, 1);
+    model.load_program(0, prog);
+    const auto expect = model.run(0, model_mem);
+    // Reads answer fast, so the RHM's fault comes back while the WHM still
+    // has rows to request.
+    const tb::CoreRun got = run_rtl(prog, rtl_mem, {6, 0.3, 0.0});
+    EXPECT_EQ(got.err, ErrCode::kMemFault);
+    EXPECT_EQ(got.err_pc, expect.err_pc);
+    EXPECT_EQ(rtl_mem.read(z, 2 * N * R), model_mem.read(z, 2 * N * R)) << "the older WHM did not finish";
     if (HasFailure()) return;
   }
 

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// The requests of one RHM or WHM (mem_rd_mover, mem_wr_mover): latched at
+// start_i, then offered to the memory port while the command is active.
+//
+// Row i of the command is at host address c + i*b. With b = N (2N for a
+// wide row, the WIDE flag) the rows are contiguous and the command is one
+// burst request of all its UB rows; otherwise one request per row (two UB
+// rows for a wide row). A request offered to the port stays offered, even
+// after a fault, until the port takes it; after a fault no new one is
+// offered. Every request carries the command's host span [first, last].
+`include "tpu_macros.svh"
+
+module mem_requests #(
+  parameter int unsigned N      = tpu_pkg::ArrayN,
+  parameter int unsigned UbRows = tpu_pkg::Cfg.ub_rows,
+  parameter int unsigned PcW    = $clog2(tpu_pkg::Cfg.imem_depth),
+  parameter int unsigned RowsW  = 24,
+  localparam int unsigned UbAddrW = $clog2(UbRows)
+) (
+  input  logic                 clk_i,
+  input  logic                 rst_ni,
+  input  logic                 flush_i,
+  input  logic                 start_i,
+  input  core_pkg::unit_cmd_t  cmd_i,
+  input  logic [63:0]          first_i,       // the command's host span
+  input  logic [64:0]          last_i,
+  input  logic                 active_i,      // the mover runs the command
+  input  logic                 faulted_i,     // ... and has stopped
+  // ---- the command, as latched ----
+  output logic [15:0]          count_o,       // UB rows (two per wide row)
+  output logic [15:0]          requested_o,   // UB rows of the requests the port took
+  output logic [UbAddrW-1:0]   ub_base_o,
+  output logic [PcW-1:0]       pc_o,
+  // ---- memory port ----
+  output logic                 req_valid_o,
+  input  logic                 req_ready_i,
+  output logic                 req_fire_o,
+  output logic [63:0]          req_addr_o,
+  output logic [RowsW-1:0]     req_rows_o,
+  output logic [63:0]          req_first_o,
+  output logic [64:0]          req_last_o
+);
+
+  logic        burst_q, wide_q, left_q, offered_q, last_req;
+  logic [63:0] stride_q;
+
+  // left_q: rows not yet requested (requested_o != count_o; a command has at
+  // least one row). Whether the offered request is the last comes from
+  // registers only, so that the port's ready only selects.
+  assign req_valid_o = active_i && left_q && (!faulted_i || offered_q);
+  assign req_rows_o  = burst_q ? RowsW'(count_o) : wide_q ? RowsW'(2) : RowsW'(1);
+  assign req_fire_o  = req_valid_o && req_ready_i;
+  assign last_req    = requested_o + 16'(req_rows_o) == count_o;
+
+  `FF(left_q, start_i || (left_q && !(req_fire_o && last_req)), 1'b0)
+  `FF(offered_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
+  `FF(requested_o, start_i ? '0 : requested_o + (req_fire_o ? 16'(req_rows_o) : 16'd0), '0)
+  `FFNR(req_addr_o, start_i ? cmd_i.ins.c : req_fire_o ? req_addr_o + stride_q : req_addr_o)
+
+  // UB rows: two per wide row (the controller's range check keeps 2*count
+  // within the UB's rows).
+  logic start_wide;
+  assign start_wide = cmd_i.ins.flags[tpu_isa_pkg::FlagRhmWide];
+  `FFLNR(wide_q, start_wide, start_i)
+  `FFLNR(burst_q, cmd_i.ins.b == (start_wide ? 16'(2 * N) : 16'(N)), start_i)
+  `FFLNR(count_o, start_wide ? cmd_i.ins.count << 1 : cmd_i.ins.count, start_i)
+  `FFLNR(ub_base_o, cmd_i.ins.a[UbAddrW-1:0], start_i)
+  `FFLNR(stride_q, 64'(cmd_i.ins.b), start_i)
+  `FFLNR(pc_o, cmd_i.pc[PcW-1:0], start_i)
+  `FFLNR(req_first_o, first_i, start_i)
+  `FFLNR(req_last_o, last_i, start_i)
+
+  logic unused_cmd;
+  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags, cmd_i.ins.a};
+
+endmodule

@@ -53,14 +53,14 @@ module mem_rd_mover #(
   output logic [N-1:0][7:0]          ub_wr_data_o
 );
 
-  logic                active_q, active_d, faulted_q, faulted_d;
+  logic                active, faulted;
   logic [15:0]         count, requested;
-  logic [15:0]         arrived_q, arrived_d;     // rows the port delivered
-  logic [15:0]         moved_q, moved_d;         // rows written into the UB
+  logic [15:0]         arrived_q;   // rows the port delivered
+  logic [15:0]         moved_q;     // rows written into the UB
   logic [UbAddrW-1:0]  ub_base;
-  logic                unused_req_fire, rd_fire, ub_wr_fire, finished;
+  logic                unused_req_fire, rd_fire, ub_wr_fire;
 
-  assign busy_o = active_q;
+  assign busy_o = active;
 
   mem_requests #(
     .N     (N),
@@ -75,8 +75,13 @@ module mem_rd_mover #(
     .cmd_i,
     .first_i,
     .last_i,
-    .active_i   (active_q),
-    .faulted_i  (faulted_q),
+    .stop_i,
+    .finish_i   (ub_wr_fire && (moved_q + 16'd1 == count)),
+    .error_i    (rd_fire && rd_err_i),
+    .active_o   (active),
+    .faulted_o  (faulted),
+    .done_o,
+    .fault_o,
     .count_o    (count),
     .requested_o(requested),
     .ub_base_o  (ub_base),
@@ -103,7 +108,7 @@ module mem_rd_mover #(
     .clk_i,
     .rst_ni,
     .clear_i(flush_i),
-    .valid_i(rd_fire && !rd_err_i && !faulted_q),
+    .valid_i(rd_fire && !rd_err_i && !faulted),
     .ready_o(in_ready),
     .data_i (rd_data_i),
     .valid_o(in_valid),
@@ -116,33 +121,12 @@ module mem_rd_mover #(
   assign ub_wr_addr_o  = ub_base + UbAddrW'(moved_q);
   assign ub_wr_fire    = ub_wr_valid_o && ub_wr_ready_i;
 
-  assign finished  = active_q && !faulted_q && !fault_o && ub_wr_fire && (moved_q + 16'd1 == count);
-  assign done_o    = finished;
-  assign fault_o   = !faulted_q && rd_fire && rd_err_i;
-  assign waiting_o = active_q && (arrived_q != requested);
+  assign waiting_o = active && (arrived_q != requested);
 
-  always_comb begin
-    arrived_d = arrived_q + 16'(rd_fire);
-    moved_d   = moved_q + 16'(ub_wr_fire);
-    faulted_d = faulted_q || fault_o || stop_i;
-    active_d  = active_q && !finished;
-    if (start_i) begin
-      active_d  = 1'b1;
-      arrived_d = '0;
-      moved_d   = '0;
-    end
-    if (flush_i) begin
-      active_d  = 1'b0;
-      faulted_d = 1'b0;
-    end
-  end
+  `FF(arrived_q, start_i ? '0 : arrived_q + 16'(rd_fire), '0)
+  `FF(moved_q, start_i ? '0 : moved_q + 16'(ub_wr_fire), '0)
 
-  `FF(active_q, active_d, 1'b0)
-  `FF(faulted_q, faulted_d, 1'b0)
-  `FF(arrived_q, arrived_d, '0)
-  `FF(moved_q, moved_d, '0)
-
-  `ASSERT(RdMoverTakesRhm, start_i |-> cmd_i.ins.op == tpu_isa_pkg::OpRhm && !active_q)
-  `ASSERT(ReadsOnlyWhenActive, rd_valid_i |-> active_q)
+  `ASSERT(RdMoverTakesRhm, start_i |-> cmd_i.ins.op == tpu_isa_pkg::OpRhm && !active)
+  `ASSERT(ReadsOnlyWhenActive, rd_valid_i |-> active)
 
 endmodule

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The requests of one RHM or WHM (mem_rd_mover, mem_wr_mover): latched at
-// start_i, then offered to the memory port while the command is active.
+// One RHM or WHM of a mover (mem_rd_mover, mem_wr_mover): the command
+// latched at start_i, its state (active until done, or faulted until the
+// flush) and its requests, offered to the memory port while it is active.
+// The mover says when its last row has moved (finish_i) and when a row or
+// acknowledge came back with an error (error_i).
 //
 // Row i of the command is at host address c + i*b. With b = N (2N for a
 // wide row, the WIDE flag) the rows are contiguous and the command is one
@@ -24,8 +27,13 @@ module mem_requests #(
   input  core_pkg::unit_cmd_t  cmd_i,
   input  logic [63:0]          first_i,       // the command's host span
   input  logic [64:0]          last_i,
-  input  logic                 active_i,      // the mover runs the command
-  input  logic                 faulted_i,     // ... and has stopped
+  input  logic                 stop_i,        // the other side faulted
+  input  logic                 finish_i,      // the command's last row moved
+  input  logic                 error_i,       // a row or acknowledge with the error bit
+  output logic                 active_o,      // started, not done (a faulted command stays until the flush)
+  output logic                 faulted_o,
+  output logic                 done_o,
+  output logic                 fault_o,
   // ---- the command, as latched ----
   output logic [15:0]          count_o,       // UB rows (two per wide row)
   output logic [15:0]          requested_o,   // UB rows of the requests the port took
@@ -47,7 +55,13 @@ module mem_requests #(
   // left_q: rows not yet requested (requested_o != count_o; a command has at
   // least one row). Whether the offered request is the last comes from
   // registers only, so that the port's ready only selects.
-  assign req_valid_o = active_i && left_q && (!faulted_i || offered_q);
+  assign done_o  = active_o && !faulted_o && !fault_o && finish_i;
+  assign fault_o = !faulted_o && error_i;
+
+  `FF(active_o, (start_i || (active_o && !done_o)) && !flush_i, 1'b0)
+  `FF(faulted_o, (faulted_o || fault_o || stop_i) && !flush_i, 1'b0)
+
+  assign req_valid_o = active_o && left_q && (!faulted_o || offered_q);
   assign req_rows_o  = burst_q ? RowsW'(count_o) : wide_q ? RowsW'(2) : RowsW'(1);
   assign req_fire_o  = req_valid_o && req_ready_i;
   assign last_req    = requested_o + 16'(req_rows_o) == count_o;

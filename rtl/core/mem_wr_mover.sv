@@ -54,15 +54,15 @@ module mem_wr_mover #(
   input  logic [N-1:0][7:0]          ub_rd_rsp_data_i
 );
 
-  logic                active_q, active_d, faulted_q, faulted_d;
+  logic                active, unused_faulted;
   logic [15:0]         count, requested;
-  logic [15:0]         reqs_q, reqs_d;           // requests accepted
-  logic [15:0]         asked_q, asked_d;         // UB rows asked for
-  logic [15:0]         acks_q, acks_d;
+  logic [15:0]         reqs_q;      // requests accepted
+  logic [15:0]         asked_q;     // UB rows asked for
+  logic [15:0]         acks_q;
   logic [UbAddrW-1:0]  ub_base;
-  logic                req_fire, finished, last_ack;
+  logic                req_fire;
 
-  assign busy_o = active_q;
+  assign busy_o = active;
 
   mem_requests #(
     .N     (N),
@@ -77,8 +77,13 @@ module mem_wr_mover #(
     .cmd_i,
     .first_i,
     .last_i,
-    .active_i   (active_q),
-    .faulted_i  (faulted_q),
+    .stop_i,
+    .finish_i   (wr_ack_valid_i && (acks_q + 16'd1 == reqs_q) && (requested == count)),
+    .error_i    (wr_ack_valid_i && wr_ack_err_i),
+    .active_o   (active),
+    .faulted_o  (unused_faulted),
+    .done_o,
+    .fault_o,
     .count_o    (count),
     .requested_o(requested),
     .ub_base_o  (ub_base),
@@ -94,7 +99,7 @@ module mem_wr_mover #(
 
   // Write data: UB row by row, only for rows already requested.
   logic ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user;
-  assign ub_addr_valid = active_q && (asked_q != requested);
+  assign ub_addr_valid = active && (asked_q != requested);
   assign ub_addr_fire  = ub_addr_valid && ub_addr_ready;
 
   mem_rd_stream #(
@@ -120,36 +125,12 @@ module mem_wr_mover #(
     .data_user_o (unused_user)
   );
 
-  assign last_ack  = wr_ack_valid_i && (acks_q + 16'd1 == reqs_q) && (requested == count);
-  assign finished  = active_q && !faulted_q && !fault_o && last_ack;
-  assign done_o    = finished;
-  assign fault_o   = !faulted_q && wr_ack_valid_i && wr_ack_err_i;
-  assign waiting_o = active_q && (acks_q != reqs_q);
+  assign waiting_o = active && (acks_q != reqs_q);
 
-  always_comb begin
-    reqs_d    = reqs_q + 16'(req_fire);
-    asked_d   = asked_q + 16'(ub_addr_fire);
-    acks_d    = acks_q + 16'(wr_ack_valid_i);
-    faulted_d = faulted_q || fault_o || stop_i;
-    active_d  = active_q && !finished;
-    if (start_i) begin
-      active_d = 1'b1;
-      reqs_d   = '0;
-      asked_d  = '0;
-      acks_d   = '0;
-    end
-    if (flush_i) begin
-      active_d  = 1'b0;
-      faulted_d = 1'b0;
-    end
-  end
+  `FF(reqs_q, start_i ? '0 : reqs_q + 16'(req_fire), '0)
+  `FF(asked_q, start_i ? '0 : asked_q + 16'(ub_addr_fire), '0)
+  `FF(acks_q, start_i ? '0 : acks_q + 16'(wr_ack_valid_i), '0)
 
-  `FF(active_q, active_d, 1'b0)
-  `FF(faulted_q, faulted_d, 1'b0)
-  `FF(reqs_q, reqs_d, '0)
-  `FF(asked_q, asked_d, '0)
-  `FF(acks_q, acks_d, '0)
-
-  `ASSERT(WrMoverTakesWhm, start_i |-> cmd_i.ins.op == tpu_isa_pkg::OpWhm && !active_q)
+  `ASSERT(WrMoverTakesWhm, start_i |-> cmd_i.ins.op == tpu_isa_pkg::OpWhm && !active)
 
 endmodule

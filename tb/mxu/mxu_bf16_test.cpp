@@ -187,8 +187,8 @@ TYPED_TEST_P(MxuFpTest, SpecialValues) {
       if (this->sim().chance(p)) v = this->special();
     jobs.push_back(std::move(j));
   }
-  auto filled = [](bf16 w, bf16 a, int m) {
-    return MxuLaneJob{std::vector<uint16_t>(size_t(N) * N, w), std::vector<uint16_t>(size_t(m) * N, a),
+  auto filled = [n = size_t(N)](bf16 w, bf16 a, int m) {
+    return MxuLaneJob{std::vector<uint16_t>(n * n, w), std::vector<uint16_t>(size_t(m) * n, a),
                       std::vector<uint8_t>(size_t(m), 1)};
   };
   jobs.push_back(filled(0x7F7F, 0x3F80, 2));  // max finite summed: overflows to +inf

@@ -177,24 +177,43 @@ TEST_F(GemmTest, StaysWithinASmallWeightCapacity) {
   check_random_gemm({9, 8, 60});
 }
 
-TEST_F(GemmTest, AlternatesAccumulatorAndResultRegions) {
-  // One column tile per group, one per WHM: ACC regions 0 and 24 in turn,
-  // result regions after the two blocks of A (UB rows 0..47) in turn.
+TEST_F(GemmTest, UsesAccumulatorSlotsInTurnAndWritesBackAGroupLater) {
+  // One column tile per group, one per WHM: the groups take ACC slots of 24
+  // rows in turn, as many as the ACC holds (three of 72 rows here, so the
+  // fourth group reuses the first), and result regions after the two blocks
+  // of A (UB rows 0..47) in turn.
+  use_config({.acc_rows = 72});
   const GemmProgram g = check_random_gemm({24, 32, 64}, {.transpose = GemmOptions::Transpose::kNever,
                                                          .group_tiles = 1, .chunk_blocks = 2, .a_regions = 1,
                                                          .result_regions = 2, .write_tiles = 1});
   std::vector<uint16_t> act_acc, act_ub, whm_ub;
+  std::vector<size_t> act_at, whm_at, mmc_at;  // instruction indices
   ASSERT_EQ(g.programs.size(), 1u);
-  for (const Instr& in : g.programs[0]) {
+  const std::vector<Instr>& program = g.programs[0];
+  for (size_t i = 0; i < program.size(); ++i) {
+    const Instr& in = program[i];
     if (in.op == uint8_t(Op::kAct)) {
       act_acc.push_back(in.a);
       act_ub.push_back(in.b);
+      act_at.push_back(i);
     }
-    if (in.op == uint8_t(Op::kWhm)) whm_ub.push_back(in.a);
+    if (in.op == uint8_t(Op::kWhm)) {
+      whm_ub.push_back(in.a);
+      whm_at.push_back(i);
+    }
+    if (in.op == uint8_t(Op::kMmc)) mmc_at.push_back(i);
   }
-  EXPECT_EQ(act_acc, (std::vector<uint16_t>{0, 24, 0, 24}));
+  EXPECT_EQ(act_acc, (std::vector<uint16_t>{0, 24, 48, 0}));
   EXPECT_EQ(act_ub, (std::vector<uint16_t>{48, 144, 48, 144}));
   EXPECT_EQ(whm_ub, act_ub);
+  // A WHM waits in issue for its ACT, and so would the MMCs behind it: but
+  // for the last tile's, each follows an MMC issued after its ACT.
+  ASSERT_EQ(whm_at.size(), act_at.size());
+  for (size_t t = 0; t + 1 < act_at.size(); ++t) {
+    const bool mmc_between = std::any_of(mmc_at.begin(), mmc_at.end(),
+                                         [&](size_t m) { return m > act_at[t] && m < whm_at[t]; });
+    EXPECT_TRUE(mmc_between) << "tile " << t << "'s WHM right behind its ACT";
+  }
 }
 
 // Every kind of plan the planner can choose, forced one at a time, on odd

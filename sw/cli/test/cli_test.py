@@ -1093,9 +1093,10 @@ def signal_outcome(p, sig, outputs, check_complete):
 
 @case
 def signals_at_random_times_leave_no_partial_output():
-    """SIGINT, SIGTERM and SIGHUP at random moments of a ~1 s matmul on the
-    simulator (tiny): either both outputs are complete, or neither exists,
-    and no temporary file is left."""
+    """SIGINT, SIGTERM and SIGHUP at random moments of a matmul on the
+    simulator (tiny), within the time the same matmul takes unsignalled:
+    either both outputs are complete, or neither exists, and no temporary
+    file is left."""
     rng = np.random.default_rng(22)
     a, b = rand_i8(rng, (64, 72)), rand_i8(rng, (72, 64))
     np.save(path("S_A.npy"), a)
@@ -1107,16 +1108,22 @@ def signals_at_random_times_leave_no_partial_output():
         check(np.array_equal(np.load(out), ref), "C is not the product")
         check(json.load(open(stats))["shape"] == {"m": 64, "k": 72, "n": 64}, "bad stats")
 
+    args = ["--transport", "sim", "--config", "tiny", "matmul", "--a", path("S_A.npy"),
+            "--b", path("S_B.npy"), "--out", out, "--stats-json", stats]
+    # One run without a signal: how long the product takes on this machine,
+    # so that the signals fall inside the run rather than after it.
+    fresh("S_C.npy", "S_stats.json")
+    start = time.monotonic()
+    ok(*args)
+    duration = time.monotonic() - start
+    complete()
     delays = random.Random(23)
     killed = 0
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         fresh("S_C.npy", "S_stats.json")
-        p = subprocess.Popen(command(["--transport", "sim", "--config", "tiny", "matmul", "--a",
-                                      path("S_A.npy"), "--b", path("S_B.npy"), "--out", out,
-                                      "--stats-json", stats]),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        p = subprocess.Popen(command(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              preexec_fn=default_signals)
-        delay = delays.uniform(0.02, 1.0)
+        delay = delays.uniform(0.02, max(0.05, 0.9 * duration))
         time.sleep(delay)
         p.send_signal(sig)
         finished, _ = signal_outcome(p, sig, [out, stats], complete)

@@ -578,6 +578,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   const int in_rows = p.in_row_rows(), lane = p.lane_bytes();  // UB rows per row of L; bytes per element
   const uint32_t result_base = uint32_t(p.result_base);
   const uint64_t row_bytes = uint64_t(p.out_row_bytes());
+  // Groups accumulate in ACC slots of P * G rows in turn, as many as the ACC
+  // holds (at least two): a group's MMCs then wait only for the ACTs of the
+  // group that used the slot that many groups before.
+  const int acc_slots = std::max(2, core.acc_rows / (P * G));
+  const auto acc_slot = [&](int b) { return uint32_t((b % acc_slots) * P * G); };
 
   Stream out;
   WeightStream weights(out, p, r_addr);
@@ -630,8 +635,15 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   // The CH_MULT / CH_SHIFT registers' values: QMULT and QSHIFT above set every lane.
   std::vector<quant::LaneScale> lane_scale(size_t(n), quant::tensor_scale(epi.q));
   int regions_used = 0, batch_j0 = 0, batch_tiles = 0;
+  // A WHM waits in the controller's issue for its ACT to finish, and so
+  // would every MMC behind it: except in the last group, a group's WHMs go
+  // out with the next group's epilogues, when their ACTs are long done.
+  std::vector<Instr> deferred_whms;
   const auto epilogue = [&](int b, int j0, int j1) {
     const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass);
+    for (const Instr& whm : deferred_whms) out.add(whm);
+    deferred_whms.clear();
+    const bool defer = b < p.passes * p.groups - 1;
     uint32_t act_acc = 0, act_ub = 0, act_rows = 0;  // the ACT being merged
     const auto flush = [&] {
       if (act_rows == 0) return;
@@ -643,7 +655,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     for (int j = j0; j < j1; ++j) {
       if (batch_tiles == 0) batch_j0 = j;
       const uint32_t ub0 = result_base + uint32_t((regions_used % p.result_regions) * wb * out_rows * P);
-      const uint32_t acc = uint32_t((b % 2) * P * G + (j - p.group_begin(g)) * rows);
+      const uint32_t acc = acc_slot(b) + uint32_t((j - p.group_begin(g)) * rows);
       const uint32_t ub = ub0 + uint32_t(batch_tiles * out_rows * rows);
       // Per-channel scales of this tile's columns; padding lanes keep theirs
       // (their results are not read back).
@@ -682,10 +694,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       if (++batch_tiles == wb || j == p.col_tiles - 1) {
         flush();
         const uint64_t d_row = uint64_t(p.pass_begin(pass)) * p.col_tiles + uint64_t(batch_j0) * rows;
-        if (out_bf16)  // wide rows of 2n bytes
-          out.add(isa::whm(ub0, uint32_t(batch_tiles * rows), c + d_row * row_bytes, uint32_t(2 * n), true));
-        else
-          out.add(isa::whm(ub0, uint32_t(batch_tiles * out_rows * rows), c + d_row * row_bytes, uint32_t(n)));
+        const Instr whm = out_bf16  // wide rows of 2n bytes
+          ? isa::whm(ub0, uint32_t(batch_tiles * rows), c + d_row * row_bytes, uint32_t(2 * n), true)
+          : isa::whm(ub0, uint32_t(batch_tiles * out_rows * rows), c + d_row * row_bytes, uint32_t(n));
+        if (defer) deferred_whms.push_back(whm);
+        else out.add(whm);
         ++regions_used;
         batch_tiles = 0;
       }
@@ -706,7 +719,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   const int total_groups = p.passes * p.groups;
   for (int b = 0; b < total_groups; ++b) {
     const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass), gt = p.tiles_of_group(g);
-    const uint32_t acc0 = uint32_t((b % 2) * P * G);
+    const uint32_t acc0 = acc_slot(b);
     // This group's loads: indices [l0, l1) (none when a whole pass is kept
     // for all its groups and this is not its first).
     const size_t l0 = p.chunks == 1 ? size_t(pass) : size_t(b) * size_t(p.chunks);

@@ -583,6 +583,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   // group that used the slot that many groups before.
   const int acc_slots = std::max(2, core.acc_rows / (P * G));
   const auto acc_slot = [&](int b) { return uint32_t((b % acc_slots) * P * G); };
+  const int total_groups = p.passes * p.groups;
 
   Stream out;
   WeightStream weights(out, p, r_addr);
@@ -643,7 +644,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass);
     for (const Instr& whm : deferred_whms) out.add(whm);
     deferred_whms.clear();
-    const bool defer = b < p.passes * p.groups - 1;
+    const bool defer = b < total_groups - 1;
     uint32_t act_acc = 0, act_ub = 0, act_rows = 0;  // the ACT being merged
     const auto flush = [&] {
       if (act_rows == 0) return;
@@ -716,7 +717,6 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
 
   size_t next_load = 0;  // loads emitted so far
   int batch_ahead = 0;   // tiles in the current result region before the next group's
-  const int total_groups = p.passes * p.groups;
   for (int b = 0; b < total_groups; ++b) {
     const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass), gt = p.tiles_of_group(g);
     const uint32_t acc0 = acc_slot(b);
@@ -806,7 +806,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
 namespace {
 
 // An RHM waits 500 cycles for its first row and a WHM costs about 40 beyond
-// its rows, in a memory unit that moves one at a time: a batch loads the L
+// its rows, and each side of the memory unit moves one at a time: a batch loads the L
 // of adjacent products together up to this many UB rows (when an eighth of
 // the UB allows), and writes adjacent results together up to kBatchWriteRows.
 constexpr int kBatchLoadRows = 512;

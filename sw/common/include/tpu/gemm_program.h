@@ -50,11 +50,14 @@
 //     the previous load's MMCs; with one, before its own MMCs.
 //   - Weight tiles stream through RWs issued as far ahead as the weight
 //     capacity (WgtFifoTiles + 2) allows, in batches of half of it.
-//   - Group b (all passes, in order) accumulates in ACC region b % 2; its
+//   - Group b (all passes, in order) accumulates in ACC slot b % S, S the
+//     slots of pass_rows * group_tiles rows the ACC holds (at least 2); its
 //     output tiles go through ACT, spread over group b+1's MMCs so that the
 //     MXU never waits for them, into UB result regions of write_tiles tiles
 //     (result_regions of them, in turn), and leave by one WHM per region
-//     (when it is full or holds its pass's last tile). The result regions
+//     (when it is full or holds its pass's last tile), issued with the next
+//     group's epilogue so that it never waits in issue for its ACT with
+//     MMCs behind it (the last group's go out at once). The result regions
 //     follow L's; in bf16 they start at a quarter boundary of the UB above
 //     L's (result_base) when both fit, so that the WHM's reads never meet
 //     MMC BF16's two reads a cycle at a bank (tpu_ub's parts).

@@ -56,20 +56,28 @@ module mem_arbiter #(
 
   localparam int unsigned CntW = $clog2(Outstanding + 1);
 
-  logic              prio_q, prio_d, sel, grant_ok, req_fire, rd_fire;
-  logic              held_q, held_sel_q;   // an offered request waits for the port
+  logic              sel, grant_ok, req_fire, rd_fire;
+  logic              held;   // an offered request waits for the port
   logic              ids_ready, ids_valid, head_id;
   logic [RowsW-1:0]  head_rows, head_done_q, head_done_d;
   logic [CntW-1:0]   unused_ids_count;
   logic [15:0]       writes_q, writes_d;  // write requests not yet acknowledged
 
-  // Round robin: the preferred requester wins if it asks, else the other; an
-  // offered request keeps its requester until taken. A held read already
-  // had FIFO room (room only grows while it waits).
-  assign sel      = held_q ? held_sel_q : (req_valid_i[prio_q] ? prio_q : !prio_q);
-  assign grant_ok = held_q || (!block_i && ids_ready);
+  // Round robin; an offered request keeps its requester until taken. A held
+  // read already had FIFO room (room only grows while it waits).
+  rr2_select u_rr (
+    .clk_i,
+    .rst_ni,
+    .clear_i(1'b0),
+    .valid_i(req_valid_i),
+    .offer_i(mem_req_valid_o),
+    .take_i (req_fire),
+    .sel_o  (sel),
+    .held_o (held)
+  );
+  assign grant_ok = held || (!block_i && ids_ready);
 
-  assign mem_req_valid_o = held_q || (grant_ok && |req_valid_i);
+  assign mem_req_valid_o = held || (grant_ok && |req_valid_i);
   assign mem_req_write_o = req_write_i[sel];
   assign mem_req_addr_o  = req_addr_i[sel];
   assign mem_req_rows_o  = req_rows_i[sel];
@@ -80,12 +88,7 @@ module mem_arbiter #(
   always_comb begin
     req_ready_o      = '0;
     req_ready_o[sel] = grant_ok && mem_req_ready_i;
-    prio_d           = req_fire ? !sel : prio_q;
   end
-
-  `FF(prio_q, prio_d, 1'b0)
-  `FF(held_q, mem_req_valid_o && !mem_req_ready_i, 1'b0)
-  `FF(held_sel_q, sel, 1'b0)
 
   // Read requests in flight, oldest first: who asked and for how many rows.
   stream_fifo #(
@@ -121,11 +124,11 @@ module mem_arbiter #(
   assign writes_d = writes_q + 16'(req_fire && mem_req_write_o) - 16'(mem_wr_ack_valid_i);
   `FF(writes_q, writes_d, '0)
 
-  assign quiet_o = !ids_valid && (writes_q == '0) && !held_q;
+  assign quiet_o = !ids_valid && (writes_q == '0) && !held;
 
   `ASSERT(ReadDataHasRequest, mem_rd_valid_i |-> ids_valid)
   `ASSERT(AckHasWrite, mem_wr_ack_valid_i |-> writes_q != '0)
   `ASSERT(NoEmptyRequest, mem_req_valid_o |-> mem_req_rows_o != '0)
-  `ASSERT(RequestHeld, held_q |-> mem_req_valid_o && sel == held_sel_q)
+  `ASSERT(RequestHeld, held |-> mem_req_valid_o && sel == $past(sel))
 
 endmodule

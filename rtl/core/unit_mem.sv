@@ -266,8 +266,17 @@ module unit_mem #(
   );
 
   // ---- the request channel, round-robin between the sides --------------------
-  logic sel, prio_q, held_q, held_sel_q;
-  assign sel         = held_q ? held_sel_q : ((prio_q ? wr_req_valid : rd_req_valid) ? prio_q : !prio_q);
+  logic sel, unused_held;
+  rr2_select u_rr (
+    .clk_i,
+    .rst_ni,
+    .clear_i(flush_i),
+    .valid_i({wr_req_valid, rd_req_valid}),
+    .offer_i(req_valid_o),
+    .take_i (req_valid_o && req_ready_i),
+    .sel_o  (sel),
+    .held_o (unused_held)
+  );
   assign req_valid_o = sel ? wr_req_valid : rd_req_valid;
   assign req_write_o = sel;
   assign req_addr_o  = side_addr[sel];
@@ -276,10 +285,6 @@ module unit_mem #(
   assign req_last_o  = side_last[sel];
   assign rd_req_ready = req_ready_i && !sel;
   assign wr_req_ready = req_ready_i && sel;
-
-  `FF(prio_q, (req_valid_o && req_ready_i) ? !sel : prio_q, 1'b0)
-  `FF(held_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
-  `FF(held_sel_q, sel, 1'b0)
 
   `ASSERT(MemCmdIsRhmOrWhm, cmd_valid_i |-> (cmd_i.ins.op == tpu_isa_pkg::OpRhm) ||
                                             (cmd_i.ins.op == tpu_isa_pkg::OpWhm))

@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-// The memory unit's write side: one WHM (UB -> host) at a time.
+// The memory unit's write side: sends one WHM (UB -> host) at a time, and
+// starts the next while the previous one waits for its acknowledges.
 //
 // Row i of the command is UB row a+i and goes to host address c + i*b (a
 // wide row, the WIDE flag: 2N bytes from UB rows a+2i, a+2i+1);
 // mem_requests makes the requests. The rows are read from the UB through a
 // mem_rd_stream and sent in order, only for requests already accepted.
 //
-// done_o pulses when every request is acknowledged. An acknowledge with the
-// error bit pulses fault_o with the command's pc; after a fault here or
-// stop_i (a fault of the read side) the mover requests nothing more, finishes
-// sending the rows of requests already accepted (the port expects them), and
-// waits for the flush.
+// A command is sent when its last row has left for the port; busy_o falls
+// then and the next WHM may start, because the last rows take a while to
+// reach the host (the DMA's packets are store-and-forward) and the next
+// command's rows can follow them at once. At most two commands are started
+// and not done (pending_o): the one sending and the one before it. The port
+// acknowledges each request once, in request order, so an acknowledge
+// belongs to the older command. done_o pulses, in order, when a sent
+// command's every request is acknowledged. An acknowledge with the error
+// bit pulses fault_o with its command's pc; after a fault here or stop_i (a
+// fault of the read side) the mover requests nothing more, finishes sending
+// the rows of requests already accepted (the port expects them), and waits
+// for the flush.
 `include "tpu_macros.svh"
 
 module mem_wr_mover #(
@@ -29,10 +37,11 @@ module mem_wr_mover #(
   input  core_pkg::unit_cmd_t        cmd_i,       // a WHM
   input  logic [63:0]                first_i,     // its host span
   input  logic [64:0]                last_i,
-  output logic                       busy_o,
+  output logic                       busy_o,      // sending a command: start_i waits
   output logic                       done_o,
   output logic                       fault_o,
   output logic [PcW-1:0]             fault_pc_o,
+  output logic [1:0]                 pending_o,   // commands started and not done
   output logic                       waiting_o,   // requests not yet acknowledged
   // ---- memory port (writes) ----
   output logic                       req_valid_o,
@@ -54,15 +63,16 @@ module mem_wr_mover #(
   input  logic [N-1:0][7:0]          ub_rd_rsp_data_i
 );
 
-  logic                active, unused_faulted;
+  logic                sending, sent, faulted, unused_req_fault;
   logic [15:0]         count, requested;
-  logic [15:0]         reqs_q;      // requests accepted
   logic [15:0]         asked_q;     // UB rows asked for
-  logic [15:0]         acks_q;
+  logic [15:0]         beats_q;     // rows that left for the port
   logic [UbAddrW-1:0]  ub_base;
-  logic                req_fire;
+  logic [PcW-1:0]      unused_pc;   // each entry keeps its own
+  logic                req_fire, beat_fire;
 
-  assign busy_o = active;
+  assign busy_o    = sending;
+  assign beat_fire = wr_valid_o && wr_ready_i;
 
   mem_requests #(
     .N     (N),
@@ -78,16 +88,16 @@ module mem_wr_mover #(
     .first_i,
     .last_i,
     .stop_i,
-    .finish_i   (wr_ack_valid_i && (acks_q + 16'd1 == reqs_q) && (requested == count)),
+    .finish_i   (beat_fire && (beats_q + 16'd1 == count)),
     .error_i    (wr_ack_valid_i && wr_ack_err_i),
-    .active_o   (active),
-    .faulted_o  (unused_faulted),
-    .done_o,
-    .fault_o,
+    .active_o   (sending),
+    .faulted_o  (faulted),
+    .done_o     (sent),
+    .fault_o    (unused_req_fault),
     .count_o    (count),
     .requested_o(requested),
     .ub_base_o  (ub_base),
-    .pc_o       (fault_pc_o),
+    .pc_o       (unused_pc),
     .req_valid_o,
     .req_ready_i,
     .req_fire_o (req_fire),
@@ -99,7 +109,7 @@ module mem_wr_mover #(
 
   // Write data: UB row by row, only for rows already requested.
   logic ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user;
-  assign ub_addr_valid = active && (asked_q != requested);
+  assign ub_addr_valid = sending && (asked_q != requested);
   assign ub_addr_fire  = ub_addr_valid && ub_addr_ready;
 
   mem_rd_stream #(
@@ -125,12 +135,64 @@ module mem_wr_mover #(
     .data_user_o (unused_user)
   );
 
-  assign waiting_o = active && (acks_q != reqs_q);
-
-  `FF(reqs_q, start_i ? '0 : reqs_q + 16'(req_fire), '0)
   `FF(asked_q, start_i ? '0 : asked_q + 16'(ub_addr_fire), '0)
-  `FF(acks_q, start_i ? '0 : acks_q + 16'(wr_ack_valid_i), '0)
+  `FF(beats_q, start_i ? '0 : beats_q + 16'(beat_fire), '0)
 
-  `ASSERT(WrMoverTakesWhm, start_i |-> cmd_i.ins.op == tpu_isa_pkg::OpWhm && !active)
+  // ---- commands started and not done, oldest first ----
+  // Entry 0 is the oldest; the last entry is the one sending, if any. owed:
+  // requests the port took and has not acknowledged.
+  logic [1:0]           n_q, n_d;
+  logic [1:0][PcW-1:0]  pc_q, pc_d;
+  logic [1:0][15:0]     owed_q, owed_d;
+  logic [1:0]           sent_q, sent_d;
+  logic                 tail, ack_to_1, head_sent, head_done;
+  logic [15:0]          head_owed;
+
+  assign tail      = n_q == 2'd2;
+  assign ack_to_1  = tail && owed_q[0] == '0;
+  assign head_sent = sent_q[0] || (sent && !tail);
+  assign head_owed = owed_q[0] + 16'(req_fire && !tail) - 16'(wr_ack_valid_i);
+  assign head_done = n_q != '0 && head_sent && head_owed == '0 && !faulted && !fault_o;
+
+  assign done_o     = head_done;
+  assign fault_o    = wr_ack_valid_i && wr_ack_err_i && !faulted;
+  assign fault_pc_o = pc_q[0];
+  assign pending_o  = n_q;
+  assign waiting_o  = (n_q != '0 && owed_q[0] != '0) || (n_q == 2'd2 && owed_q[1] != '0);
+
+  always_comb begin
+    n_d    = n_q;
+    pc_d   = pc_q;
+    owed_d = owed_q;
+    sent_d = sent_q;
+    owed_d[tail] = owed_q[tail] + 16'(req_fire);
+    sent_d[tail] = sent_q[tail] || sent;
+    // After a fault entry 0 stays (it never finishes) and owes nothing
+    // more; the acknowledges still due are entry 1's.
+    owed_d[ack_to_1] = owed_d[ack_to_1] - 16'(wr_ack_valid_i);
+    if (head_done) begin
+      n_d       = n_q - 2'd1;
+      pc_d[0]   = pc_q[1];
+      owed_d[0] = owed_d[1];
+      sent_d[0] = sent_d[1];
+    end
+    if (start_i) begin
+      pc_d[n_d[0]]   = cmd_i.pc[PcW-1:0];
+      owed_d[n_d[0]] = '0;
+      sent_d[n_d[0]] = 1'b0;
+      n_d            = n_d + 2'd1;
+    end
+    if (flush_i) n_d = '0;
+  end
+
+  `FF(n_q, n_d, '0)
+  `FF(owed_q, owed_d, '0)
+  `FF(sent_q, sent_d, '0)
+  `FFNR(pc_q, pc_d)
+
+  `ASSERT(WrMoverTakesWhm, start_i |-> cmd_i.ins.op == tpu_isa_pkg::OpWhm && !sending && n_q != 2'd2)
+  `ASSERT(AckHasRequest, wr_ack_valid_i |-> owed_q[ack_to_1] != '0)
+  `ASSERT(AckBeforeAFaultIsTheOldest, wr_ack_valid_i && !faulted |-> owed_q[0] != '0)
+  `ASSERT(RequestsOnlyWhileSending, req_fire |-> sending)
 
 endmodule

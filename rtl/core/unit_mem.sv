@@ -115,75 +115,106 @@ module unit_mem #(
   // the 65-bit comparisons out of the start path. A side's command changes
   // only when the staged one starts, so the result stays valid while the
   // command waits. Written with < only, as in the scoreboard.
-  logic       pend_side, other, checked_q;
+  logic       pend_side, checked_q;
   logic [1:0] overlap, overlap_q;
   assign pend_side = pend_write_q;
-  assign other     = !pend_side;
   always_comb begin
     for (int s = 0; s < 2; s++)
       overlap[s] = (!(side_ub_last_q[s] < pend_ub_lo_q) && !(pend_ub_last_q < side_ub_lo_q[s])) ||
                    (!(side_last[s] < {1'b0, pend_first_q}) && !(pend_last_q < {1'b0, side_first[s]}));
   end
-  // Only a side still moving matters: one that finished but waits to report
-  // has no effect left to order against.
-  assign hazard = side_busy[other] && overlap_q[other];
+  // Only a command still moving matters: one that finished but waits to
+  // report has no effect left to order against. The write side may hold two
+  // WHMs (wr_pending); the range registers are the newer one's, so an RHM
+  // waits while there are two.
+  logic [1:0] wr_pending;
+  always_comb begin
+    if (pend_side == Rd) hazard = wr_pending != '0 && (overlap_q[Wr] || wr_pending == 2'd2);
+    else                 hazard = side_busy[Rd] && overlap_q[Rd];
+  end
 
-  // Commands started and not yet reported, per side; the older of the two.
-  logic [1:0] open_q, open_d, fin_q, fin_d;
-  logic       older_q, older_d, oldest, report;
-  assign dispatch = pend_valid_q && checked_q && !open_q[pend_side] && !hazard && !faulted_q && !flush_i;
+  // Commands started and not yet reported: at most one RHM and two WHMs. A
+  // side finishes its commands in order, so per side a count of the finished
+  // ones (fin) says which have; rank is the number of open WHMs older than
+  // the open RHM.
+  logic       rd_open_q, rd_fin_q, rd_fin_now, rd_first, side_free;
+  logic       report_rd, report_wr, rd_open_d, rd_fin_d;
+  logic [1:0] wr_open_q, wr_fin_q, wr_fin_now, rank_q, wr_open_d, wr_fin_d, rank_d;
+  assign side_free = pend_side == Rd ? !rd_open_q : (wr_open_q != 2'd2 && !side_busy[Wr]);
+  assign dispatch  = pend_valid_q && checked_q && side_free && !hazard && !faulted_q && !flush_i;
 
   `FF(checked_q, pend_valid_q && !dispatch && !flush_i, 1'b0)
   `FFNR(overlap_q, overlap)
 
   // done_o reports the oldest open command once it has finished (now or
-  // before); the other side's command then becomes the oldest.
-  assign oldest = (open_q[Rd] && open_q[Wr]) ? older_q : open_q[Wr];
-  assign report = open_q[oldest] && (fin_q[oldest] || side_done[oldest]);
-  assign done_o = report;
+  // before). The RHM is the oldest when no WHM older than it is still open;
+  // rd_first: every WHM older than the RHM has finished.
+  assign rd_fin_now = rd_fin_q || side_done[Rd];
+  assign wr_fin_now = wr_fin_q + 2'(side_done[Wr]);
+  assign rd_first   = rd_open_q && rank_q <= wr_fin_now;
+  assign report_rd  = rd_open_q && rank_q == '0 && rd_fin_now;
+  assign report_wr  = !(rd_open_q && rank_q == '0) && wr_open_q != '0 && wr_fin_now != '0;
+  assign done_o     = report_rd || report_wr;
 
   always_comb begin
-    for (int s = 0; s < 2; s++) begin
-      fin_d[s]  = (fin_q[s] || side_done[s]) && !(report && oldest == 1'(s));
-      open_d[s] = (open_q[s] && !(report && oldest == 1'(s))) || (dispatch && pend_side == 1'(s));
-    end
-    older_d = older_q;
-    if (dispatch) older_d = (open_q[other] && !(report && oldest == other)) ? other : pend_side;
+    rd_open_d = (rd_open_q && !report_rd) || (dispatch && pend_side == Rd);
+    rd_fin_d  = rd_fin_now && !report_rd;
+    wr_open_d = wr_open_q - 2'(report_wr) + 2'(dispatch && pend_side == Wr);
+    wr_fin_d  = wr_fin_now - 2'(report_wr);
+    rank_d    = rank_q;
+    if (dispatch && pend_side == Rd) rank_d = wr_open_q - 2'(report_wr);
+    else if (report_wr && rank_q != '0) rank_d = rank_q - 2'd1;
     if (flush_i) begin
-      fin_d  = '0;
-      open_d = '0;
+      rd_open_d = 1'b0;
+      rd_fin_d  = 1'b0;
+      wr_open_d = '0;
+      wr_fin_d  = '0;
+      rank_d    = '0;
     end
   end
 
-  `FF(open_q, open_d, '0)
-  `FF(fin_q, fin_d, '0)
-  `FF(older_q, older_d, 1'b0)
+  `FF(rd_open_q, rd_open_d, 1'b0)
+  `FF(rd_fin_q, rd_fin_d, 1'b0)
+  `FF(wr_open_q, wr_open_d, '0)
+  `FF(wr_fin_q, wr_fin_d, '0)
+  `FF(rank_q, rank_d, '0)
   `FFLNR(side_ub_lo_q[Rd], pend_ub_lo_q, dispatch && pend_side == Rd)
   `FFLNR(side_ub_last_q[Rd], pend_ub_last_q, dispatch && pend_side == Rd)
   `FFLNR(side_ub_lo_q[Wr], pend_ub_lo_q, dispatch && pend_side == Wr)
   `FFLNR(side_ub_last_q[Wr], pend_ub_last_q, dispatch && pend_side == Wr)
 
   // ---- faults ---------------------------------------------------------------
-  // Reported in program order: a fault of the younger command while the
-  // older one still moves waits (the older goes on); it is reported when the
-  // older finishes, unless the older faults too, which is then the one
-  // reported. The faulted side itself requests nothing more meanwhile.
-  logic [1:0]     fault_waits;
-  logic           wait_q, wait_side_q, wait_release, fault_now, fault_side;
-  logic [PcW-1:0] wait_pc_q;
-  assign fault_waits[Rd] = side_fault[Rd] && open_q[Wr] && older_q == Wr && side_busy[Wr] &&
-                           !side_done[Wr] && !side_fault[Wr];
-  assign fault_waits[Wr] = side_fault[Wr] && open_q[Rd] && older_q == Rd && side_busy[Rd] &&
-                           !side_done[Rd] && !side_fault[Rd];
-  assign wait_release = wait_q && side_done[!wait_side_q];
-  assign fault_now    = |(side_fault & ~fault_waits);
-  assign fault_side   = side_fault[Rd] && side_fault[Wr] ? oldest : side_fault[Wr];
-  assign fault_o      = fault_now || wait_release;
-  assign fault_pc_o   = fault_now ? side_pc[fault_side] : wait_pc_q;
+  // Reported in program order. A side's fault belongs to its oldest
+  // unfinished command, and each side faults at most once before the flush
+  // (it then requests nothing more), so a fault is held (flt_q) until
+  // nothing older still moves: a fault of the WHM waits while an older RHM
+  // moves, an RHM's while an older WHM does. If the older command faults
+  // too, its fault is the one reported.
+  logic [1:0]           flt_q, flt;
+  logic [1:0][PcW-1:0]  flt_pc_q, flt_pc;
+  logic                 fault_side, fault_go;
+  always_comb begin
+    for (int s = 0; s < 2; s++) begin
+      flt[s]    = flt_q[s] || side_fault[s];
+      flt_pc[s] = side_fault[s] ? side_pc[s] : flt_pc_q[s];
+    end
+    fault_side = Wr;
+    fault_go   = 1'b0;
+    if (flt[Rd] && flt[Wr]) begin
+      fault_side = rd_first ? Rd : Wr;
+      fault_go   = 1'b1;
+    end else if (flt[Wr]) begin
+      fault_go   = !(rd_first && !rd_fin_now);
+    end else if (flt[Rd]) begin
+      fault_side = Rd;
+      fault_go   = rd_first;
+    end
+  end
+  assign fault_o    = fault_go && !faulted_q;
+  assign fault_pc_o = flt_pc[fault_side];
 
-  `FF(wait_q, (wait_q || |fault_waits) && !fault_o && !flush_i, 1'b0)
-  `FFLNR(wait_side_q, fault_waits[Wr], |fault_waits)
-  `FFLNR(wait_pc_q, side_pc[fault_waits[Wr]], |fault_waits)
+  `FF(flt_q, flt & {2{!flush_i}}, '0)
+  `FFNR(flt_pc_q, flt_pc)
   `FF(faulted_q, (faulted_q || fault_o) && !flush_i, 1'b0)
 
   assign waiting_o = |side_waiting;
@@ -243,6 +274,7 @@ module unit_mem #(
     .first_i      (pend_first_q),
     .last_i       (pend_last_q),
     .busy_o       (side_busy[Wr]),
+    .pending_o    (wr_pending),
     .done_o       (side_done[Wr]),
     .fault_o      (side_fault[Wr]),
     .fault_pc_o   (side_pc[Wr]),
@@ -288,7 +320,8 @@ module unit_mem #(
 
   `ASSERT(MemCmdIsRhmOrWhm, cmd_valid_i |-> (cmd_i.ins.op == tpu_isa_pkg::OpRhm) ||
                                             (cmd_i.ins.op == tpu_isa_pkg::OpWhm))
-  `ASSERT(ReportsOnlyOpenCommands, done_o |-> |open_q)
+  `ASSERT(ReportsOnlyOpenCommands, done_o |-> rd_open_q || wr_open_q != '0)
+  `ASSERT(WritesPendingAreOpen, wr_pending <= wr_open_q)
   `ASSERT(StartsOnlyOnAFreeSide, dispatch |-> !side_busy[pend_side])
 
 endmodule

@@ -117,7 +117,7 @@ module core_dma_bridge #(
     .valid_o(req_valid), .ready_i(req_ready), .data_o(req_q)
   );
 
-  logic rd_rows_ready, wr_rows_ready, rd_rows_valid, wr_rows_valid;
+  logic rd_rows_ready, wr_rows_ready, rd_rows_valid, wr_rows_valid, ack_order_ready;
   logic rd_rows_denied, wr_rows_denied;
   logic [RowsW-1:0] rd_rows_head, wr_rows_head;
   logic [$clog2(Depth+1)-1:0] unused_rd_cnt, unused_wr_cnt;
@@ -130,7 +130,8 @@ module core_dma_bridge #(
   assign req_len         = 32'(req_q.rows) * 32'(N);
   assign rd_req_o        = '{addr: req_q.addr, len: req_len};
   assign wr_req_o        = '{addr: req_q.addr, len: req_len};
-  assign req_ready       = req_q.write ? (wr_rows_ready && (req_q.denied || wr_req_ready_i))
+  assign req_ready       = req_q.write ? (wr_rows_ready && ack_order_ready &&
+                                          (req_q.denied || wr_req_ready_i))
                                        : (rd_rows_ready && (req_q.denied || rd_req_ready_i));
   assign req_rd_fire     = req_valid && req_ready && !req_q.write;
   assign req_wr_fire     = req_valid && req_ready && req_q.write;
@@ -331,15 +332,31 @@ module core_dma_bridge #(
   `FF(wr_idx_q, wr_idx_d, '0)
   `FFNR(wr_buf_q, wr_buf_d)
 
-  // Acknowledges: the DMA's write-dones, and an error one per denied write
-  // (in a cycle without a write-done; they are counted while they wait).
-  localparam int unsigned DenyW = $clog2(Depth + 1);
-  logic [DenyW-1:0]           deny_acks_q, deny_acks_d;
-  logic                       deny_ack_out;
-  assign deny_ack_out       = (deny_acks_q != '0) && !wr_done_valid_i;
-  assign wr_done_ready_o    = 1'b1;
-  assign mem_wr_ack_valid_o = wr_done_valid_i || deny_ack_out;
-  assign mem_wr_ack_err_o   = wr_done_valid_i ? wr_done_i.err : 1'b1;
+  // Acknowledges, one per write request and in request order, because the
+  // core counts them per command and may have two commands' requests in
+  // flight: the DMA's write-dones, and an error one per denied write once
+  // its rows are swallowed (counted while they wait). u_ack_order holds
+  // whether each request in flight was denied. It is deeper than u_wr_rows
+  // because a request leaves u_wr_rows when its rows are packed, before the
+  // DMA is done with it.
+  localparam int unsigned AckDepth = 2 * Depth;
+  localparam int unsigned DenyW    = $clog2(Depth + 1);
+  logic                          ack_order_valid, ack_order_denied, ack_fire, deny_ack_out;
+  logic [$clog2(AckDepth+1)-1:0] unused_ack_cnt;
+  logic [DenyW-1:0]              deny_acks_q, deny_acks_d;
+
+  stream_fifo #(.Width(1), .Depth(AckDepth)) u_ack_order (
+    .clk_i, .rst_ni, .clear_i,
+    .valid_i(req_wr_fire), .ready_o(ack_order_ready), .data_i(req_q.denied),
+    .valid_o(ack_order_valid), .ready_i(ack_fire), .data_o(ack_order_denied),
+    .count_o(unused_ack_cnt)
+  );
+
+  assign deny_ack_out       = ack_order_valid && ack_order_denied && (deny_acks_q != '0);
+  assign wr_done_ready_o    = ack_order_valid && !ack_order_denied;
+  assign mem_wr_ack_valid_o = deny_ack_out || (wr_done_valid_i && wr_done_ready_o);
+  assign mem_wr_ack_err_o   = ack_order_denied || wr_done_i.err;
+  assign ack_fire           = mem_wr_ack_valid_o;
   assign deny_acks_d        = clear_i ? '0 : deny_acks_q + DenyW'(deny_ack) - DenyW'(deny_ack_out);
   `FF(deny_acks_q, deny_acks_d, '0)
 
@@ -368,5 +385,6 @@ module core_dma_bridge #(
                        (wr_done_valid_i && wr_done_i.err) ? mem_req_addr_i : win_addr_q;
 
   `ASSERT(RowsNotPastBurst, mem_rd_valid_o |-> rd_rows_valid)
+  `ASSERT(WrDoneHasRequest, wr_done_valid_i |-> ack_order_valid)
 
 endmodule

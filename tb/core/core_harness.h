@@ -43,6 +43,7 @@ struct MemoryTiming {
   int latency = 8;           // cycles from request to response
   double req_stall = 0.0;    // probability the port refuses a request
   double rsp_gap = 0.0;      // probability a due response is held back a cycle
+  int ack_delay = 1;         // cycles from a write's last row to its acknowledge, at least
 };
 
 template <class Model, int N, int UbRows, int AccRows>
@@ -156,7 +157,7 @@ class CoreHarness {
         mem.write(row_addr, row);
       }
       if (++b.done == b.rows) {
-        b.due = std::max(b.due, now + 1);
+        b.due = std::max(b.due, now + uint64_t(std::max(1, t.ack_delay)));
         acks_.push_back(b);
         writes_.pop_front();
       }

@@ -154,6 +154,70 @@ TEST_F(CoreTest, EveryErrorCodeStopsAndRecovers) {
 }
 
 // ---------------------------------------------------------------------------
+// The memory unit's write side starts a WHM while the one before it waits
+// for its acknowledges (mem_wr_mover.sv). Acknowledges come back late here,
+// so two WHMs are in flight: the second must not wait for the first's, and
+// a fault must name the WHM whose acknowledge carried it.
+// ---------------------------------------------------------------------------
+
+TEST_F(CoreTest, TwoWhmsInFlightFinishAndFaultInProgramOrder) {
+  using namespace isa;
+  const uint32_t nn = uint32_t(N), rows = 16;
+  const uint64_t out2 = kOutput + 0x1000;
+  const std::vector<Instr> prog = {rhm(0, 2 * rows, kInput, nn), whm(0, rows, kOutput, nn),
+                                   whm(rows, rows, out2, nn), halt()};
+  std::vector<uint8_t> bytes(2 * rows * nn);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  const int late = 40;
+
+  // Both WHMs write their rows; with late acknowledges the program takes
+  // one acknowledge delay longer, not two.
+  uint64_t cycles[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    HostMemory mem;
+    mem.write(kInput, bytes);
+    tpu::model::TpuModel model(config());
+    const tb::CoreRun r = run_both(model, prog, mem, {.latency = 6, .ack_delay = i == 0 ? 1 : late},
+                                   kOutput, 0x1000 + rows * nn, "two WHMs");
+    ASSERT_EQ(r.err, ErrCode::kOk);
+    EXPECT_EQ(mem.read(kOutput, rows * nn), std::vector<uint8_t>(bytes.begin(), bytes.begin() + rows * nn));
+    EXPECT_EQ(mem.read(out2, rows * nn), std::vector<uint8_t>(bytes.begin() + rows * nn, bytes.end()));
+    cycles[i] = r.cycles;
+  }
+  EXPECT_LT(cycles[1] - cycles[0], uint64_t(2 * (late - 1)))
+      << "the second WHM waited for the first's acknowledge (" << cycles[0] << " and " << cycles[1]
+      << " cycles)";
+
+  struct Case {
+    const char* name;
+    std::vector<uint64_t> faults;  // host rows that fail
+    uint32_t pc;
+  };
+  const Case cases[] = {
+      {"the first WHM's last row", {kOutput + (rows - 1) * nn}, 1},
+      {"the second WHM's first row", {out2}, 2},
+      {"a row of each", {kOutput + 3 * nn, out2 + 5 * nn}, 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    HostMemory mem;
+    mem.write(kInput, bytes);
+    for (uint64_t f : c.faults) mem.add_fault(f, 1);
+    tpu::model::TpuModel model(config());
+    model.load_program(0, prog);
+    HostMemory model_mem = mem;
+    const auto expect = model.run(0, model_mem);
+    EXPECT_EQ(expect.err, ErrCode::kMemFault) << "model";
+    EXPECT_EQ(expect.err_pc, c.pc) << "model";
+    const tb::CoreRun got = run_rtl(prog, mem, {.latency = 6, .ack_delay = late});
+    EXPECT_EQ(got.err, ErrCode::kMemFault) << "RTL: " << isa::err_name(got.err);
+    EXPECT_EQ(got.err_pc, c.pc) << "RTL";
+    check_gemm(9, 7, 6, {.latency = 6, .ack_delay = late});
+    if (HasFailure()) return;
+  }
+}
+
+// ---------------------------------------------------------------------------
 // The bf16 forms of the instructions (docs/isa.md) in this int8 core: the RTL
 // and the model both reject every one, BAD_FLAGS for the flags and BAD_CFG
 // for the fp32 registers, and the core works on afterwards.

@@ -401,6 +401,58 @@ TEST_F(DeviceTest, WindowsConfineEveryTransfer) {
   check_gemm(9, 7, 6, id);
 }
 
+// The memory unit starts a WHM while the one before it waits for its
+// acknowledge, and a denied write is acknowledged without a DMA: the bridge
+// keeps the acknowledges in request order, so the fault names the denied WHM
+// and not the allowed one still in flight ahead of it.
+TEST_F(DeviceTest, AWriteDeniedBehindAnAllowedOneFaultsAtItsOwnPc) {
+  RootComplexConfig cfg;
+  cfg.latency = 20;
+  start(cfg);
+  auto& mem = dev_->mem();
+  using tpu::Window;
+  const uint32_t rows = 64;
+  const uint64_t bytes = uint64_t(rows) * N;
+  const uint64_t in = 0x100000, out = 0x200000, other = 0x300000;
+  std::vector<uint8_t> data(bytes);
+  for (auto& b : data) b = uint8_t(rand_int(0, 255));
+  const std::vector<uint8_t> guard(bytes, 0xA5), zero(bytes, 0);
+  const std::vector<Window> windows = {{in, bytes, tpu::kWindowRead}, {out, bytes, tpu::kWindowWrite}};
+  mem.write(in, data);
+  const uint32_t wr = TPU_REGS__ERR_CAUSE__WINDOW_WRITE_bm;
+
+  struct Case {
+    const char* name;
+    std::vector<isa::Instr> prog;
+    uint32_t err_pc;
+    bool out_written;  // the allowed WHM is ahead of the denied one
+  };
+  const Case cases[] = {
+      {"an allowed WHM, then a denied one",
+       {isa::rhm(0, rows, in, N), isa::whm(0, rows, out, N), isa::whm(0, 1, other, N), isa::halt()}, 2, true},
+      {"two allowed WHMs, then a denied one",
+       {isa::rhm(0, rows, in, N), isa::whm(0, rows / 2, out, N),
+        isa::whm(rows / 2, rows / 2, out + bytes / 2, N), isa::whm(0, 1, other, N), isa::halt()},
+       3, true},
+      {"a denied WHM, then an allowed one",
+       {isa::rhm(0, rows, in, N), isa::whm(0, 1, other, N), isa::whm(0, rows, out, N), isa::halt()}, 1, false},
+  };
+  uint16_t id = 1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    mem.write(out, zero);
+    mem.write(other, guard);
+    dev_->mmio_write(TPU_REG(ERR_CAUSE), 0xffffffff);
+    const tb::CqEntry cpl = run(c.prog, id++, 200000, windows);
+    EXPECT_EQ(cpl.status, uint16_t(ErrCode::kMemFault));
+    EXPECT_EQ(cpl.err_pc, c.err_pc);
+    EXPECT_EQ(reg(TPU_REG(ERR_CAUSE)) & wr, wr);
+    EXPECT_EQ(mem.read(other, bytes), guard);
+    if (c.out_written) EXPECT_EQ(mem.read(out, bytes), data);
+  }
+  check_gemm(9, 7, 6, id);
+}
+
 TEST_F(DeviceTest, MalformedWindowListsAreBadCommands) {
   RootComplexConfig cfg;
   cfg.latency = 20;

@@ -7,7 +7,9 @@
 //          error code and the start address of the failing sub-request.
 //          Up to RdXfers descriptors in flight, completed strictly in order.
 //   write  descriptor + data stream (packed from byte 0) -> posted writes ->
-//          wr_done once the last beat has left rq. One descriptor at a time.
+//          wr_done once the last beat has left rq. The next descriptor is
+//          accepted once the previous one's data is taken, while its packets
+//          still drain; up to 8 in flight, done strictly in order.
 // Reads are split into requests of at most max_read_req bytes, writes into
 // packets of at most max_payload bytes (and at most WrBufBeats * 8); neither
 // crosses a 4 KiB boundary. Up to Tags reads are outstanding, limited also by
@@ -244,6 +246,8 @@ module dma_engine #(
     .data_o ({out_final, rq_o})
   );
 
+  // One pulse per final write beat, in the order they entered: the register
+  // may hold the final beats of two transfers.
   assign final_sent = rq_valid_o && rq_ready_i && out_final;
 
   // ---------------------------------------------------------------------------

@@ -145,14 +145,26 @@ module mem_wr_mover #(
   logic [1:0][PcW-1:0]  pc_q, pc_d;
   logic [1:0][15:0]     owed_q, owed_d;
   logic [1:0]           sent_q, sent_d;
-  logic                 tail, ack_to_1, head_sent, head_done;
-  logic [15:0]          head_owed;
+  logic                 tail, ack_to_1, head_sent, head_done, head_owes_none;
+  logic [1:0]           inc, dec;
 
-  assign tail      = n_q == 2'd2;
-  assign ack_to_1  = tail && owed_q[0] == '0;
-  assign head_sent = sent_q[0] || (sent && !tail);
-  assign head_owed = owed_q[0] + 16'(req_fire && !tail) - 16'(wr_ack_valid_i);
-  assign head_done = n_q != '0 && head_sent && head_owed == '0 && !faulted && !fault_o;
+  // Which entry a request (the sending one) and an acknowledge (the oldest
+  // that owes one) count against. After a fault entry 0 stays (it never
+  // finishes) and owes nothing more; the acknowledges still due are entry 1's.
+  assign tail     = n_q == 2'd2;
+  assign ack_to_1 = tail && owed_q[0] == '0;
+  always_comb begin
+    for (int e = 0; e < 2; e++) begin
+      inc[e] = req_fire && tail == 1'(e);
+      dec[e] = wr_ack_valid_i && ack_to_1 == 1'(e);
+    end
+  end
+
+  // The acknowledge only selects among values compared from registers, so
+  // that no carry chain lies between the port and the done.
+  assign head_sent      = sent_q[0] || (sent && !tail);
+  assign head_owes_none = (inc[0] == dec[0]) ? owed_q[0] == '0 : dec[0] && owed_q[0] == 16'd1;
+  assign head_done      = n_q != '0 && head_sent && head_owes_none && !faulted && !fault_o;
 
   assign done_o     = head_done;
   assign fault_o    = wr_ack_valid_i && wr_ack_err_i && !faulted;
@@ -165,11 +177,11 @@ module mem_wr_mover #(
     pc_d   = pc_q;
     owed_d = owed_q;
     sent_d = sent_q;
-    owed_d[tail] = owed_q[tail] + 16'(req_fire);
+    for (int e = 0; e < 2; e++) begin
+      if (inc[e] && !dec[e]) owed_d[e] = owed_q[e] + 16'd1;
+      if (dec[e] && !inc[e]) owed_d[e] = owed_q[e] - 16'd1;
+    end
     sent_d[tail] = sent_q[tail] || sent;
-    // After a fault entry 0 stays (it never finishes) and owes nothing
-    // more; the acknowledges still due are entry 1's.
-    owed_d[ack_to_1] = owed_d[ack_to_1] - 16'(wr_ack_valid_i);
     if (head_done) begin
       n_d       = n_q - 2'd1;
       pc_d[0]   = pc_q[1];

@@ -27,8 +27,9 @@ TEST_F(CoreTest, RandomProgramsMatchModel) {
   for (int p = 0; p < kPrograms; ++p) {
     const std::vector<isa::Instr> prog = valid_program<N, CoreCfg::UbRows, CoreCfg::AccRows>(*this, model, mem, 5, 40, &rejected);
     ASSERT_FALSE(prog.empty()) << "the generator keeps making invalid programs";
+    // Late write acknowledges (up to 60 cycles) keep two WHMs in flight.
     const tb::MemoryTiming timing{int(rand_int(1, 30)), double(rand_int(0, 3)) / 10,
-                                  double(rand_int(0, 3)) / 10};
+                                  double(rand_int(0, 3)) / 10, int(rand_int(1, 60))};
     run_both(model, prog, mem, timing, kOutput, 0x4000,
              "program " + std::to_string(p) + ":\n" + isa::disassemble(prog));
     if (HasFailure()) return;

@@ -182,7 +182,15 @@ constexpr uint64_t kLinkBytes = 16;      // per cycle, each way
 constexpr uint64_t kCommandCycles = 1042;  // a command's fixed cost (docs/driver.md, "Roofline")
 constexpr size_t kExactCandidates = 32;  // plans whose programs plan_gemm builds to count instructions
 constexpr uint64_t kPassCycles = 300;    // a pass boundary's cost beyond the streaming terms, measured
-constexpr uint64_t kWriteCycles = 15;    // a WHM's cost beyond its rows (DMA packet fill, acknowledge), measured
+// A WHM's cost on the link beyond its rows, measured: the next WHM's first
+// row follows the previous one's last within 4 cycles (the write side
+// starts it before the acknowledge).
+constexpr uint64_t kWriteCycles = 5;
+// From a WHM's last row to its acknowledge, measured. An ACT into a result
+// region waits for the WHM that reads the region's previous tiles to be
+// acknowledged; with two regions and the WHMs a group late, that WHM is
+// the one just before, so the VPU waits this long at every WHM.
+constexpr uint64_t kAckCycles = 21;
 
 // Instructions of the stream (approximate: runs, epilogues, loads, RWs).
 uint64_t estimate_instructions(const GemmPlan& p) {
@@ -229,7 +237,7 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   const uint64_t mem_unit = (l_rows + c_rows) * row_cycles + rhms * kReadLatency + whms * kWriteCycles;
   const uint64_t w_bytes = uint64_t(p.passes) * ct * kb * n * n * uint64_t(p.lane_bytes());
   const uint64_t link_read = (l_rows * n + w_bytes) / kLinkBytes;
-  const uint64_t vpu = c_rows;
+  const uint64_t vpu = c_rows + (p.result_regions == 2 ? whms * kAckCycles : 0);
   // Exposed: the first load (latency, rows) before the first MMC; with one
   // A region every later load too. The MXU's last row is followed by the
   // last tile's ACT and its WHM (write_tiles tiles), plus what the last
@@ -253,7 +261,7 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   const uint64_t wb = uint64_t(p.write_tiles);
   const uint64_t first_tile = P * out_rows + (p.tile_major ? wb * kb * P
                                               : uint64_t(p.passes) * p.groups == 1 ? (kb - kc_last) * G * P + wb * kc_last * P
-                                                                                    : G * kb * P);
+                                                                                    : std::max(G, wb) * kb * P);
   // A chunk's load (`first`) and, in some chunks, a WHM share the memory
   // unit in program order while the MXU works through the chunk before.
   // When the load fits in the chunk's rows but the load and a WHM do not,

@@ -264,7 +264,7 @@ void RootComplex::accept_read(const RqBeat& beat) {
     ++f.hits;
     ++stats_.faults_applied;
     hit.push_back(&r);
-    applied_.push_back(FaultRecord{seq, beat.addr, beat.len, r.kind});
+    applied_.push_back(FaultRecord{seq, beat.addr, beat.len, r.kind, beat.addr, beat.len});
   }
   auto has = [&](FaultKind k) -> const FaultRule* {
     for (const FaultRule* r : hit)
@@ -286,6 +286,17 @@ void RootComplex::accept_read(const RqBeat& beat) {
     cpls = split(beat.tag, beat.addr, beat.len);
     if (const FaultRule* r = has(FaultKind::kPoison))
       cpls[std::min<size_t>(r->cpl_index, cpls.size() - 1)].hdr.poisoned = true;
+    // A fault on one completion hit that completion's bytes. Of several rules
+    // of one kind, the first acts (has()), so all of them record its bytes.
+    for (size_t i = applied_.size() - hit.size(); i < applied_.size(); ++i) {
+      FaultRecord& rec = applied_[i];
+      if (rec.kind != FaultKind::kPoison && rec.kind != FaultKind::kDuplicate &&
+          rec.kind != FaultKind::kBadByteCount && rec.kind != FaultKind::kBadLen)
+        continue;
+      const RcBeat& c = cpls[std::min<size_t>(has(rec.kind)->cpl_index, cpls.size() - 1)].hdr;
+      rec.hit_addr = beat.addr + beat.len - c.byte_count;
+      rec.hit_len = c.len;
+    }
     // Extra completions around completion k.
     std::vector<Completion> out;
     for (size_t k = 0; k < cpls.size(); ++k) {

@@ -182,6 +182,11 @@ struct FaultRecord {
   uint64_t addr;
   uint32_t len;
   FaultKind kind;
+  // The bytes it hit: the request's, except for a fault on one completion
+  // (kPoison, kDuplicate, kBadByteCount, kBadLen) of a request answered with
+  // data, where they are that completion's.
+  uint64_t hit_addr;
+  uint32_t hit_len;
 };
 
 struct RootComplexStats {

@@ -44,6 +44,7 @@ constexpr uint32_t kRobBytes = 16384;
 constexpr size_t kRdXfers = 32;  // read descriptors in flight
 constexpr uint32_t kWrPayloadCap = 512;  // WrBufBeats * 8
 constexpr size_t kWrXfers = 8;  // write descriptors in flight (dma_wr's Xfers)
+constexpr uint32_t kTimeoutCycles = 4096;  // completion timeout when cpl_timeout_i is 0
 
 enum Err { kOk = 0, kUr = 1, kCa = 2, kPoisoned = 3, kTimeout = 4, kBusMasterOff = 5 };
 
@@ -80,6 +81,17 @@ struct WrJob {
 struct RqSeen {
   uint64_t cycle;
   tpu::host::RqBeat beat;
+  // The earliest cycle the engine can have issued it into its rq register (a
+  // spill register): the cycle before it was first offered, or, if the beat
+  // before it was offered then, the cycle that beat was first offered.
+  uint64_t issue_lo;
+};
+
+// A completion on rc that completes its request (status SC, not poisoned,
+// len = byte_count): the cycle its last beat was taken.
+struct RcFinal {
+  uint64_t cycle;
+  uint8_t tag;
 };
 
 class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
@@ -132,8 +144,20 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
     if (d.rc_valid_i && d.rc_ready_o) {
       const auto b = tpu::host::unpack_rc(d.rc_i.data());
       if (b.status != 0 || b.poisoned) last_bad_rc_cycle_ = now;
+      if (b.last && b.status == 0 && !b.poisoned && b.len == b.byte_count)
+        rc_final_.push_back({now, b.tag});
     }
-    if (d.rq_valid_o && d.rq_ready_i) rq_seen_.push_back({now, tpu::host::unpack_rq(d.rq_o.data())});
+    if (d.rq_valid_o && !rq_offered_) {
+      rq_offered_ = true;
+      rq_issue_lo_ = rq_was_valid_ ? rq_prev_since_ : now - 1;
+      rq_since_ = now;
+    }
+    if (d.rq_valid_o && d.rq_ready_i) {
+      rq_seen_.push_back({now, tpu::host::unpack_rq(d.rq_o.data()), rq_issue_lo_});
+      rq_offered_ = false;
+      rq_prev_since_ = rq_since_;
+    }
+    rq_was_valid_ = d.rq_valid_o;
     observe_clients(now);
     rc_->tick(now);
     tick();
@@ -409,16 +433,51 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
          : k == FaultKind::kPoison ? kPoisoned : k == FaultKind::kDrop ? kTimeout : kOk;
   }
 
+  // Whether read request r timed out by the documented rule: it still
+  // expected data cpl_timeout_i cycles after the engine issued it, because it
+  // was dropped or because its completions came that late (a delay fault,
+  // waiting behind other completions). The engine's timer starts when the
+  // request enters its rq register, at issue_lo or later. A timeout is raised
+  // at a cycle D >= issue + timeout while the slot still expects data; the
+  // last beat of the final completion, taken on rc at cycle F, is committed at
+  // F + 1, so D <= F + 1. The final completion is the first one with r's tag
+  // after r (the tag is not reused while the host still owes completions;
+  // the model checks that).
+  bool timed_out(const tpu::host::ReadRecord& r) {
+    const uint64_t timeout = dut().cpl_timeout_i ? dut().cpl_timeout_i : kTimeoutCycles;
+    uint64_t issue_lo = r.cycle - 1;
+    for (const RqSeen& q : rq_seen_)
+      if (q.cycle == r.cycle && !q.beat.write) issue_lo = q.issue_lo;
+    uint64_t until = UINT64_MAX;  // the next request with the same tag
+    for (const auto& n : rc_->reads())
+      if (n.seq > r.seq && n.tag == r.tag) {
+        until = n.cycle;
+        break;
+      }
+    for (const RcFinal& c : rc_final_)
+      if (c.tag == r.tag && c.cycle > r.cycle && c.cycle < until)
+        return c.cycle + 1 >= issue_lo + timeout;
+    return true;  // never completed
+  }
+
   // The reads of rd_done_ after random faults; returns how many failed. Reads
   // overlap in time, so a sub-request belongs to a read when it was issued
   // while the read was in flight and starts inside it. A sub-request can be
   // issued more than once: an error abandons every tag, and sub-requests of
   // the transfers it does not end are fetched again. So:
-  //  - a read is either exact, or ends with the error of a fault that hit one
-  //    of its sub-requests, at that sub-request's address, having delivered a
-  //    correct prefix that ends no later than that sub-request;
+  //  - a read is either exact, or ends with an error at the address of one of
+  //    its sub-requests, having delivered a correct prefix that ends no later
+  //    than that sub-request: UR, CA or POISONED of a fault that hit the
+  //    sub-request, or TIMEOUT when the sub-request still expected data
+  //    cpl_timeout_i cycles after issue (timed_out: dropped, or delayed that
+  //    long; a delay fault is not an error by itself);
   //  - no fatal fault is ignored: each one that hit a read's sub-request either
   //    ended that read with an error, or the bytes it hit were fetched again.
+  //    An error of a later descriptor restarts the head at its first line not
+  //    yet read out, so for a poisoned completion whose sub-request was
+  //    abandoned before it arrived, that is the poisoned completion's first
+  //    byte (the completions before it can have been delivered), not the
+  //    sub-request's.
   int check_fault_outcomes() {
     int errors = 0;
     const auto& reads = rc_->reads();
@@ -443,14 +502,22 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
       }
       ++errors;
       bool known = false;
-      for (const auto& f : rc_->faults_applied()) {
-        const auto* r = read_of(f.seq);
-        known |= r && in_read(j, *r) && fatal_code(f.kind) == j.err && f.addr == j.err_addr;
+      if (j.err == kTimeout) {
+        for (const auto& r : reads)
+          known |= in_read(j, r) && r.addr == j.err_addr && timed_out(r);
+      } else {
+        for (const auto& f : rc_->faults_applied()) {
+          const auto* r = read_of(f.seq);
+          known |= r && in_read(j, *r) && fatal_code(f.kind) == j.err && f.addr == j.err_addr;
+        }
       }
       EXPECT_TRUE(known) << "err " << j.err << " at 0x" << std::hex << j.err_addr
-                         << " matches no fault that hit the transfer";
-      // At most up to the end of the failing sub-request (a poisoned one may
-      // deliver its completions before the poisoned one).
+                         << (j.err == kTimeout
+                                 ? " matches no sub-request of the transfer that timed out"
+                                 : " matches no fault that hit the transfer");
+      // At most up to the end of the failing sub-request (the completions of
+      // a poisoned or timed-out one that came in before the error may have
+      // been delivered).
       const uint64_t sub_end = std::min<uint64_t>(j.addr + j.len, (j.err_addr & ~(mrrs() - 1)) + mrrs());
       expect_read_err(j, j.err, std::nullopt, size_t(sub_end - j.addr));
       if (HasFailure()) return errors;
@@ -462,9 +529,9 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
       bool explained = false;
       for (const RdJob& j : rd_done_) explained |= in_read(j, *hit) && j.err != kOk;
       for (const auto& r : reads)
-        explained |= r.seq > f.seq && r.addr <= hit->addr && hit->addr < r.addr + r.len;
+        explained |= r.seq > f.seq && r.addr <= f.hit_addr && f.hit_addr < r.addr + r.len;
       EXPECT_TRUE(explained) << "fault " << int(f.kind) << " on the sub-request at 0x" << std::hex
-                             << hit->addr << " was ignored";
+                             << hit->addr << " (bytes from 0x" << f.hit_addr << ") was ignored";
     }
     return errors;
   }
@@ -519,6 +586,9 @@ class DmaTest : public tb::VerilatedFixture<Vdma_engine> {
   std::deque<WrJob> wr_todo_, wr_active_;
   std::vector<WrJob> wr_done_;
   std::vector<RqSeen> rq_seen_;
+  bool rq_offered_ = false, rq_was_valid_ = false;  // for RqSeen::issue_lo
+  uint64_t rq_since_ = 0, rq_prev_since_ = 0, rq_issue_lo_ = 0;
+  std::vector<RcFinal> rc_final_;
   uint64_t last_bad_rc_cycle_ = 0;
   uint64_t write_cursor_ = kWriteBase;
 };
@@ -1164,6 +1234,8 @@ TEST_F(DmaTest, TimeoutOnHeadWithReadsQueued) { head_fails_with_reads_queued(Fau
 // Many small reads in flight over a small region with many random faults:
 // errors hit the read being delivered and reads behind it, often several at
 // once. Every read is exact or ends with its own fault (check_fault_outcomes).
+// Latency, jitter and a delay fault add up to the timeout, so a delayed
+// sub-request can time out too, often after part of its data came in.
 TEST_F(DmaTest, ManyInFlightFaultsFuzz) {
   dut().cpl_timeout_i = 2000;
   auto& cfg = rc_->config();

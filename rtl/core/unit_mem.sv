@@ -2,18 +2,19 @@
 // Memory unit: executes RHM (host -> UB) and WHM (UB -> host).
 //
 // Reads and writes have their own side: mem_rd_mover runs one RHM at a time,
-// mem_wr_mover one WHM, so an RHM can run while a WHM does, as the link's two
-// directions allow. Commands arrive in program order into a one-entry stage,
-// which computes the command's UB range and host span; from there a command
-// starts on its side when that side is free and, if the other side is still
-// moving, neither its UB rows nor its host bytes overlap the other side's
-// (an RHM may not overtake a WHM of the same rows or bytes, nor a WHM an
-// RHM). The controller's scoreboard sees one unit in order: done_o reports
-// the commands' completions in the order they arrived (a younger command
-// that finishes first waits for the older's report).
+// mem_wr_mover sends one WHM at a time and may hold the one before it while
+// that one waits for its acknowledges, so an RHM can run while a WHM does, as
+// the link's two directions allow. Commands arrive in program order into a
+// one-entry stage, which computes the command's UB range and host span; from
+// there a command starts on its side when that side is free and, if the
+// other side is still moving, neither its UB rows nor its host bytes overlap
+// the other side's (an RHM may not overtake a WHM of the same rows or bytes,
+// nor a WHM an RHM). The controller's scoreboard sees one unit in order:
+// done_o reports the commands' completions in the order they arrived (a
+// younger command that finishes first waits for the older's report).
 //
 // A fault pulses fault_o once with the faulting command's pc, in program
-// order: a younger command's fault waits while the older command still
+// order: a younger command's fault waits while an older command still
 // moves, and if the older one faults too, its fault is the one reported.
 // A reported fault stops both sides; the unit then starts nothing and waits
 // for the core's flush.

@@ -216,6 +216,31 @@ TEST_F(GemmTest, UsesAccumulatorSlotsInTurnAndWritesBackAGroupLater) {
   }
 }
 
+// When K is long against the rows a result takes in the UB (the MXU, not
+// the write-back, is what the GEMM waits for), the stream's last ACT and WHM
+// go in pieces of N rows, so that only one piece's WHM follows the last ACT.
+TEST_F(GemmTest, LastWriteBackInPiecesWhenKIsLong) {
+  const int nn = n();
+  const GemmProgram g = check_random_gemm({4 * nn, 12 * nn, nn}, {.max_pass_rows = 4 * nn,
+                                                                 .transpose = GemmOptions::Transpose::kNever,
+                                                                 .write_tiles = 1});
+  ASSERT_EQ(g.plan.passes, 1);
+  const std::vector<Instr>& program = g.programs.back();
+  std::vector<const Instr*> tail;  // the ACTs and WHMs after the last MMC
+  for (const Instr& in : program) {
+    if (in.op == uint8_t(Op::kMmc)) tail.clear();
+    if (in.op == uint8_t(Op::kAct) || in.op == uint8_t(Op::kWhm)) tail.push_back(&in);
+  }
+  ASSERT_EQ(tail.size(), 8u) << "four pieces of an ACT and its WHM";
+  for (size_t i = 0; i < tail.size(); i += 2) {
+    EXPECT_EQ(tail[i]->op, uint8_t(Op::kAct));
+    EXPECT_EQ(tail[i]->count, nn);
+    EXPECT_EQ(tail[i + 1]->op, uint8_t(Op::kWhm));
+    EXPECT_EQ(tail[i + 1]->a, tail[i]->b) << "the WHM writes its ACT's rows";
+    EXPECT_EQ(tail[i + 1]->count, 4 * nn) << "int32: four UB rows a result row";
+  }
+}
+
 // Every kind of plan the planner can choose, forced one at a time, on odd
 // shapes (sides 1, primes, not multiples of N, K up to thousands) at N = 4
 // with the tiny configuration's memories and at N = 16: the result is exact,

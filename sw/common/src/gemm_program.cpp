@@ -708,7 +708,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
         const uint64_t host = c + d_row * row_bytes;
         const uint32_t batch_rows = uint32_t(batch_tiles * out_rows * rows);  // UB rows
         const uint32_t piece = uint32_t(n);
-        if (!defer && pass == p.passes - 1 && j == p.col_tiles - 1 && !out_bf16 && act_rows > piece &&
+        if (!defer && pass == p.passes - 1 && j == p.col_tiles - 1 && !bf16 && act_rows > piece &&
             kb > 2 * out_rows &&
             act_ub >= ub0 && act_ub + act_rows * uint32_t(out_rows) == ub0 + batch_rows) {
           // The stream's last write-back: its ACT and WHM in pieces of n
@@ -719,7 +719,8 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
           // and WHM; with a short K the link's writes run behind and the
           // pieces only add instructions (measured on `default`: 512^3
           // -406 cycles, 1024^3 -932; without this condition 64^3 and
-          // 128^3 lost 18 cycles each).
+          // 128^3 lost 18 cycles each). Not for bf16 GEMMs: on
+          // `default_bf16` 512^3 lost 28 cycles with the pieces.
           const uint32_t before = act_ub - ub0;
           if (before > 0) out.add(isa::whm(ub0, before, host, uint32_t(n)));
           for (uint32_t r = 0; r < act_rows; r += piece) {

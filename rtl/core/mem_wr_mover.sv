@@ -63,7 +63,7 @@ module mem_wr_mover #(
   input  logic [N-1:0][7:0]          ub_rd_rsp_data_i
 );
 
-  logic                sending, sent, faulted, unused_req_fault;
+  logic                sending, sent, faulted;
   logic [15:0]         count, requested;
   logic [15:0]         asked_q;     // UB rows asked for
   logic [15:0]         beats_q;     // rows that left for the port
@@ -93,7 +93,7 @@ module mem_wr_mover #(
     .active_o   (sending),
     .faulted_o  (faulted),
     .done_o     (sent),
-    .fault_o    (unused_req_fault),
+    .fault_o,
     .count_o    (count),
     .requested_o(requested),
     .ub_base_o  (ub_base),
@@ -139,12 +139,12 @@ module mem_wr_mover #(
   `FF(beats_q, start_i ? '0 : beats_q + 16'(beat_fire), '0)
 
   // ---- commands started and not done, oldest first ----
-  // Entry 0 is the oldest; the last entry is the one sending, if any. owed:
-  // requests the port took and has not acknowledged.
+  // Entry 0 is the oldest; the last entry is the one sending, if any (so
+  // entry 0 has been sent when there are two, or when nothing is sending).
+  // owed: requests the port took and has not acknowledged.
   logic [1:0]           n_q, n_d;
   logic [1:0][PcW-1:0]  pc_q, pc_d;
   logic [1:0][15:0]     owed_q, owed_d;
-  logic [1:0]           sent_q, sent_d;
   logic                 tail, ack_to_1, head_sent, head_done, head_owes_none;
   logic [1:0]           inc, dec;
 
@@ -162,12 +162,11 @@ module mem_wr_mover #(
 
   // The acknowledge only selects among values compared from registers, so
   // that no carry chain lies between the port and the done.
-  assign head_sent      = sent_q[0] || (sent && !tail);
+  assign head_sent      = tail || !sending || sent;
   assign head_owes_none = (inc[0] == dec[0]) ? owed_q[0] == '0 : dec[0] && owed_q[0] == 16'd1;
   assign head_done      = n_q != '0 && head_sent && head_owes_none && !faulted && !fault_o;
 
   assign done_o     = head_done;
-  assign fault_o    = wr_ack_valid_i && wr_ack_err_i && !faulted;
   assign fault_pc_o = pc_q[0];
   assign pending_o  = n_q;
   assign waiting_o  = (n_q != '0 && owed_q[0] != '0) || (n_q == 2'd2 && owed_q[1] != '0);
@@ -176,22 +175,18 @@ module mem_wr_mover #(
     n_d    = n_q;
     pc_d   = pc_q;
     owed_d = owed_q;
-    sent_d = sent_q;
     for (int e = 0; e < 2; e++) begin
       if (inc[e] && !dec[e]) owed_d[e] = owed_q[e] + 16'd1;
       if (dec[e] && !inc[e]) owed_d[e] = owed_q[e] - 16'd1;
     end
-    sent_d[tail] = sent_q[tail] || sent;
     if (head_done) begin
       n_d       = n_q - 2'd1;
       pc_d[0]   = pc_q[1];
       owed_d[0] = owed_d[1];
-      sent_d[0] = sent_d[1];
     end
     if (start_i) begin
       pc_d[n_d[0]]   = cmd_i.pc[PcW-1:0];
       owed_d[n_d[0]] = '0;
-      sent_d[n_d[0]] = 1'b0;
       n_d            = n_d + 2'd1;
     end
     if (flush_i) n_d = '0;
@@ -199,7 +194,6 @@ module mem_wr_mover #(
 
   `FF(n_q, n_d, '0)
   `FF(owed_q, owed_d, '0)
-  `FF(sent_q, sent_d, '0)
   `FFNR(pc_q, pc_d)
 
   `ASSERT(WrMoverTakesWhm, start_i |-> cmd_i.ins.op == tpu_isa_pkg::OpWhm && !sending && n_q != 2'd2)

@@ -341,14 +341,14 @@ module core_dma_bridge #(
   // DMA is done with it.
   localparam int unsigned AckDepth = 2 * Depth;
   localparam int unsigned DenyW    = $clog2(Depth + 1);
-  logic                          ack_order_valid, ack_order_denied, ack_fire, deny_ack_out;
+  logic                          ack_order_valid, ack_order_denied, deny_ack_out;
   logic [$clog2(AckDepth+1)-1:0] unused_ack_cnt;
   logic [DenyW-1:0]              deny_acks_q, deny_acks_d;
 
   stream_fifo #(.Width(1), .Depth(AckDepth)) u_ack_order (
     .clk_i, .rst_ni, .clear_i,
     .valid_i(req_wr_fire), .ready_o(ack_order_ready), .data_i(req_q.denied),
-    .valid_o(ack_order_valid), .ready_i(ack_fire), .data_o(ack_order_denied),
+    .valid_o(ack_order_valid), .ready_i(mem_wr_ack_valid_o), .data_o(ack_order_denied),
     .count_o(unused_ack_cnt)
   );
 
@@ -356,7 +356,6 @@ module core_dma_bridge #(
   assign wr_done_ready_o    = ack_order_valid && !ack_order_denied;
   assign mem_wr_ack_valid_o = deny_ack_out || (wr_done_valid_i && wr_done_ready_o);
   assign mem_wr_ack_err_o   = ack_order_denied || wr_done_i.err;
-  assign ack_fire           = mem_wr_ack_valid_o;
   assign deny_acks_d        = clear_i ? '0 : deny_acks_q + DenyW'(deny_ack) - DenyW'(deny_ack_out);
   `FF(deny_acks_q, deny_acks_d, '0)
 

@@ -28,17 +28,26 @@ class Stream {
   void add_group(std::vector<Instr> g) { groups_.push_back(std::move(g)); }
 
   // Cuts the stream into programs of at most `depth` instructions with HALT.
+  // Reads of host memory (RW, RHM) just before a cut start the next program
+  // instead: the HALT would wait a read latency for their data, which only
+  // the next program uses.
   std::vector<std::vector<Instr>> programs(int depth) const {
     std::vector<std::vector<Instr>> out(1);
+    size_t tail_reads = 0;  // trailing RW and RHM of out.back()
     for (const auto& g : groups_) {
       if (out.back().size() + g.size() + 1 > size_t(depth)) {
         if (out.back().empty())
           throw std::invalid_argument("gemm: an instruction group of " + std::to_string(g.size()) +
                                       " does not fit an instruction memory of " + std::to_string(depth));
+        const size_t keep = out.back().size() - (tail_reads < out.back().size() ? tail_reads : 0);
+        std::vector<Instr> next(out.back().begin() + std::ptrdiff_t(keep), out.back().end());
+        out.back().resize(keep);
         out.back().push_back(isa::halt());
-        out.emplace_back();
+        out.push_back(std::move(next));
       }
       out.back().insert(out.back().end(), g.begin(), g.end());
+      const bool read = g.size() == 1 && (g[0].op == uint8_t(isa::Op::kRw) || g[0].op == uint8_t(isa::Op::kRhm));
+      tail_reads = read ? tail_reads + 1 : 0;
     }
     out.back().push_back(isa::halt());
     return out;
@@ -84,6 +93,19 @@ class WeightStream {
     ++retired_;
     top_up();
   }
+  // The stream's first tile alone, ahead of the first load of L: the memory
+  // port serves reads in the order they are requested and the first MMC
+  // waits for its load's last row, so the rest of the first batch goes
+  // after the first MMC (retire_one). Right after the load it would still
+  // overtake it: the weight unit requests a cycle or two sooner than the
+  // memory unit.
+  // The next top_up then brings the tiles in flight to what one RW up
+  // front would have (one fewer), so the later RWs fall where they would.
+  void first_tile() {
+    if (issued_ != 0 || total_ == 0) return;
+    issue(1);
+    short_ = 1;
+  }
   int64_t available() const { return issued_ - retired_; }
   // Retirements until top_up() would issue an RW (a large number if none is left).
   int64_t retires_until_rw() const {
@@ -94,7 +116,10 @@ class WeightStream {
   }
   void top_up() {
     const int64_t room = cap_ - (issued_ - retired_), left = total_ - issued_;
-    if (left > 0 && room >= std::min<int64_t>(batch_, left)) issue(std::min(room, left));
+    if (left > 0 && room >= std::min<int64_t>(batch_, left)) {
+      issue(std::max<int64_t>(1, std::min(room - short_, left)));
+      short_ = 0;
+    }
   }
 
  private:
@@ -118,6 +143,7 @@ class WeightStream {
   uint32_t stride_;  // bytes per weight row
   bool bf16_;
   int64_t issued_ = 0, retired_ = 0;
+  int64_t short_ = 0;  // tiles the next top_up leaves out (first_tile)
 };
 
 // One MMC: its UB row, ACC row and whether it accumulates.
@@ -610,7 +636,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     out.add(isa::cfg(isa::kCfgFmax, 0x7F800000u));
     if (epi.act == isa::Act::kRelu6) out.add(isa::cfg(isa::kCfgRelu6F32, 0x40C00000u));
   }
-  weights.top_up();
+  weights.first_tile();
 
   // Loads of L, in order: (pass, chunk) when a pass is loaded whole
   // (chunks = 1), else (pass, group, chunk). Load i goes to region i % a_regions.
@@ -1012,7 +1038,7 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
     batch = std::min<int64_t>(batch, weight_batch(p));
   }
   WeightStream weights(out, plans[0], std::move(runs), batch);
-  weights.top_up();
+  weights.first_tile();
   const auto load = [&](size_t g) { out.add(isa::rhm(loads[g].ub, loads[g].rows, loads[g].addr, uint32_t(n))); };
   load(0);
 

@@ -7,7 +7,10 @@
 // small FIFO, from which they are written to the UB (a write may wait for its
 // bank; the FIFO's ready holds the port's read data meanwhile).
 //
-// done_o pulses when every row is in the UB. A row with the error bit pulses
+// done_o pulses when every row is in the UB. Meanwhile fill_o tells which
+// rows already are: the RHM's UB rows [fill_lo_o, fill_last_o] are written in
+// order, and the first fill_rows_o of them have landed (a matrix unit command
+// that reads only those may start before the RHM completes; ctrl_scoreboard). A row with the error bit pulses
 // fault_o with the command's pc; after a fault here or stop_i (a fault of
 // the write side) the mover requests nothing more and lets nothing more into
 // the FIFO (rows already queued still land), and waits for the flush.
@@ -35,6 +38,11 @@ module mem_rd_mover #(
   output logic                       fault_o,
   output logic [PcW-1:0]             fault_pc_o,
   output logic                       waiting_o,   // requested rows not yet returned
+  // ---- progress, while the RHM writes the UB and has not faulted ----
+  output logic                       fill_o,
+  output logic [UbAddrW-1:0]         fill_lo_o,
+  output logic [UbAddrW-1:0]         fill_last_o,
+  output logic [UbAddrW:0]           fill_rows_o,
   // ---- memory port (reads) ----
   output logic                       req_valid_o,
   input  logic                       req_ready_i,
@@ -122,6 +130,12 @@ module mem_rd_mover #(
   assign ub_wr_fire    = ub_wr_valid_o && ub_wr_ready_i;
 
   assign waiting_o = active && (arrived_q != requested);
+
+  // (count and moved_q are at most UbRows: an RHM's rows lie inside the UB)
+  assign fill_o      = active && !faulted;
+  assign fill_lo_o   = ub_base;
+  assign fill_last_o = ub_base + UbAddrW'(count - 16'd1);
+  assign fill_rows_o = (UbAddrW + 1)'(moved_q);
 
   `FF(arrived_q, start_i ? '0 : arrived_q + 16'(rd_fire), '0)
   `FF(moved_q, start_i ? '0 : moved_q + 16'(ub_wr_fire), '0)

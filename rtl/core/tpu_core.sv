@@ -118,6 +118,9 @@ module tpu_core #(
   logic [PcW-1:0]    mem_fault_pc;
   logic              mem_quiet;
   err_e              err_code;
+  logic              rhm_fill;
+  logic [$clog2(UbRows)-1:0] rhm_fill_lo, rhm_fill_last;
+  logic [$clog2(UbRows):0]   rhm_fill_rows;
 
   tpu_ctrl #(
     .ImemDepth  (ImemDepth),
@@ -145,6 +148,10 @@ module tpu_core #(
     .unit_start_i  (unit_start),
     .unit_hold_o   (unit_hold),
     .unit_done_i   (unit_done),
+    .rhm_fill_i    (rhm_fill),
+    .rhm_fill_lo_i (rhm_fill_lo),
+    .rhm_fill_last_i(rhm_fill_last),
+    .rhm_fill_rows_i(rhm_fill_rows),
     .mem_fault_i   (mem_fault),
     .mem_fault_pc_i(mem_fault_pc),
     .mem_block_o   (mem_block),
@@ -332,6 +339,10 @@ module tpu_core #(
     .fault_o     (mem_unit_fault),
     .fault_pc_o  (mem_unit_fault_pc),
     .waiting_o   (mem_waiting),
+    .rhm_fill_o     (rhm_fill),
+    .rhm_fill_lo_o  (rhm_fill_lo),
+    .rhm_fill_last_o(rhm_fill_last),
+    .rhm_fill_rows_o(rhm_fill_rows),
     .req_valid_o (mreq_valid[0]),
     .req_ready_i (mreq_ready[0]),
     .req_write_o (mreq_write[0]),

@@ -44,6 +44,11 @@ module unit_mem #(
   output logic                       fault_o,
   output logic [PcW-1:0]             fault_pc_o,
   output logic                       waiting_o,   // accepted rows not yet returned
+  // ---- the RHM's progress (mem_rd_mover) ----
+  output logic                       rhm_fill_o,
+  output logic [UbAddrW-1:0]         rhm_fill_lo_o,
+  output logic [UbAddrW-1:0]         rhm_fill_last_o,
+  output logic [UbAddrW:0]           rhm_fill_rows_o,
   // ---- memory port ----
   output logic                       req_valid_o,
   input  logic                       req_ready_i,
@@ -244,6 +249,10 @@ module unit_mem #(
     .fault_o      (side_fault[Rd]),
     .fault_pc_o   (side_pc[Rd]),
     .waiting_o    (side_waiting[Rd]),
+    .fill_o       (rhm_fill_o),
+    .fill_lo_o    (rhm_fill_lo_o),
+    .fill_last_o  (rhm_fill_last_o),
+    .fill_rows_o  (rhm_fill_rows_o),
     .req_valid_o  (rd_req_valid),
     .req_ready_i  (rd_req_ready),
     .req_addr_o   (side_addr[Rd]),

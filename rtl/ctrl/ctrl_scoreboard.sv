@@ -21,6 +21,15 @@
 // so no other unit's command can conflict with it: it is not kept. Ranges are
 // stored with the memory's address width.
 //
+// An MMC may start before the RHM it waits for completes, on rows that RHM
+// has already written: when that RHM is its only dependency left, it is the
+// one the memory unit is writing (fill_*: rows [lo, last] written in order,
+// the first fill_rows_i of them landed), and every UB row the MMC reads is
+// among those. The check is registered (one cycle late): the rows written
+// only grow and a waiting command's mask only loses bits, so a release seen
+// a cycle ago still holds. Rows arrive at most one a cycle and an MMC reads
+// one a cycle, so an MMC that starts on a loaded part follows the load.
+//
 // Timing: alloc_i, start_i, done_i and clear_i act at the clock edge; hold_o,
 // idle_o and full_o come from flops through a mux and an OR. An entry that
 // completes in the cycle a command is allocated, or the next, is no
@@ -44,6 +53,11 @@ module ctrl_scoreboard #(
   input  logic [NU-1:0]          start_i,      // a unit took the command at its queue head
   input  logic [NU-1:0]          done_i,       // a unit's oldest command completed
   output logic [NU-1:0]          hold_o,       // the queue head must wait (dependency)
+  // ---- the memory unit's RHM in progress ----
+  input  logic                   fill_i,       // an RHM is writing the UB
+  input  logic [$clog2(UbRows)-1:0] fill_lo_i, // its UB rows [lo, last]
+  input  logic [$clog2(UbRows)-1:0] fill_last_i,
+  input  logic [$clog2(UbRows):0]   fill_rows_i,  // the first ones written
   output logic [NU-1:0]          idle_o,       // no command in flight
   output logic [NU-1:0]          full_o        // no slot for another command
 );
@@ -248,14 +262,66 @@ module ctrl_scoreboard #(
   logic unused_wgt_dep;
   assign unused_wgt_dep = ^new_dep[UnitWgt];
 
+  // ---------------------------------------------------------------------------
+  // The matrix unit's head on rows an RHM has already written
+  // ---------------------------------------------------------------------------
+  logic [PtrW-1:0]  mmc_head;
+  logic [Depth-1:0] mmc_on_mem;   // the head's dependencies on memory entries
+  logic [UbAw-1:0] on_lo, on_last, head_last;
+  logic             on_one, on_filling, rows_in;
+  logic             stream_q;     // last cycle: the head at stream_slot_q may start
+  logic [PtrW-1:0]  stream_slot_q;
+
+  assign mmc_head   = start_q[UnitMmc];
+  assign mmc_on_mem = dep[UnitMmc][mmc_head][UnitMem];
+  assign head_last  = mmc_ub_q[mmc_head].last;
+  // Exactly one memory entry left, and no vector one.
+  assign on_one     = mmc_on_mem != '0 && (mmc_on_mem & (mmc_on_mem - 1'b1)) == '0 &&
+                      dep[UnitMmc][mmc_head][UnitVpu] == '0;
+  always_comb begin
+    on_lo   = '0;
+    on_last = '0;
+    for (int e = 0; e < Depth; e++)
+      if (mmc_on_mem[e]) begin
+        on_lo   = mem_ub_q[e].lo;
+        on_last = mem_ub_q[e].last;
+      end
+  end
+  // That entry is the RHM being written: a UB write with its range. (Two
+  // RHMs of one range both older than the head would both be in its mask.)
+  assign on_filling = fill_i && on_lo == fill_lo_i && on_last == fill_last_i &&
+                      |(mmc_on_mem & mem_wr_q);
+  // Every row the head reads that the RHM writes has landed: the head
+  // overlaps the RHM, so its last row is at or past the RHM's first.
+  assign rows_in    = {1'b0, head_last - fill_lo_i} < fill_rows_i;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      stream_q <= 1'b0;
+    end else begin
+      stream_q <= !clear_i && valid_q[UnitMmc][mmc_head] &&
+                  !(pend_q && pend_unit_q == 2'(UnitMmc) && pend_slot_q == mmc_head) &&
+                  on_one && on_filling && rows_in;
+    end
+  end
+  always_ff @(posedge clk_i) stream_slot_q <= mmc_head;
+
   // Only a command waiting in the queue can be held. The slot at start is
   // valid exactly when one waits (start == tail with a valid slot means the
   // ring is full of waiting commands). A pending command is held.
   for (genvar u = 0; u < NU; u++) begin : gen_hold
+    logic streams;
+    if (u == UnitMmc) begin : gen_stream
+      assign streams = stream_q && stream_slot_q == start_q[u];
+    end else begin : gen_no_stream
+      assign streams = 1'b0;
+    end
     assign hold_o[u] = valid_q[u][start_q[u]] &&
-                       ((dep[u][start_q[u]] != '0) ||
+                       ((dep[u][start_q[u]] != '0 && !streams) ||
                         (pend_q && pend_unit_q == 2'(u) && pend_slot_q == start_q[u]));
   end
+  `COVER(MmcStreamsBehindRhm, valid_q[UnitMmc][mmc_head] && dep[UnitMmc][mmc_head] != '0 &&
+         stream_q && stream_slot_q == mmc_head && start_i[UnitMmc])
 
   // Cover points: a queue head held by a dependency on another unit's
   // command (not only in the cycle its mask is found), per unit that can be.

@@ -68,6 +68,11 @@ module tpu_ctrl #(
   input  logic [NU-1:0]                unit_start_i, // a unit took the command at its queue head
   output logic [NU-1:0]                unit_hold_o,  // the queue head must wait (dependency)
   input  logic [NU-1:0]                unit_done_i,  // oldest command of a unit completed
+  // ---- the memory unit's RHM in progress (an MMC may start on its written rows) ----
+  input  logic                         rhm_fill_i,
+  input  logic [$clog2(UbRows)-1:0]    rhm_fill_lo_i,
+  input  logic [$clog2(UbRows)-1:0]    rhm_fill_last_i,
+  input  logic [$clog2(UbRows):0]      rhm_fill_rows_i,
   // ---- faults and abort ----
   input  logic                         mem_fault_i,
   input  logic [PcW-1:0]               mem_fault_pc_i,
@@ -622,6 +627,10 @@ module tpu_ctrl #(
     .start_i     (unit_start_i),
     .done_i      (unit_done_i),
     .hold_o      (unit_hold_o),
+    .fill_i      (rhm_fill_i),
+    .fill_lo_i   (rhm_fill_lo_i),
+    .fill_last_i (rhm_fill_last_i),
+    .fill_rows_i (rhm_fill_rows_i),
     .idle_o      (unit_idle),
     .full_o      (unit_full)
   );

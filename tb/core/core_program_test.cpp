@@ -218,6 +218,66 @@ TEST_F(CoreTest, TwoWhmsInFlightFinishAndFaultInProgramOrder) {
   }
 }
 
+// An MMC starts on the rows an RHM has already written (ctrl_scoreboard):
+// here it reads the first N of 16N rows, so it starts about when its rows
+// are in, long before the load's last row; the results are the model's,
+// with rows arriving at a steady rate or with gaps. An MMC that also reads
+// a row past the RHM's end waits for the whole load, and a fault in the
+// load's last row is still the RHM's.
+TEST_F(CoreTest, MmcStartsOnTheRowsAnRhmHasWritten) {
+  using namespace isa;
+  const uint32_t nn = uint32_t(N), rows = 16 * nn, lat = 20;
+  if (CoreCfg::UbRows < int(rows) + int(nn)) GTEST_SKIP() << "needs " << rows + nn << " UB rows";
+  const uint64_t tile = kInput + 0x10000;
+  std::vector<uint8_t> a(rows * nn), w(nn * nn);
+  for (auto& b : a) b = uint8_t(rand_int(0, 255));
+  for (auto& b : w) b = uint8_t(rand_int(0, 255));
+  const auto program = [&](uint32_t mmc_ub) {
+    return std::vector<Instr>{rw(tile, 1, nn), rhm(0, rows, kInput, nn), mmc(mmc_ub, 0, nn, false, true),
+                              halt()};
+  };
+  struct Case {
+    const char* name;
+    uint32_t mmc_ub;   // the MMC's first UB row
+    double rsp_gap;    // rows held back
+    bool early;        // it starts before the load's last row can be in
+  };
+  const Case cases[] = {
+      {"the first rows, steady", 0, 0.0, true},
+      {"the first rows, with gaps", 0, 0.3, true},
+      {"rows in the middle", rows / 2, 0.0, true},
+      {"half past the end", rows - nn / 2, 0.0, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    HostMemory mem;
+    mem.write(kInput, a);
+    mem.write(tile, w);
+    tpu::model::TpuModel model(config());
+    const tb::CoreRun r = run_both(model, program(c.mmc_ub), mem, {.latency = int(lat), .rsp_gap = c.rsp_gap},
+                                   kOutput, 16, c.name);
+    ASSERT_EQ(r.err, ErrCode::kOk);
+    ASSERT_NE(r.first_mxu_cycle, 0u);
+    // The tile's N rows and then the load's cross the port one a cycle
+    // after the latency: the load's last row lands after lat + N + 16N.
+    const uint64_t load_in = lat + nn + rows;
+    if (c.early)
+      EXPECT_LT(r.first_mxu_cycle, load_in) << "the MMC waited for the whole load";
+    else
+      EXPECT_GE(r.first_mxu_cycle, load_in) << "the MMC started before all its rows were in";
+  }
+
+  HostMemory mem;
+  mem.write(kInput, a);
+  mem.write(tile, w);
+  mem.add_fault(kInput + (rows - 1) * nn, 1);
+  tpu::model::TpuModel model(config());
+  const tb::CoreRun r = run_both(model, program(0), mem, {.latency = int(lat)}, kOutput, 16, "a fault");
+  EXPECT_EQ(r.err, ErrCode::kMemFault);
+  EXPECT_EQ(r.err_pc, 1u);
+  check_gemm(9, 7, 6, {.latency = int(lat)});
+}
+
 // ---------------------------------------------------------------------------
 // The bf16 forms of the instructions (docs/isa.md) in this int8 core: the RTL
 // and the model both reject every one, BAD_FLAGS for the flags and BAD_CFG

@@ -93,32 +93,37 @@ class WeightStream {
     ++retired_;
     top_up();
   }
-  // The stream's first tile alone, ahead of the first load of L: the memory
-  // port serves reads in the order they are requested and the first MMC
-  // waits for its load's last row, so the rest of the first batch goes
-  // after the first MMC (retire_one). Right after the load it would still
-  // overtake it: the weight unit requests a cycle or two sooner than the
-  // memory unit.
-  // The next top_up then brings the tiles in flight to what one RW up
-  // front would have (one fewer), so the later RWs fall where they would.
-  void first_tile() {
+  // The stream's first tiles alone, ahead of the first load of L: the
+  // memory port serves reads in the order they are requested, and an MMC
+  // may start on the rows of a load that have arrived, so the tiles of the
+  // MMCs that can run while the load streams in go first and the rest of
+  // the first batch after the first MMC (retire_one). Right after the load
+  // it would still overtake it: the weight unit requests a cycle or two
+  // sooner than the memory unit. With that second RW the tiles issued are
+  // what one RW up front would have issued, so the later RWs (and the MMC
+  // loops they cut) fall where they would.
+  void first_tiles(int64_t count) {
     if (issued_ != 0 || total_ == 0) return;
-    issue(1);
-    short_ = 1;
+    const int64_t all = std::min(cap_, total_), first = std::clamp<int64_t>(count, 1, all);
+    issue(first);
+    rest_ = all - first;
   }
   int64_t available() const { return issued_ - retired_; }
   // Retirements until top_up() would issue an RW (a large number if none is left).
   int64_t retires_until_rw() const {
     const int64_t left = total_ - issued_;
     if (left == 0) return INT64_MAX;
+    if (rest_ > 0) return 1;
     const int64_t room = cap_ - (issued_ - retired_);
     return std::max<int64_t>(1, std::min(batch_, left) - room);
   }
   void top_up() {
     const int64_t room = cap_ - (issued_ - retired_), left = total_ - issued_;
-    if (left > 0 && room >= std::min<int64_t>(batch_, left)) {
-      issue(std::max<int64_t>(1, std::min(room - short_, left)));
-      short_ = 0;
+    if (rest_ > 0) {
+      issue(rest_);
+      rest_ = 0;
+    } else if (left > 0 && room >= std::min<int64_t>(batch_, left)) {
+      issue(std::min(room, left));
     }
   }
 
@@ -143,7 +148,7 @@ class WeightStream {
   uint32_t stride_;  // bytes per weight row
   bool bf16_;
   int64_t issued_ = 0, retired_ = 0;
-  int64_t short_ = 0;  // tiles the next top_up leaves out (first_tile)
+  int64_t rest_ = 0;  // the first batch's tiles after first_tiles, for the next top_up
 };
 
 // One MMC: its UB row, ACC row and whether it accumulates.
@@ -305,7 +310,12 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   // The memory unit alternates loads (each waiting for its data) and
   // writes in program order, so loads overlap the rest imperfectly: they
   // count an eighth more.
-  const uint64_t busiest = std::max({mxu + last, other_loads * 9 / 8 + write_work, first_tile + write_work,
+  // The MXU starts before the first load has arrived whole, on its first
+  // block (behind that block's weight tiles, which go first).
+  const uint64_t first_blocks = std::min<uint64_t>(kb, uint64_t(p.chunk_blocks));
+  const uint64_t first_mmc = kReadLatency + (first_blocks * n + P * in_rows) * row_cycles;
+  const uint64_t busiest = std::max({first_mmc + mxu + last - std::min(first, first_mmc + mxu + last),
+                                     other_loads * 9 / 8 + write_work, first_tile + write_work,
                                      link_read, vpu + first_tile});
   const uint64_t depth = uint64_t(std::max(2, core.imem_depth));
   if (instructions == 0) instructions = estimate_instructions(p);
@@ -636,7 +646,16 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     out.add(isa::cfg(isa::kCfgFmax, 0x7F800000u));
     if (epi.act == isa::Act::kRelu6) out.add(isa::cfg(isa::kCfgRelu6F32, 0x40C00000u));
   }
-  weights.first_tile();
+  // The MMCs that can run while the first load arrives: those up to the
+  // first that reads its last block, and no more than its blocks (the MXU
+  // takes a row a cycle, as fast as the load brings them).
+  const int first_blocks = std::min(kb, p.chunk_blocks);
+  int64_t during_load = 0;
+  for (const auto& [j, k] : group_order(p, 0)) {
+    ++during_load;
+    if (k == first_blocks - 1 || during_load == first_blocks) break;
+  }
+  weights.first_tiles(during_load);
 
   // Loads of L, in order: (pass, chunk) when a pass is loaded whole
   // (chunks = 1), else (pass, group, chunk). Load i goes to region i % a_regions.
@@ -1038,7 +1057,7 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
     batch = std::min<int64_t>(batch, weight_batch(p));
   }
   WeightStream weights(out, plans[0], std::move(runs), batch);
-  weights.first_tile();
+  weights.first_tiles(plans[0].k_blocks);  // the first product's first tile
   const auto load = [&](size_t g) { out.add(isa::rhm(loads[g].ub, loads[g].rows, loads[g].addr, uint32_t(n))); };
   load(0);
 

@@ -267,7 +267,7 @@ module ctrl_scoreboard #(
   // ---------------------------------------------------------------------------
   logic [PtrW-1:0]  mmc_head;
   logic [Depth-1:0] mmc_on_mem;   // the head's dependencies on memory entries
-  logic [UbAw-1:0] on_lo, on_last, head_last;
+  logic [UbAw-1:0] head_last;
   logic             on_one, on_filling, rows_in;
   logic             stream_q;     // last cycle: the head at stream_slot_q may start
   logic [PtrW-1:0]  stream_slot_q;
@@ -278,19 +278,13 @@ module ctrl_scoreboard #(
   // Exactly one memory entry left, and no vector one.
   assign on_one     = mmc_on_mem != '0 && (mmc_on_mem & (mmc_on_mem - 1'b1)) == '0 &&
                       dep[UnitMmc][mmc_head][UnitVpu] == '0;
-  always_comb begin
-    on_lo   = '0;
-    on_last = '0;
-    for (int e = 0; e < Depth; e++)
-      if (mmc_on_mem[e]) begin
-        on_lo   = mem_ub_q[e].lo;
-        on_last = mem_ub_q[e].last;
-      end
-  end
   // That entry is the RHM being written: a UB write with its range. (Two
   // RHMs of one range both older than the head would both be in its mask.)
-  assign on_filling = fill_i && on_lo == fill_lo_i && on_last == fill_last_i &&
-                      |(mmc_on_mem & mem_wr_q);
+  logic [Depth-1:0] filling;
+  for (genvar e = 0; e < Depth; e++) begin : gen_filling
+    assign filling[e] = mem_wr_q[e] && mem_ub_q[e].lo == fill_lo_i && mem_ub_q[e].last == fill_last_i;
+  end
+  assign on_filling = fill_i && |(mmc_on_mem & filling);
   // Every row the head reads that the RHM writes has landed: the head
   // overlaps the RHM, so its last row is at or past the RHM's first.
   assign rows_in    = {1'b0, head_last - fill_lo_i} < fill_rows_i;

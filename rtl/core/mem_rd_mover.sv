@@ -10,10 +10,12 @@
 // done_o pulses when every row is in the UB. Meanwhile fill_o tells which
 // rows already are: the RHM's UB rows [fill_lo_o, fill_last_o] are written in
 // order, and the first fill_rows_o of them have landed (a matrix unit command
-// that reads only those may start before the RHM completes; ctrl_scoreboard). A row with the error bit pulses
-// fault_o with the command's pc; after a fault here or stop_i (a fault of
-// the write side) the mover requests nothing more and lets nothing more into
-// the FIFO (rows already queued still land), and waits for the flush.
+// that reads only those may start before the RHM completes; ctrl_scoreboard).
+//
+// A row with the error bit pulses fault_o with the command's pc; after a
+// fault here or stop_i (a fault of the write side) the mover requests nothing
+// more and lets nothing more into the FIFO (rows already queued still land),
+// and waits for the flush.
 `include "tpu_macros.svh"
 
 module mem_rd_mover #(

@@ -267,7 +267,7 @@ module ctrl_scoreboard #(
   // ---------------------------------------------------------------------------
   logic [PtrW-1:0]  mmc_head;
   logic [Depth-1:0] mmc_on_mem;   // the head's dependencies on memory entries
-  logic [UbAw-1:0] head_last;
+  logic [UbAw-1:0]  head_last;    // the last UB row the head reads
   logic             on_one, on_filling, rows_in;
   logic             stream_q;     // last cycle: the head at stream_slot_q may start
   logic [PtrW-1:0]  stream_slot_q;

@@ -1057,7 +1057,7 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
     batch = std::min<int64_t>(batch, weight_batch(p));
   }
   WeightStream weights(out, plans[0], std::move(runs), batch);
-  weights.first_tiles(plans[0].k_blocks);  // the first product's first tile
+  weights.first_tiles(plans[0].k_blocks);  // the first output tile of the first product: a tile per K block
   const auto load = [&](size_t g) { out.add(isa::rhm(loads[g].ub, loads[g].rows, loads[g].addr, uint32_t(n))); };
   load(0);
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -50,15 +51,26 @@ class Device {
   // completions then wait in the device, which stops taking reads).
   void set_cc_stall(double p) { cc_stall_ = p; }
 
-  // One clock cycle with the root complex serving the DMA streams.
+  // One clock cycle with the root complex serving the DMA streams, in one
+  // evaluation of the model (Sim::tick_unsettled): what the root complex and
+  // the cc side read before the edge are registered outputs, which the
+  // inputs just set cannot change.
   void step() {
     dut_.cc_ready_i = !sim_.chance(cc_stall_);
     rc_.drive();
-    sim_.settle();
+    if (check_outputs_) check_outputs_registered();
     rc_.tick(sim_.cycle());
     if (dut_.cc_valid_o && dut_.cc_ready_i) cc_.push_back(dut_.cc_o);
-    sim_.tick_settled();
+    sim_.tick_unsettled();
   }
+
+  // With the check on, every step() evaluates the new inputs before the
+  // edge too and counts the cycles in which an output step() reads changed
+  // by it: a path from an input to one of them without a register, which
+  // step() would miss.
+  void set_output_check(bool on) { check_outputs_ = on; }
+  uint64_t output_checked_cycles() const { return output_checked_cycles_; }
+  uint64_t unregistered_output_cycles() const { return unregistered_output_cycles_; }
 
   void run(uint64_t cycles) {
     for (uint64_t i = 0; i < cycles; ++i) step();
@@ -192,7 +204,25 @@ class Device {
   Model& dut_;
   tpu::host::RootComplex rc_;
   tpu::host::LinkCfg link_;
+  // The outputs step() reads before the edge, as raw words.
+  std::vector<uint32_t> outputs_read_by_step() const {
+    std::vector<uint32_t> v{dut_.rq_valid_o, dut_.rc_ready_o, dut_.cc_valid_o};
+    v.insert(v.end(), dut_.rq_o.m_storage, dut_.rq_o.m_storage + std::size(dut_.rq_o.m_storage));
+    v.push_back(uint32_t(dut_.cc_o));
+    v.push_back(uint32_t(dut_.cc_o >> 32));
+    return v;
+  }
+
+  void check_outputs_registered() {
+    const std::vector<uint32_t> before = outputs_read_by_step();
+    sim_.settle();
+    ++output_checked_cycles_;
+    if (outputs_read_by_step() != before) ++unregistered_output_cycles_;
+  }
+
   std::vector<uint64_t> cc_;
+  bool check_outputs_ = false;
+  uint64_t output_checked_cycles_ = 0, unregistered_output_cycles_ = 0;
   double cc_stall_ = 0.0;
   unsigned next_tag_ = 0;
   uint64_t sq_base_ = 0, cq_base_ = 0;

@@ -27,7 +27,8 @@
 //   sim.tick();         // the edge
 // drive() and tick() are split because the inputs of a cycle must stay as
 // they were when the handshakes were evaluated until the clock edge. The
-// MMIO side (cq/cc) is driven by tb::Device (device_harness.h).
+// MMIO side (cq/cc) is driven by tb::Device (device_harness.h), which leaves
+// out the settle(): the outputs tick() reads are registered.
 #pragma once
 
 #include <array>

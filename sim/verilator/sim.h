@@ -7,6 +7,8 @@
 //   settle()               re-evaluate after changing inputs
 //   tick_settled()         tick() when no input changed since settle(): one
 //                          evaluation per cycle fewer
+//   tick_unsettled()       tick() in one evaluation, for a harness that reads
+//                          only registered outputs before the edge
 //   reset(cycles)          hold rst_ni low for a few cycles
 //   run_until(pred, max)   tick until pred() holds; false on timeout
 #pragma once
@@ -91,6 +93,29 @@ class Sim {
       ctx_->gotError(false);
       ++assertion_failures_;
     }
+  }
+
+  // tick() without the evaluation with the clock low. Verilator 5.006 finds
+  // a rising edge by comparing clk_i with its value at the previous eval(),
+  // so a cycle otherwise takes two evaluations, and each runs all the logic
+  // the top-level inputs feed. This one sets that remembered value to low
+  // instead. It is for a harness whose reads between setting the inputs and
+  // the edge see no output the new inputs reach without a register: those
+  // outputs would still show the old inputs (tb::Device checks this on
+  // request). With waves on it settles, so that the low half of each cycle
+  // shows the new inputs. Needs the model's root header (<Vname>___024root.h);
+  // another Verilator version evaluates twice, as tick() does.
+  void tick_unsettled() {
+#if VERILATOR_VERSION_INTEGER == 5006000
+    if (trace_) {
+      settle();
+    } else {
+      dut_->rootp->__Vtrigrprev__TOP__clk_i = 0;
+    }
+#else
+    settle();
+#endif
+    tick_settled();
   }
 
   void settle() {

@@ -257,6 +257,29 @@ TEST_F(DeviceTest, RandomProgramsReorderedSplitCompletions) {
   random_programs(30);
 }
 
+// Device::step() lets the root complex and the cc side read the device's
+// outputs before the edge without evaluating the inputs it has just set (one
+// evaluation per cycle). That is right only while every output they read is
+// registered. Here each cycle also evaluates the new inputs and compares,
+// with backpressure on all four streams, reordered split completions, and
+// random programs that use every unit.
+TEST_F(DeviceTest, OutputsReadBeforeTheEdgeAreRegistered) {
+  RootComplexConfig cfg;
+  cfg.latency = 40;
+  cfg.jitter = 60;
+  cfg.reorder = true;
+  cfg.split = tpu::host::SplitMode::kRandom;
+  cfg.rq_ready_prob = 0.7;
+  cfg.rc_gap_prob = 0.3;
+  cfg.seed = seed_for_rc();
+  start(cfg);
+  dev_->set_cc_stall(0.5);
+  dev_->set_output_check(true);
+  random_programs(10);
+  EXPECT_GT(dev_->output_checked_cycles(), 3'000u);
+  EXPECT_EQ(dev_->unregistered_output_cycles(), 0u);
+}
+
 TEST_F(DeviceTest, Gemm64x64x64ThroughRings) {
   start();
   check_gemm(64, 64, 64, 7);

@@ -86,6 +86,21 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
   // The root complex's own random source, derived from the test's seed.
   uint64_t seed_for_rc() { return uint64_t(this->rand_int(1, 1 << 30)); }
 
+  // start() with reordered, split and late completions, and backpressure on
+  // all four streams.
+  void start_on_a_rough_link() {
+    RootComplexConfig cfg;
+    cfg.latency = 40;
+    cfg.jitter = 60;
+    cfg.reorder = true;
+    cfg.split = tpu::host::SplitMode::kRandom;
+    cfg.rq_ready_prob = 0.7;
+    cfg.rc_gap_prob = 0.3;
+    cfg.seed = seed_for_rc();
+    start(cfg);
+    dev_->set_cc_stall(0.5);
+  }
+
   std::vector<int8_t> ub_row(int r) { return top_peek::peek_ub_row(this->dut().rootp, N, tb::kConfig.ub_rows, r); }
 
   // A small GEMM through the rings; true when it equals the reference.
@@ -244,16 +259,7 @@ TEST_F(DeviceTest, RandomProgramsDefaultLink) {
 }
 
 TEST_F(DeviceTest, RandomProgramsReorderedSplitCompletions) {
-  RootComplexConfig cfg;
-  cfg.latency = 40;
-  cfg.jitter = 60;
-  cfg.reorder = true;
-  cfg.split = tpu::host::SplitMode::kRandom;
-  cfg.rq_ready_prob = 0.7;
-  cfg.rc_gap_prob = 0.3;
-  cfg.seed = seed_for_rc();
-  start(cfg);
-  dev_->set_cc_stall(0.5);  // backpressure on all four streams
+  start_on_a_rough_link();
   random_programs(30);
 }
 
@@ -264,16 +270,7 @@ TEST_F(DeviceTest, RandomProgramsReorderedSplitCompletions) {
 // with backpressure on all four streams, reordered split completions, and
 // random programs that use every unit.
 TEST_F(DeviceTest, OutputsReadBeforeTheEdgeAreRegistered) {
-  RootComplexConfig cfg;
-  cfg.latency = 40;
-  cfg.jitter = 60;
-  cfg.reorder = true;
-  cfg.split = tpu::host::SplitMode::kRandom;
-  cfg.rq_ready_prob = 0.7;
-  cfg.rc_gap_prob = 0.3;
-  cfg.seed = seed_for_rc();
-  start(cfg);
-  dev_->set_cc_stall(0.5);
+  start_on_a_rough_link();
   dev_->set_output_check(true);
   random_programs(10);
   EXPECT_GT(dev_->output_checked_cycles(), 3'000u);

@@ -70,7 +70,7 @@ module mxu_array #(
     data_t bank_q [N][N][2];  // the two stationary weights
     data_t w_q    [N][N];     // MAC weight register
     prod_t prod_q [N][N];
-    psum_t psum_q [N-1][N];   // partial sum leaving PE (r, c) downwards
+    psum_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: below)
     logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
     logic [N-1:0][N-1:0]     wv_q;  // row r: weight-valid leaving row r
 
@@ -85,27 +85,27 @@ module mxu_array #(
     // invalid beat is never read, and an idle array skips three stores per
     // PE. When en_i is low nothing moves, so the loops are skipped whole.
     always_ff @(posedge clk_i) begin
-      data_t act_in, wgt_in;
-      logic  abank_in, wv_in, wbank_in;
-      row_t  wrow_in;
-      psum_t psum_in;
+      data_t        act_in, wgt_in;
+      logic         abank_in, wbank_in;
+      logic [N-1:0] wv_in;
+      row_t         wrow_in;
+      psum_t        psum_in;
       psum_last_d = psum_last_q;
       if (en_i) begin
         for (int r = N - 1; r >= 0; r--) begin
+          wv_in = r == 0 ? wgt_valid_i : wv_q[r-1];  // the row's weight-valid flags, once per row
           for (int c = N - 1; c >= 0; c--) begin
             // What enters PE (r, c): from the left edge or the PE to the left,
             // from the top edge or the PE above (old values: not yet visited).
             act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
             abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
-            wv_in    = r == 0 ? wgt_valid_i[c] : wv_q[r-1][c];
             psum_in  = r == 0 ? '0             : psum_q[r-1][c];
-            if (r == N - 1) psum_last_d[c] = psum_in + psum_t'($signed(prod_q[r][c]));
-            else            psum_q[r][c]   = psum_in + psum_t'($signed(prod_q[r][c]));
+            psum_q[r][c]  = psum_in + psum_t'($signed(prod_q[r][c]));
             prod_q[r][c]  = prod_t'($signed(act_q[r][c]) * $signed(w_q[r][c]));
             w_q[r][c]     = bank_q[r][c][abank_in];
             act_q[r][c]   = act_in;
             abank_q[r][c] = abank_in;
-            if (wv_in) begin
+            if (wv_in[c]) begin
               wrow_in  = r == 0 ? wgt_row_i[c]  : wrow_q[r-1][c];
               wbank_in = r == 0 ? wgt_bank_i[c] : wbank_q[r-1][c];
               wgt_in   = r == 0 ? wgt_i[c]      : wgt_q[r-1][c];
@@ -116,6 +116,11 @@ module mxu_array #(
             end
           end
         end
+        // Row N-1 of psum_q holds the bottom row's new sums only on their
+        // way to psum_last_q: written above and copied here in the same
+        // cycle, it is no register of its own. (One array for all rows
+        // keeps the bottom row out of a special case in the PE loop.)
+        for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][c];
       end
       psum_last_q <= psum_last_d;
     end
@@ -162,7 +167,7 @@ module mxu_array #(
     data_t w_q    [N][N];     // MAC weight register
     word_t prod_q [N][N];     // fp32 product (mixed int8 rows: int8 product)
     logic  pfmt_q [N][N];     // mixed: the product's format
-    word_t psum_q [N-1][N];   // partial sum leaving PE (r, c) downwards
+    word_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: as int8)
     logic [N-1:0][31:0]  psum_last_q, psum_last_d;  // ... and leaving row N-1
     logic [N-1:0][N-1:0] wv_q;  // row r: weight-valid leaving row r
 
@@ -173,26 +178,26 @@ module mxu_array #(
 
     always_ff @(posedge clk_i) begin
       data_t              act_in, wgt_in;
-      logic               abank_in, fmt_in, wv_in, wbank_in;
+      logic               abank_in, fmt_in, wbank_in;
+      logic [N-1:0]       wv_in;
       row_t               wrow_in;
       word_t              psum_in, sum;
       logic signed [15:0] int_prod;
       psum_last_d = psum_last_q;
       if (en_i) begin
         for (int r = N - 1; r >= 0; r--) begin
+          wv_in = r == 0 ? wgt_valid_i : wv_q[r-1];
           for (int c = N - 1; c >= 0; c--) begin
             // What enters PE (r, c), as in gen_int8_grid.
             act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
             abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
-            wv_in    = r == 0 ? wgt_valid_i[c] : wv_q[r-1][c];
             psum_in  = r == 0 ? '0             : psum_q[r-1][c];
             // Sum, then product, then operands: each reads the old value
             // of the stage before it. if/else, not ?:, so that a model
             // evaluates only the arithmetic of the row's format.
             if (!Mixed || pfmt_q[r][c]) sum = fp_pkg::fp32_add(psum_in, prod_q[r][c]);
             else                        sum = psum_in + prod_q[r][c];
-            if (r == N - 1) psum_last_d[c] = sum;
-            else            psum_q[r][c]   = sum;
+            psum_q[r][c] = sum;
             if (!Mixed || fmt_q[r][c]) begin
               prod_q[r][c] = fp_pkg::bf16_mul(act_q[r][c], w_q[r][c]);
             end else begin
@@ -207,7 +212,7 @@ module mxu_array #(
             w_q[r][c]     = bank_q[r][c][abank_in];
             act_q[r][c]   = act_in;
             abank_q[r][c] = abank_in;
-            if (wv_in) begin  // as in gen_int8_grid: a beat's registers load with a valid beat
+            if (wv_in[c]) begin  // as in gen_int8_grid: a beat's registers load with a valid beat
               wrow_in  = r == 0 ? wgt_row_i[c]  : wrow_q[r-1][c];
               wbank_in = r == 0 ? wgt_bank_i[c] : wbank_q[r-1][c];
               wgt_in   = r == 0 ? wgt_i[c]      : wgt_q[r-1][c];
@@ -218,6 +223,7 @@ module mxu_array #(
             end
           end
         end
+        for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][c];
       end
       psum_last_q <= psum_last_d;
     end

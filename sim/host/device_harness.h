@@ -200,10 +200,6 @@ class Device {
     throw std::runtime_error("the device never took an MMIO request");
   }
 
-  Sim<Model>& sim_;
-  Model& dut_;
-  tpu::host::RootComplex rc_;
-  tpu::host::LinkCfg link_;
   // The outputs step() reads before the edge, as raw words.
   std::vector<uint32_t> outputs_read_by_step() const {
     std::vector<uint32_t> v{dut_.rq_valid_o, dut_.rc_ready_o, dut_.cc_valid_o};
@@ -220,6 +216,10 @@ class Device {
     if (outputs_read_by_step() != before) ++unregistered_output_cycles_;
   }
 
+  Sim<Model>& sim_;
+  Model& dut_;
+  tpu::host::RootComplex rc_;
+  tpu::host::LinkCfg link_;
   std::vector<uint64_t> cc_;
   bool check_outputs_ = false;
   uint64_t output_checked_cycles_ = 0, unregistered_output_cycles_ = 0;

@@ -107,15 +107,13 @@ class Sim {
   // another Verilator version evaluates twice, as tick() does.
   void tick_unsettled() {
 #if VERILATOR_VERSION_INTEGER == 5006000
-    if (trace_) {
-      settle();
-    } else {
+    if (!trace_) {
       dut_->rootp->__Vtrigrprev__TOP__clk_i = 0;
+      tick_settled();
+      return;
     }
-#else
-    settle();
 #endif
-    tick_settled();
+    tick();
   }
 
   void settle() {

@@ -219,16 +219,20 @@ module ctrl_scoreboard #(
   // against every kept UB range; a UB range it reads against the UB ranges
   // that memory and vector commands write; its ACC read against matrix ACC
   // writes; its ACC write against vector ACC reads. (n_rd1 exists only for a
-  // VOP, so not against the vector unit's own writes.)
+  // VOP, so not against the vector unit's own writes.) conf is read only
+  // while a command is pending; the test of pend_q keeps a simulator's model
+  // from comparing 8 entries' ranges in every other cycle.
   always_comb begin
     conf = '0;
-    for (int e = 0; e < Depth; e++) begin
-      conf[UnitMem][e] = ub_ov(n_wr, mem_ub_q[e]) ||
-                         (mem_wr_q[e] && (ub_ov(n_rd0, mem_ub_q[e]) || ub_ov(n_rd1, mem_ub_q[e])));
-      conf[UnitMmc][e] = ub_ov(n_wr, mmc_ub_q[e]) || acc_ov(n_acc_rd, mmc_acc_q[e]);
-      conf[UnitVpu][e] = ub_ov(n_rd0, vpu_wr_q[e]) || ub_ov(n_wr, vpu_rd0_q[e]) ||
-                         ub_ov(n_wr, vpu_rd1_q[e]) || ub_ov(n_wr, vpu_wr_q[e]) ||
-                         acc_ov(n_acc_wr, vpu_acc_q[e]);
+    if (pend_q) begin
+      for (int e = 0; e < Depth; e++) begin
+        conf[UnitMem][e] = ub_ov(n_wr, mem_ub_q[e]) ||
+                           (mem_wr_q[e] && (ub_ov(n_rd0, mem_ub_q[e]) || ub_ov(n_rd1, mem_ub_q[e])));
+        conf[UnitMmc][e] = ub_ov(n_wr, mmc_ub_q[e]) || acc_ov(n_acc_rd, mmc_acc_q[e]);
+        conf[UnitVpu][e] = ub_ov(n_rd0, vpu_wr_q[e]) || ub_ov(n_wr, vpu_rd0_q[e]) ||
+                           ub_ov(n_wr, vpu_rd1_q[e]) || ub_ov(n_wr, vpu_wr_q[e]) ||
+                           acc_ov(n_acc_wr, vpu_acc_q[e]);
+      end
     end
   end
 

@@ -51,11 +51,16 @@ module dma_wr_pack #(
 
   import dma_pkg::*;
 
+  // Bytes [lo, lo + n) of the buffer.
+  function automatic logic [255:0] byte_window(logic [5:0] lo, logic [4:0] n);
+    return ~({256{1'b1}} << {n, 3'b000}) << {lo, 3'b000};
+  endfunction
+
   logic [OffW-1:0]  in_rem_q, in_rem_d, out_rem_q, out_rem_d, rest_q, rest_d;
   logic [12:0]      pkt_rem_q, pkt_rem_d, pkt_len_q, plen_q, cur_rem;
   logic [63:0]      pkt_addr_q, next_addr_q, next_addr_d;
   logic [31:0][7:0] buf_q, buf_d;
-  logic [5:0]       cnt_q, cnt_d, base, src;
+  logic [5:0]       cnt_q, cnt_d, base;
   logic [4:0]       in_n, out_n, pop_n;
   logic             new_pkt, push, pop, pkt_start, plen_ok_q;
 
@@ -93,13 +98,15 @@ module dma_wr_pack #(
   assign in_keep_o  = low_bytes(in_n);
   assign busy_o     = out_rem_q != '0;
 
+  // Popped bytes leave from byte 0 (zeros shift in at the top); the client
+  // beat's in_n bytes land at byte base. Whole-vector shifts, and nothing in
+  // the cycles nothing moves: the same byte muxes in hardware, and a
+  // simulator's model does not visit 32 bytes in every cycle.
   always_comb begin
-    src = '0;
-    for (int i = 0; i < 32; i++) begin
-      src      = 6'(i) + 6'(pop_n);
-      buf_d[i] = (src < 6'd32) ? buf_q[src[4:0]] : 8'd0;
-      if (push && (6'(i) >= base) && (6'(i) < base + 6'(in_n))) buf_d[i] = in_data_i[4'(6'(i) - base)];
-    end
+    buf_d = buf_q;
+    if (pop)  buf_d = buf_d >> {pop_n, 3'b000};
+    if (push) buf_d = (buf_d & ~byte_window(base, in_n)) |
+                      ((256'(in_data_i) << {base, 3'b000}) & byte_window(base, in_n));
   end
 
   always_comb begin

@@ -19,42 +19,67 @@ module mxu_skew #(
   output logic [Lanes-1:0][Width-1:0] data_o
 );
 
+  function automatic int unsigned delay(int unsigned lane);
+    return Ascending ? lane : Lanes - 1 - lane;
+  endfunction
+
   if (!Reset) begin : gen_no_reset
     logic unused_clear;
     assign unused_clear = clear_i;  // rst_ni is unused too (waived in lint.vlt)
   end
 
-  // One shift register of Lanes-1 stages carries every lane; lane i is read
-  // out after its delay, and the stages past it are left unused (removed in
-  // synthesis; waived in lint.vlt). Stages are unpacked, lanes packed, so a
-  // simulator's model shifts the whole triangle in O(Lanes) statements
-  // rather than one process per register (docs/decisions.md).
+  // Lane i's delay line is the stages of one shared shift register up to
+  // its delay, then an output register of its own (out_q). The shared stages
+  // (lanes packed, stages unpacked) are read only in this block, so they
+  // update in place with blocking assignments, oldest stage first, after
+  // the output registers have loaded from them: a simulator's model copies
+  // each stage once a cycle, where a next-state array and a non-blocking
+  // load of the array cost it three copies. Stages past a lane's delay are
+  // left unused (removed in synthesis; waived in lint.vlt). The registers
+  // read outside the block, out_q, are non-blocking.
   if (Lanes > 1) begin : gen_stages
-    logic [Lanes-1:0][Width-1:0] stage_q [Lanes-1], stage_d [Lanes-1];
-
-    always_comb begin
-      stage_d[0] = data_i;
-      for (int s = 1; s < Lanes - 1; s++) stage_d[s] = stage_q[s-1];
-    end
+    typedef logic [Lanes-1:0][Width-1:0] row_t;
+    localparam int unsigned Stages = Lanes > 2 ? Lanes - 2 : 1;
+    // stage_q[s]: data_i of s + 1 cycles ago. The output register of a lane
+    // of delay D loads from stage D - 2, or from data_i if D = 1.
+    row_t stage_q [Stages];
+    row_t out_q;
 
     if (Reset) begin : gen_rst
       always_ff @(posedge clk_i or negedge rst_ni) begin
-        if (!rst_ni)      stage_q <= '{default: '0};
-        else if (clear_i) stage_q <= '{default: '0};
-        else if (en_i)    stage_q <= stage_d;
+        if (!rst_ni) begin
+          out_q <= '0;
+          for (int s = 0; s < Stages; s++) stage_q[s] = '0;
+        end else if (clear_i) begin
+          out_q <= '0;
+          for (int s = 0; s < Stages; s++) stage_q[s] = '0;
+        end else if (en_i) begin
+          for (int unsigned i = 0; i < Lanes; i++) begin
+            if (delay(i) == 1)      out_q[i] <= data_i[i];
+            else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
+          end
+          for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
+          stage_q[0] = data_i;
+        end
       end
     end else begin : gen_nrst
       always_ff @(posedge clk_i) begin
-        if (en_i) stage_q <= stage_d;
+        if (en_i) begin
+          for (int unsigned i = 0; i < Lanes; i++) begin
+            if (delay(i) == 1)      out_q[i] <= data_i[i];
+            else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
+          end
+          for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
+          stage_q[0] = data_i;
+        end
       end
     end
 
     for (genvar i = 0; i < Lanes; i++) begin : gen_lane
-      localparam int unsigned Delay = Ascending ? i : Lanes - 1 - i;
-      if (Delay == 0) begin : gen_wire
+      if (delay(i) == 0) begin : gen_wire
         assign data_o[i] = data_i[i];
       end else begin : gen_delay
-        assign data_o[i] = stage_q[Delay-1][i];
+        assign data_o[i] = out_q[i];
       end
     end
   end else begin : gen_single

@@ -242,20 +242,31 @@ module ctrl_scoreboard #(
   // ---------------------------------------------------------------------------
   logic [NU-1:0][Depth-1:0][NU-1:0][Depth-1:0] dep;
 
+  // The masks of entries of unit u on entries of unit v, one register per
+  // pair of units. Meaningful only while the slot is valid and loaded whole
+  // when it is allocated: neither a reset nor the clear is needed. A pair's
+  // masks change only when a command of u is pending or one of v completes,
+  // so they load only then (a clock enable; a simulator's model does not
+  // visit the 48 masks in the other cycles).
   for (genvar u = 0; u < NU; u++) begin : gen_dep_u
-    for (genvar e = 0; e < Depth; e++) begin : gen_dep_e
-      for (genvar v = 0; v < NU; v++) begin : gen_dep_v
-        if (u != v && u != UnitWgt && v != UnitWgt) begin : gen_mask
-          // Meaningful only while the slot is valid and loaded whole when it
-          // is allocated: neither a reset nor the clear is needed.
-          logic [Depth-1:0] mask_q, mask_d;
-          always_comb begin
-            mask_d = mask_q & ~clr[v];
-            if (pend[u] && pend_slot_q == PtrW'(e)) mask_d = new_dep[v];
+    for (genvar v = 0; v < NU; v++) begin : gen_dep_v
+      if (u != v && u != UnitWgt && v != UnitWgt) begin : gen_mask
+        logic [Depth-1:0][Depth-1:0] mask_q;  // [entry of u]
+
+        always_ff @(posedge clk_i) begin
+          if (pend[u] || free[v]) begin
+            for (int e = 0; e < Depth; e++) begin
+              if (pend[u] && pend_slot_q == PtrW'(e)) mask_q[e] <= new_dep[v];
+              else                                   mask_q[e] <= mask_q[e] & ~clr[v];
+            end
           end
-          `FFNR(mask_q, mask_d)
-          assign dep[u][e][v] = mask_q;
-        end else begin : gen_no_mask
+        end
+
+        for (genvar e = 0; e < Depth; e++) begin : gen_entry
+          assign dep[u][e][v] = mask_q[e];
+        end
+      end else begin : gen_no_mask
+        for (genvar e = 0; e < Depth; e++) begin : gen_entry
           assign dep[u][e][v] = '0;
         end
       end

@@ -91,6 +91,18 @@ module vpu_vop_row #(
     return x[7:0];
   endfunction
 
+  // The result of the operations that need no rounding, from the lane's
+  // operands a, b (sign-extended) and its pooling maximum.
+  function automatic logic [7:0] direct(tpu_isa_pkg::vop_e op, logic [SumW-1:0] a,
+                                        logic [SumW-1:0] b, logic [7:0] pool_max);
+    unique case (op)
+      tpu_isa_pkg::VopAdd:     return sat8(a + b);
+      tpu_isa_pkg::VopMax:     return ($signed(a) > $signed(b)) ? a[7:0] : b[7:0];
+      tpu_isa_pkg::VopPoolMax: return pool_max;
+      default:                 return '0;  // MUL, POOLAVG (rounded below), undefined ops
+    endcase
+  endfunction
+
   function automatic logic is_pool(tpu_isa_pkg::vop_e op);
     return op == tpu_isa_pkg::VopPoolMax || op == tpu_isa_pkg::VopPoolAvg;
   endfunction
@@ -139,16 +151,22 @@ module vpu_vop_row #(
   assign mask      = (SumW'(1) << s1_shift_q) - SumW'(1);
   assign half      = mask >> 1;
 
+  // Stage 2's data registers load only with a row (s2_load): without one
+  // they are never read, and an idle VPU's lanes then cost a simulator's
+  // model no arithmetic.
+  logic s2_load;
+  assign s2_load = en2 && s1_valid_q;
+
   `FFL(s2_valid_q, s1_valid_q && s1_emit && !clear_i, en2 || clear_i, 1'b0)
-  `FFLNR(s2_rdbp_q, s1_rdbp, en2)
-  `FFLNR(s2_shift_q, s1_shift_q, en2)
-  `FFLNR(s2_top_q, mask & ~half, en2)
-  `FFLNR(s2_half_q, half, en2)
-  `FFLNR(s2_user_q, s1_user_q, en2)
+  `FFLNR(s2_rdbp_q, s1_rdbp, s2_load)
+  `FFLNR(s2_shift_q, s1_shift_q, s2_load)
+  `FFLNR(s2_top_q, mask & ~half, s2_load)
+  `FFLNR(s2_half_q, half, s2_load)
+  `FFLNR(s2_user_q, s1_user_q, s2_load)
 
   for (genvar j = 0; j < N; j++) begin : gen_lane
     logic [SumW-1:0] a, b, product, pool_q, pool_d, s2_x_q;
-    logic [7:0]      direct, s2_direct_q;
+    logic [7:0]      s2_direct_q;
 
     assign a       = {{(SumW - 8){s1_a_q[j][7]}}, s1_a_q[j]};
     assign b       = {{(SumW - 8){s1_b_q[j][7]}}, s1_b_q[j]};
@@ -164,20 +182,10 @@ module vpu_vop_row #(
 
     `FFLNR(pool_q, pool_d, pool_load)
 
-    // The results that need no rounding.
-    always_comb begin
-      unique case (s1_op_q)
-        tpu_isa_pkg::VopAdd:     direct = sat8(a + b);
-        tpu_isa_pkg::VopMax:     direct = ($signed(s1_a_q[j]) > $signed(s1_b_q[j])) ? s1_a_q[j]
-                                                                                 : s1_b_q[j];
-        tpu_isa_pkg::VopPoolMax: direct = pool_d[7:0];
-        default:                 direct = '0;  // MUL, POOLAVG (rounded below), undefined ops
-      endcase
-    end
-
-    // One rounding input, shared by MUL and POOLAVG.
-    `FFLNR(s2_x_q, (s1_op_q == tpu_isa_pkg::VopMul) ? product : pool_d, en2)
-    `FFLNR(s2_direct_q, direct, en2)
+    // One rounding input, shared by MUL and POOLAVG; and the results that
+    // need no rounding.
+    `FFLNR(s2_x_q, (s1_op_q == tpu_isa_pkg::VopMul) ? product : pool_d, s2_load)
+    `FFLNR(s2_direct_q, direct(s1_op_q, a, b, pool_d[7:0]), s2_load)
 
     // Stage 2: the rounding divide and saturation (MUL, POOLAVG).
     assign row_d[j] = s2_rdbp_q ? sat8(rdbp(s2_x_q, s2_shift_q, s2_top_q, s2_half_q)) : s2_direct_q;

@@ -29,21 +29,29 @@ module mxu_skew #(
   end
 
   // Lane i's delay line is the stages of one shared shift register up to
-  // its delay, then an output register of its own (out_q). The shared stages
-  // (lanes packed, stages unpacked) are read only in this block, so they
-  // update in place with blocking assignments, oldest stage first, after
-  // the output registers have loaded from them: a simulator's model copies
-  // each stage once a cycle, where a next-state array and a non-blocking
-  // load of the array cost it three copies. Stages past a lane's delay are
-  // left unused (removed in synthesis; waived in lint.vlt). The registers
-  // read outside the block, out_q, are non-blocking.
+  // its delay, then an output register of its own (out_q). No other clocked
+  // block reads the shared stages (lanes packed, stages unpacked), so they
+  // update in place with blocking assignments, oldest stage first: a
+  // simulator's model copies each stage once a cycle, where a next-state
+  // array and a non-blocking load of the array cost it three copies. Stages
+  // past a lane's delay are left unused (removed in synthesis; waived in
+  // lint.vlt). The registers read outside, out_q, are non-blocking.
   if (Lanes > 1) begin : gen_stages
     typedef logic [Lanes-1:0][Width-1:0] row_t;
     localparam int unsigned Stages = Lanes > 2 ? Lanes - 2 : 1;
     // stage_q[s]: data_i of s + 1 cycles ago. The output register of a lane
     // of delay D loads from stage D - 2, or from data_i if D = 1.
     row_t stage_q [Stages];
-    row_t out_q;
+    row_t out_q, out_d;
+
+    // What the output registers load.
+    always_comb begin
+      out_d = out_q;
+      for (int unsigned i = 0; i < Lanes; i++) begin
+        if (delay(i) == 1)      out_d[i] = data_i[i];
+        else if (delay(i) >= 2) out_d[i] = stage_q[delay(i) - 2][i];
+      end
+    end
 
     if (Reset) begin : gen_rst
       always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -54,10 +62,7 @@ module mxu_skew #(
           out_q <= '0;
           for (int s = 0; s < Stages; s++) stage_q[s] = '0;
         end else if (en_i) begin
-          for (int unsigned i = 0; i < Lanes; i++) begin
-            if (delay(i) == 1)      out_q[i] <= data_i[i];
-            else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
-          end
+          out_q <= out_d;
           for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
           stage_q[0] = data_i;
         end
@@ -65,10 +70,7 @@ module mxu_skew #(
     end else begin : gen_nrst
       always_ff @(posedge clk_i) begin
         if (en_i) begin
-          for (int unsigned i = 0; i < Lanes; i++) begin
-            if (delay(i) == 1)      out_q[i] <= data_i[i];
-            else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
-          end
+          out_q <= out_d;
           for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
           stage_q[0] = data_i;
         end

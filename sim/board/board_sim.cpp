@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 #include <type_traits>
+#include <vector>
 
 #include "Vuart_bridge.h"
 #include "sim.h"
@@ -182,6 +183,7 @@ class Board final : public BoardSim {
     return counters_;
   }
   uint64_t cycles() const override { return cycles_; }
+  WiringCheck wiring_check() const override { return {checked_cycles_, miswired_cycles_}; }
 
  private:
   void run() {
@@ -263,36 +265,94 @@ class Board final : public BoardSim {
   bool chance(double p) { return p > 0 && std::bernoulli_distribution(p)(rng_); }
   int rand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
-  // One clock cycle of bridge and device, wired as tpu_uart_top wires them.
+  // One clock cycle of bridge and device, wired as tpu_uart_top wires them,
+  // in one evaluation of the device in most cycles. The device's outputs the
+  // bridge reads are registered (tb::Device checks this), except cq_ready_o,
+  // which follows cq_i; the bridge reads that one only while it offers a
+  // request (cq_valid_o), so only then is the device settled before the edge.
+  // The bridge's readies follow the device's valids, so it settles once.
   void cycle() {
     auto& b = bridge_.dut();
     auto& t = top_.dut();
     b.rx_i = to_device_.step(opt_.div);
-    // Settle the combinational paths between the two models: their valids
-    // come from flops, so two rounds reach the fixed point.
-    for (int round = 0; round < 2; ++round) {
-      bridge_.settle();
-      wire(t.link_cfg_i, b.link_cfg_o);
-      t.cq_valid_i = b.cq_valid_o;
-      wire(t.cq_i, b.cq_o);
-      t.cc_ready_i = b.cc_ready_o;
-      t.rq_ready_i = b.rq_ready_o;
-      t.rc_valid_i = b.rc_valid_o;
-      wire(t.rc_i, b.rc_o);
-      top_.settle();
-      b.cq_ready_i = t.cq_ready_o;
-      b.cc_valid_i = t.cc_valid_o;
-      wire(b.cc_i, t.cc_o);
-      b.rq_valid_i = t.rq_valid_o;
-      wire(b.rq_i, t.rq_o);
-      b.rc_ready_i = t.rc_ready_o;
-    }
+    device_to_bridge();
     bridge_.settle();
+    bridge_to_device();
+    const bool settle_device = t.cq_valid_i;
+    if (settle_device) top_.settle();
+    b.cq_ready_i = t.cq_ready_o;
+    if (opt_.check_wiring) check_wiring();
     uint8_t byte;
     if (from_device_.step(b.tx_o, opt_.div, &byte)) to_host(byte);
     bridge_.tick_settled();
-    top_.tick_settled();
+    if (settle_device || opt_.check_wiring) top_.tick_settled();  // check_wiring settled it
+    else top_.tick_unsettled();
     ++cycles_;
+  }
+
+  void device_to_bridge() {
+    auto& b = bridge_.dut();
+    auto& t = top_.dut();
+    b.cq_ready_i = t.cq_ready_o;
+    b.cc_valid_i = t.cc_valid_o;
+    wire(b.cc_i, t.cc_o);
+    b.rq_valid_i = t.rq_valid_o;
+    wire(b.rq_i, t.rq_o);
+    b.rc_ready_i = t.rc_ready_o;
+  }
+
+  void bridge_to_device() {
+    auto& b = bridge_.dut();
+    auto& t = top_.dut();
+    wire(t.link_cfg_i, b.link_cfg_o);
+    t.cq_valid_i = b.cq_valid_o;
+    wire(t.cq_i, b.cq_o);
+    t.cc_ready_i = b.cc_ready_o;
+    t.rq_ready_i = b.rq_ready_o;
+    t.rc_valid_i = b.rc_valid_o;
+    wire(t.rc_i, b.rc_o);
+  }
+
+  // What crosses between the two models before the edge, as raw words;
+  // cq_ready only while the bridge offers a request.
+  std::vector<uint32_t> crossing() {
+    auto& b = bridge_.dut();
+    auto& t = top_.dut();
+    std::vector<uint32_t> v{b.cq_valid_o, b.cq_valid_o && b.cq_ready_i, b.cc_ready_o, b.rq_ready_o,
+                            b.rc_valid_o, b.tx_o,      t.cc_valid_o,               t.rq_valid_o,
+                            t.rc_ready_o};
+    auto words = [&v](const auto& port) {
+      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(port)>>) {
+        v.push_back(uint32_t(port));
+        v.push_back(uint32_t(uint64_t(port) >> 32));
+      } else {
+        v.insert(v.end(), std::begin(port.m_storage), std::end(port.m_storage));
+      }
+    };
+    words(b.cq_o);
+    words(b.rc_o);
+    words(b.link_cfg_o);
+    words(t.cc_o);
+    words(t.rq_o);
+    return v;
+  }
+
+  // With BoardOptions::check_wiring: settles both models to their fixed
+  // point (two rounds, as their valids come from flops) after cycle() has
+  // wired them its way, and counts the cycles in which anything that crosses
+  // differs. The simulation goes on from the fixed point either way.
+  void check_wiring() {
+    const std::vector<uint32_t> fast = crossing();
+    for (int round = 0; round < 2; ++round) {
+      device_to_bridge();
+      bridge_.settle();
+      bridge_to_device();
+      top_.settle();
+    }
+    device_to_bridge();
+    bridge_.settle();
+    ++checked_cycles_;
+    if (crossing() != fast) ++miswired_cycles_;
   }
 
   BoardOptions opt_;
@@ -307,6 +367,7 @@ class Board final : public BoardSim {
   LineRx from_device_;
   std::atomic<bool> stop_{false}, cut_{false};
   std::atomic<uint64_t> cycles_{0};
+  std::atomic<uint64_t> checked_cycles_{0}, miswired_cycles_{0};
   std::thread thread_;
 };
 

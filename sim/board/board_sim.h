@@ -36,6 +36,15 @@ struct BoardOptions {
   unsigned div = 10;          // clock cycles per bit (3 Mbaud at 30 MHz)
   uint64_t seed = 1;
   LineFaults faults;
+  // Settle both models to their fixed point in every cycle as well, and count
+  // the cycles in which that changes what crosses between them (a test of
+  // the one-evaluation cycle's assumptions; about 3x slower).
+  bool check_wiring = false;
+};
+
+struct WiringCheck {
+  uint64_t checked_cycles = 0;
+  uint64_t miswired_cycles = 0;  // the one-evaluation cycle would have read another value
 };
 
 class BoardSim {
@@ -51,6 +60,7 @@ class BoardSim {
   virtual void set_cut(bool cut) = 0;  // every byte lost in both directions
   virtual LineCounters counters() const = 0;
   virtual uint64_t cycles() const = 0;
+  virtual WiringCheck wiring_check() const = 0;
 };
 
 // The configurations this build can simulate on the board.

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
                 o.config.c_str(), o.div, clock_mhz / o.div, clock_mhz, size, size, size);
     std::printf("  device time        %llu cycles = %.3f s at %.0f MHz\n", (unsigned long long)cycles,
                 seconds, clock_mhz);
-    std::printf("  wall time          %.2f s (simulation)\n", wall);
+    std::printf("  wall time          %.2f s (simulation: %.0f device cycles/s)\n", wall, cycles / wall);
     std::printf("  DMA payload        %.0f bytes: %.0f bytes/s of device time\n", payload, payload / seconds);
     std::printf("  line rate          %.0f bytes/s per direction; payload / line rate = %.1f %%\n",
                 line_rate, 100 * payload / seconds / line_rate);

@@ -30,12 +30,14 @@ MatrixI8 random_matrix(std::mt19937_64& rng, int rows, int cols) {
   return m;
 }
 
-std::unique_ptr<BoardSim> board(const tpu::board::LineFaults& faults = {}, uint64_t seed = 1) {
+std::unique_ptr<BoardSim> board(const tpu::board::LineFaults& faults = {}, uint64_t seed = 1,
+                                bool check_wiring = false) {
   BoardOptions o;
   o.config = "tiny";
   o.div = 4;
   o.seed = seed;
   o.faults = faults;
+  o.check_wiring = check_wiring;
   return BoardSim::start(o);
 }
 
@@ -65,6 +67,20 @@ TEST(UartTest, MatmulsAreExactOverTheLink) {
   EXPECT_GT(host->frames_received, 0u);
   EXPECT_EQ(host->crc_errors + host->bad_frames, 0u);
   EXPECT_GT(dev.cycles(), 0u);
+}
+
+// The board evaluates the device once a cycle unless the bridge offers it a
+// request (sim/board/board_sim.cpp). With the check on, it also settles both
+// models to their fixed point in every cycle, and what crosses between them
+// is the same.
+TEST(UartTest, TheBoardsOneEvaluationCycleWiresWhatTheFixedPointWires) {
+  auto sim = board({}, 1, /*check_wiring=*/true);
+  tpu::Device dev = tpu::Device::open("uart:" + sim->pty());
+  std::mt19937_64 rng(11);
+  expect_exact_matmuls(dev, rng, kSmallShapes);
+  const tpu::board::WiringCheck check = sim->wiring_check();
+  EXPECT_GT(check.checked_cycles, 10000u);
+  EXPECT_EQ(check.miswired_cycles, 0u);
 }
 
 TEST(UartTest, AFaultyLineIsRecoveredByRetransmission) {

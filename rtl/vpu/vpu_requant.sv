@@ -54,15 +54,16 @@ module vpu_requant (
   logic [4:0]  r1_left_q, r1_right_q, r2_right_q;
   logic [7:0]  r1_lo_q, r1_hi_q, r2_lo_q, r2_hi_q, r3_lo_q, r3_hi_q, r4_lo_q, r4_hi_q;
   logic [7:0]  r5_lo_q, r5_hi_q;
-  logic [4:0]  left_d, right_d;
+
+  // The stages' logic is written as functions of the previous stage's
+  // registers, called in the registers' loads: a simulator then computes it
+  // only in the cycles in which the lane advances (en_i), not in every cycle
+  // as it would a continuous assignment. The hardware is the same.
 
   // e > 0: left = e; e <= 0: right = -e, modulo 32 (so e = -32 gives 0).
-  assign left_d  = exponent_i[5] ? 5'd0 : exponent_i[4:0];
-  assign right_d = exponent_i[5] ? 5'd0 - exponent_i[4:0] : 5'd0;
-
   `FFLNR(r1_m_q, multiplier_i, en_i)
-  `FFLNR(r1_left_q, left_d, en_i)
-  `FFLNR(r1_right_q, right_d, en_i)
+  `FFLNR(r1_left_q, exponent_i[5] ? 5'd0 : exponent_i[4:0], en_i)
+  `FFLNR(r1_right_q, exponent_i[5] ? 5'd0 - exponent_i[4:0] : 5'd0, en_i)
   `FFLNR(r1_zp_q, zero_point_i, en_i)
   `FFLNR(r1_lo_q, lo_i, en_i)
   `FFLNR(r1_hi_q, hi_i, en_i)
@@ -85,17 +86,16 @@ module vpu_requant (
   // R1: x = sat32(acc + bias): a 33-bit sum saturates when its two top bits
   // differ.
   // ---------------------------------------------------------------------------
-  logic [32:0] sum;
-  logic [31:0] x_d, r1_x_q;
+  function automatic logic [31:0] sat_add(logic [31:0] a, logic [31:0] b);
+    logic [32:0] sum;
+    sum = {a[31], a} + {b[31], b};
+    if (sum[32] != sum[31]) return sum[32] ? Int32Min : Int32Max;
+    return sum[31:0];
+  endfunction
 
-  assign sum = {acc_i[31], acc_i} + {bias_i[31], bias_i};
+  logic [31:0] r1_x_q;
 
-  always_comb begin
-    x_d = sum[31:0];
-    if (sum[32] != sum[31]) x_d = sum[32] ? Int32Min : Int32Max;
-  end
-
-  `FFLNR(r1_x_q, x_d, en_i)
+  `FFLNR(r1_x_q, sat_add(acc_i, bias_i), en_i)
 
   // ---------------------------------------------------------------------------
   // R2: x << left, int32 two's complement: the bits shifted out of the top
@@ -116,26 +116,32 @@ module vpu_requant (
   // unsigned.
   // SRDHM saturates only for x = M0 = INT32_MIN; that flag is taken here.
   // ---------------------------------------------------------------------------
-  logic signed [16:0] xh, xl, mh, ml;
-  logic signed [33:0] hh, hl, lh, ll;
   logic [31:0]        r3_hh_q, r3_hl_q, r3_lh_q;
   logic [15:0]        r3_ll_hi_q;  // ll[15:0] never reaches y (see R4)
   logic               r3_sat_q;
   logic [4:0]         r3_s_q;
 
-  assign xh = $signed({r2_x_q[31], r2_x_q[31:16]});
-  assign xl = $signed({1'b0, r2_x_q[15:0]});
-  assign mh = $signed({r2_m_q[31], r2_m_q[31:16]});
-  assign ml = $signed({1'b0, r2_m_q[15:0]});
-  assign hh = xh * mh;
-  assign hl = xh * ml;
-  assign lh = xl * mh;
-  assign ll = xl * ml;
+  // x and M0's halves as 17-bit signed values: the high one signed, the low
+  // one unsigned.
+  function automatic logic signed [16:0] high(logic [15:0] h);
+    return $signed({h[15], h});
+  endfunction
+  function automatic logic signed [16:0] low(logic [15:0] l);
+    return $signed({1'b0, l});
+  endfunction
+  // The low 32 bits of a 17 x 17 product (its top bits are sign copies).
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [31:0] product(logic signed [16:0] a, logic signed [16:0] b);
+    logic signed [33:0] p;
+    p = a * b;
+    return p[31:0];
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
-  `FFLNR(r3_hh_q, hh[31:0], en_i)
-  `FFLNR(r3_hl_q, hl[31:0], en_i)
-  `FFLNR(r3_lh_q, lh[31:0], en_i)
-  `FFLNR(r3_ll_hi_q, ll[31:16], en_i)
+  `FFLNR(r3_hh_q, product(high(r2_x_q[31:16]), high(r2_m_q[31:16])), en_i)
+  `FFLNR(r3_hl_q, product(high(r2_x_q[31:16]), low(r2_m_q[15:0])), en_i)
+  `FFLNR(r3_lh_q, product(low(r2_x_q[15:0]), high(r2_m_q[31:16])), en_i)
+  `FFLNR(r3_ll_hi_q, 16'(product(low(r2_x_q[15:0]), low(r2_m_q[15:0])) >> 16), en_i)
   `FFLNR(r3_sat_q, r2_x_q == Int32Min && r2_m_q == Int32Min, en_i)
   `FFLNR(r3_s_q, r2_right_q, en_i)
 
@@ -158,32 +164,36 @@ module vpu_requant (
   // ---------------------------------------------------------------------------
   localparam int unsigned TW = 48;
 
-  logic [TW-1:0] op_a, op_b, op_c, op_d, s1, c1, s2, c2, t;
-  logic [31:0]   y_d, r4_y_q;
-  logic [31:0]   mask, half;
+  logic [31:0]   r4_y_q;
   logic [31:0]   r4_half_q, r4_top_q;
   logic [4:0]    r4_s_q;
 
-  assign op_a = {r3_hh_q, r3_ll_hi_q};
-  assign op_b = {{(TW - 32){r3_hl_q[31]}}, r3_hl_q};
-  assign op_c = {{(TW - 32){r3_lh_q[31]}}, r3_lh_q};
-  assign op_d = TW'(1) << 14;
-
-  assign s1 = op_a ^ op_b ^ op_c;
-  assign c1 = ((op_a & op_b) | (op_a & op_c) | (op_b & op_c)) << 1;
-  assign s2 = s1 ^ c1 ^ op_d;
-  assign c2 = ((s1 & c1) | (s1 & op_d) | (c1 & op_d)) << 1;
-  assign t  = s2 + c2;
-  assign y_d = r3_sat_q ? Int32Max : t[46:15];
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [31:0] srdhm(logic [31:0] hh, logic [15:0] ll_hi, logic [31:0] hl,
+                                        logic [31:0] lh, logic sat);
+    logic [TW-1:0] op_a, op_b, op_c, op_d, s1, c1, s2, c2, t;
+    op_a = {hh, ll_hi};
+    op_b = {{(TW - 32){hl[31]}}, hl};
+    op_c = {{(TW - 32){lh[31]}}, lh};
+    op_d = TW'(1) << 14;
+    s1 = op_a ^ op_b ^ op_c;
+    c1 = ((op_a & op_b) | (op_a & op_c) | (op_b & op_c)) << 1;
+    s2 = s1 ^ c1 ^ op_d;
+    c2 = ((s1 & c1) | (s1 & op_d) | (c1 & op_d)) << 1;
+    t  = s2 + c2;  // t[47] is a sign copy, t[14:0] the discarded fraction
+    return sat ? Int32Max : t[46:15];
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
   // RDBP masks of the row's shift s: the rounding looks at bit s - 1 of y
   // (top) and the bits below it (half = 2^(s-1) - 1); none for s = 0.
-  assign mask = (32'd1 << r3_s_q) - 32'd1;
-  assign half = mask >> 1;
+  function automatic logic [31:0] mask(logic [4:0] s);
+    return (32'd1 << s) - 32'd1;
+  endfunction
 
-  `FFLNR(r4_y_q, y_d, en_i)
-  `FFLNR(r4_half_q, half, en_i)
-  `FFLNR(r4_top_q, mask & ~half, en_i)
+  `FFLNR(r4_y_q, srdhm(r3_hh_q, r3_ll_hi_q, r3_hl_q, r3_lh_q, r3_sat_q), en_i)
+  `FFLNR(r4_half_q, mask(r3_s_q) >> 1, en_i)
+  `FFLNR(r4_top_q, mask(r3_s_q) & ~(mask(r3_s_q) >> 1), en_i)
   `FFLNR(r4_s_q, r3_s_q, en_i)
 
   // ---------------------------------------------------------------------------
@@ -200,15 +210,12 @@ module vpu_requant (
   // ---------------------------------------------------------------------------
   logic [31:0]        r5_ysh_q;
   logic               r5_round_q, r5_lo_gt_hi_q;
-  logic signed [32:0] zp_lo, zp_hi1, r5_zp_lo_q, r5_zp_hi1_q;
-
-  assign zp_lo  = $signed({r4_zp_q[31], r4_zp_q}) - $signed({{25{r4_lo_q[7]}}, r4_lo_q});
-  assign zp_hi1 = $signed({r4_zp_q[31], r4_zp_q}) + $signed({{25{~r4_hi_q[7]}}, ~r4_hi_q});
+  logic signed [32:0] r5_zp_lo_q, r5_zp_hi1_q;
 
   `FFLNR(r5_ysh_q, $unsigned($signed(r4_y_q) >>> r4_s_q), en_i)
   `FFLNR(r5_round_q, |(r4_y_q & r4_top_q) && (!r4_y_q[31] || |(r4_y_q & r4_half_q)), en_i)
-  `FFLNR(r5_zp_lo_q, zp_lo, en_i)
-  `FFLNR(r5_zp_hi1_q, zp_hi1, en_i)
+  `FFLNR(r5_zp_lo_q, $signed({r4_zp_q[31], r4_zp_q}) - $signed({{25{r4_lo_q[7]}}, r4_lo_q}), en_i)
+  `FFLNR(r5_zp_hi1_q, $signed({r4_zp_q[31], r4_zp_q}) + $signed({{25{~r4_hi_q[7]}}, ~r4_hi_q}), en_i)
   `FFLNR(r5_lo_gt_hi_q, $signed(r4_lo_q) > $signed(r4_hi_q), en_i)
 
   // ---------------------------------------------------------------------------
@@ -222,33 +229,26 @@ module vpu_requant (
   // carry-in: {a, 1} + {b, cin} = 2 (a + b + cin) + (1 - cin), so a + b + cin
   // is the sum's bits [W:1].
   // ---------------------------------------------------------------------------
-  logic [34:0] lt_sum, ge_sum;
-  logic [8:0]  v_sum;
-  logic        v_lt_lo, v_gt_hi;
-  logic [7:0]  q_d, q_q;
+  logic [7:0] q_q;
 
-  assign lt_sum = {{2{r5_ysh_q[31]}}, r5_ysh_q, 1'b1} + {r5_zp_lo_q[32], r5_zp_lo_q, r5_round_q};
-  assign ge_sum = {{2{r5_ysh_q[31]}}, r5_ysh_q, 1'b1} + {r5_zp_hi1_q[32], r5_zp_hi1_q, r5_round_q};
-  assign v_sum  = {r5_ysh_q[7:0], 1'b1} + {r5_zp_q[7:0], r5_round_q};
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic logic [7:0] clamp(logic [31:0] ysh, logic round, logic [7:0] zp,
+                                       logic signed [32:0] zp_lo, logic signed [32:0] zp_hi1,
+                                       logic lo_gt_hi, logic [7:0] lo, logic [7:0] hi);
+    logic [34:0] lt_sum, ge_sum;  // only their signs matter; bit 0 holds the carry-in
+    logic [8:0]  v_sum;
+    lt_sum = {{2{ysh[31]}}, ysh, 1'b1} + {zp_lo[32], zp_lo, round};
+    ge_sum = {{2{ysh[31]}}, ysh, 1'b1} + {zp_hi1[32], zp_hi1, round};
+    v_sum  = {ysh[7:0], 1'b1} + {zp, round};
+    if (!ge_sum[34] || lo_gt_hi) return hi;  // v > hi
+    if (lt_sum[34]) return lo;               // v < lo
+    return v_sum[8:1];
+  endfunction
+  /* verilator lint_on UNUSEDSIGNAL */
 
-  assign v_lt_lo = lt_sum[34];
-  assign v_gt_hi = !ge_sum[34];
-
-  always_comb begin
-    q_d = v_sum[8:1];
-    if (v_lt_lo) q_d = r5_lo_q;
-    if (v_gt_hi || r5_lo_gt_hi_q) q_d = r5_hi_q;
-  end
-
-  `FFLNR(q_q, q_d, en_i)
+  `FFLNR(q_q, clamp(r5_ysh_q, r5_round_q, r5_zp_q, r5_zp_lo_q, r5_zp_hi1_q, r5_lo_gt_hi_q, r5_lo_q,
+                    r5_hi_q), en_i)
 
   assign q_o = q_q;
-
-  // Only the signs of the compare sums matter; bit 0 of a sum holds the
-  // carry-in; the top bits of the partial products are sign copies (see the
-  // ranges above); t[14:0] is the discarded fraction.
-  logic unused_bits;
-  assign unused_bits = ^{lt_sum[33:0], ge_sum[33:0], v_sum[0], hh[33:32], hl[33:32], lh[33:32],
-                         ll[33:32], ll[15:0], t[47], t[14:0]};
 
 endmodule

@@ -214,8 +214,10 @@ module vpu_requant (
 
   `FFLNR(r5_ysh_q, $unsigned($signed(r4_y_q) >>> r4_s_q), en_i)
   `FFLNR(r5_round_q, |(r4_y_q & r4_top_q) && (!r4_y_q[31] || |(r4_y_q & r4_half_q)), en_i)
-  `FFLNR(r5_zp_lo_q, $signed({r4_zp_q[31], r4_zp_q}) - $signed({{25{r4_lo_q[7]}}, r4_lo_q}), en_i)
-  `FFLNR(r5_zp_hi1_q, $signed({r4_zp_q[31], r4_zp_q}) + $signed({{25{~r4_hi_q[7]}}, ~r4_hi_q}), en_i)
+  `FFLNR(r5_zp_lo_q,
+         $signed({r4_zp_q[31], r4_zp_q}) - $signed({{25{r4_lo_q[7]}}, r4_lo_q}), en_i)
+  `FFLNR(r5_zp_hi1_q,
+         $signed({r4_zp_q[31], r4_zp_q}) + $signed({{25{~r4_hi_q[7]}}, ~r4_hi_q}), en_i)
   `FFLNR(r5_lo_gt_hi_q, $signed(r4_lo_q) > $signed(r4_hi_q), en_i)
 
   // ---------------------------------------------------------------------------

@@ -103,6 +103,19 @@ module vpu_vop_row #(
     endcase
   endfunction
 
+  function automatic logic [SumW-1:0] sext(logic [7:0] v);
+    return {{(SumW - 8){v[7]}}, v};
+  endfunction
+
+  // The open pooling group's running maximum (POOLMAX) or sum (POOLAVG) with
+  // the lane's operand a; the group's first row restarts it.
+  function automatic logic [SumW-1:0] pool_next(tpu_isa_pkg::vop_e op, logic first,
+                                                logic [SumW-1:0] a, logic [SumW-1:0] pool);
+    if (first) return a;
+    if (op == tpu_isa_pkg::VopPoolMax) return ($signed(a) > $signed(pool)) ? a : pool;
+    return pool + a;
+  endfunction
+
   function automatic logic is_pool(tpu_isa_pkg::vop_e op);
     return op == tpu_isa_pkg::VopPoolMax || op == tpu_isa_pkg::VopPoolAvg;
   endfunction
@@ -152,8 +165,10 @@ module vpu_vop_row #(
   assign half      = mask >> 1;
 
   // Stage 2's data registers load only with a row (s2_load): without one
-  // they are never read, and an idle VPU's lanes then cost a simulator's
-  // model no arithmetic.
+  // they are never read. The lanes' logic is written as functions called in
+  // the loads of pool_q and stage 2, not as continuous assignments, so an
+  // idle VPU's lanes cost a simulator's model no arithmetic (the hardware is
+  // the same).
   logic s2_load;
   assign s2_load = en2 && s1_valid_q;
 
@@ -165,27 +180,19 @@ module vpu_vop_row #(
   `FFLNR(s2_user_q, s1_user_q, s2_load)
 
   for (genvar j = 0; j < N; j++) begin : gen_lane
-    logic [SumW-1:0] a, b, product, pool_q, pool_d, s2_x_q;
+    logic [SumW-1:0] pool_q, s2_x_q;
     logic [7:0]      s2_direct_q;
 
-    assign a       = {{(SumW - 8){s1_a_q[j][7]}}, s1_a_q[j]};
-    assign b       = {{(SumW - 8){s1_b_q[j][7]}}, s1_b_q[j]};
-    assign product = $unsigned($signed(a) * $signed(b));
+    `FFLNR(pool_q, pool_next(s1_op_q, s1_first_q, sext(s1_a_q[j]), pool_q), pool_load)
 
-    always_comb begin
-      pool_d = a;
-      if (!s1_first_q) begin
-        if (s1_op_q == tpu_isa_pkg::VopPoolMax) pool_d = ($signed(a) > $signed(pool_q)) ? a : pool_q;
-        else                                   pool_d = pool_q + a;
-      end
-    end
-
-    `FFLNR(pool_q, pool_d, pool_load)
-
-    // One rounding input, shared by MUL and POOLAVG; and the results that
-    // need no rounding.
-    `FFLNR(s2_x_q, (s1_op_q == tpu_isa_pkg::VopMul) ? product : pool_d, s2_load)
-    `FFLNR(s2_direct_q, direct(s1_op_q, a, b, pool_d[7:0]), s2_load)
+    // One rounding input, shared by MUL (the product) and POOLAVG (the sum);
+    // and the results that need no rounding.
+    `FFLNR(s2_x_q, (s1_op_q == tpu_isa_pkg::VopMul)
+                   ? $unsigned($signed(sext(s1_a_q[j])) * $signed(sext(s1_b_q[j])))
+                   : pool_next(s1_op_q, s1_first_q, sext(s1_a_q[j]), pool_q), s2_load)
+    `FFLNR(s2_direct_q,
+           direct(s1_op_q, sext(s1_a_q[j]), sext(s1_b_q[j]),
+                  8'(pool_next(s1_op_q, s1_first_q, sext(s1_a_q[j]), pool_q))), s2_load)
 
     // Stage 2: the rounding divide and saturation (MUL, POOLAVG).
     assign row_d[j] = s2_rdbp_q ? sat8(rdbp(s2_x_q, s2_shift_q, s2_top_q, s2_half_q)) : s2_direct_q;

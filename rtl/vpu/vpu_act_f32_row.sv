@@ -14,7 +14,8 @@
 // for the ACT before it.
 // Handshake: valid/ready on both sides. Three register stages with one
 // enable (the pipeline moves when its last stage is empty or being taken),
-// so one row per cycle streams through; latency 3 cycles.
+// so one row per cycle streams through; latency 3 cycles. A stage's data
+// registers load only when a row moves into it.
 // clear_i drops every row in flight.
 `include "tpu_macros.svh"
 
@@ -44,23 +45,36 @@ module vpu_act_f32_row #(
   logic                 en;
   logic [2:0]           valid_q;
   logic [N-1:0][31:0]   s1_q, s2_q, s3_q;
-  logic [N-1:0][31:0]   s1_d, s2_d, s3_d;
 
   assign en         = !valid_q[2] || out_ready_i;
   assign in_ready_o = en && !clear_i;
 
-  always_comb begin
-    for (int j = 0; j < N; j++) begin
-      s1_d[j] = bias_en_i ? fp_pkg::fp32_add(in_acc_i[j], bias_i[j]) : in_acc_i[j];
-      s2_d[j] = fp_pkg::fp32_mul(s1_q[j], scale_i);
-      s3_d[j] = fp_pkg::fp32_min(fp_pkg::fp32_max(s2_q[j], lo_i), hi_i);
-    end
-  end
+  // The stages' lane arithmetic, row by row. A stage's data registers load
+  // only with a row, and these are called in the loads, so a simulator's
+  // model computes no fp32 arithmetic while no row moves (in the hardware,
+  // each data register's enable also takes the row's valid bit).
+  function automatic logic [N-1:0][31:0] biased(logic [N-1:0][31:0] x, logic [N-1:0][31:0] bias,
+                                                logic bias_en);
+    logic [N-1:0][31:0] y;
+    for (int j = 0; j < N; j++) y[j] = bias_en ? fp_pkg::fp32_add(x[j], bias[j]) : x[j];
+    return y;
+  endfunction
+  function automatic logic [N-1:0][31:0] scaled(logic [N-1:0][31:0] x, logic [31:0] scale);
+    logic [N-1:0][31:0] y;
+    for (int j = 0; j < N; j++) y[j] = fp_pkg::fp32_mul(x[j], scale);
+    return y;
+  endfunction
+  function automatic logic [N-1:0][31:0] clamped(logic [N-1:0][31:0] x, logic [31:0] lo,
+                                                 logic [31:0] hi);
+    logic [N-1:0][31:0] y;
+    for (int j = 0; j < N; j++) y[j] = fp_pkg::fp32_min(fp_pkg::fp32_max(x[j], lo), hi);
+    return y;
+  endfunction
 
   `FFL(valid_q, clear_i ? 3'b000 : {valid_q[1:0], in_valid_i}, en || clear_i, 3'b000)
-  `FFLNR(s1_q, s1_d, en)
-  `FFLNR(s2_q, s2_d, en)
-  `FFLNR(s3_q, s3_d, en)
+  `FFLNR(s1_q, biased(in_acc_i, bias_i, bias_en_i), en && in_valid_i)
+  `FFLNR(s2_q, scaled(s1_q, scale_i), en && valid_q[0])
+  `FFLNR(s3_q, clamped(s2_q, lo_i, hi_i), en && valid_q[1])
 
   assign out_valid_o = valid_q[2];
   assign out_row_o   = s3_q;

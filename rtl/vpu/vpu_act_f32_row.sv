@@ -49,32 +49,18 @@ module vpu_act_f32_row #(
   assign en         = !valid_q[2] || out_ready_i;
   assign in_ready_o = en && !clear_i;
 
-  // The stages' lane arithmetic, row by row. A stage's data registers load
-  // only with a row, and these are called in the loads, so a simulator's
-  // model computes no fp32 arithmetic while no row moves (in the hardware,
-  // each data register's enable also takes the row's valid bit).
-  function automatic logic [N-1:0][31:0] biased(logic [N-1:0][31:0] x, logic [N-1:0][31:0] bias,
-                                                logic bias_en);
-    logic [N-1:0][31:0] y;
-    for (int j = 0; j < N; j++) y[j] = bias_en ? fp_pkg::fp32_add(x[j], bias[j]) : x[j];
-    return y;
-  endfunction
-  function automatic logic [N-1:0][31:0] scaled(logic [N-1:0][31:0] x, logic [31:0] scale);
-    logic [N-1:0][31:0] y;
-    for (int j = 0; j < N; j++) y[j] = fp_pkg::fp32_mul(x[j], scale);
-    return y;
-  endfunction
-  function automatic logic [N-1:0][31:0] clamped(logic [N-1:0][31:0] x, logic [31:0] lo,
-                                                 logic [31:0] hi);
-    logic [N-1:0][31:0] y;
-    for (int j = 0; j < N; j++) y[j] = fp_pkg::fp32_min(fp_pkg::fp32_max(x[j], lo), hi);
-    return y;
-  endfunction
-
   `FFL(valid_q, clear_i ? 3'b000 : {valid_q[1:0], in_valid_i}, en || clear_i, 3'b000)
-  `FFLNR(s1_q, biased(in_acc_i, bias_i, bias_en_i), en && in_valid_i)
-  `FFLNR(s2_q, scaled(s1_q, scale_i), en && valid_q[0])
-  `FFLNR(s3_q, clamped(s2_q, lo_i, hi_i), en && valid_q[1])
+
+  // A stage's data registers load only with a row, and the lane arithmetic
+  // is written in the loads, so a simulator's model computes no fp32
+  // arithmetic while no row moves (in the hardware, each data register's
+  // enable also takes the row's valid bit).
+  for (genvar j = 0; j < N; j++) begin : gen_lane
+    `FFLNR(s1_q[j], bias_en_i ? fp_pkg::fp32_add(in_acc_i[j], bias_i[j]) : in_acc_i[j],
+           en && in_valid_i)
+    `FFLNR(s2_q[j], fp_pkg::fp32_mul(s1_q[j], scale_i), en && valid_q[0])
+    `FFLNR(s3_q[j], fp_pkg::fp32_min(fp_pkg::fp32_max(s2_q[j], lo_i), hi_i), en && valid_q[1])
+  end
 
   assign out_valid_o = valid_q[2];
   assign out_row_o   = s3_q;

@@ -58,8 +58,8 @@ module vpu_requant (
   // The stages' logic is written as functions of the previous stage's
   // registers, called in the registers' loads: a simulator then computes it
   // only in the cycles in which the lane advances (en_i), not in every cycle
-  // as it would a continuous assignment. The hardware is the same.
-
+  // as it would a continuous assignment. The logic is the same.
+  //
   // e > 0: left = e; e <= 0: right = -e, modulo 32 (so e = -32 gives 0).
   `FFLNR(r1_m_q, multiplier_i, en_i)
   `FFLNR(r1_left_q, exponent_i[5] ? 5'd0 : exponent_i[4:0], en_i)

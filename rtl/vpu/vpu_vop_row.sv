@@ -91,29 +91,39 @@ module vpu_vop_row #(
     return x[7:0];
   endfunction
 
-  // The result of the operations that need no rounding, from the lane's
-  // operands a, b (sign-extended) and its pooling maximum.
-  function automatic logic [7:0] direct(tpu_isa_pkg::vop_e op, logic [SumW-1:0] a,
-                                        logic [SumW-1:0] b, logic [7:0] pool_max);
-    unique case (op)
-      tpu_isa_pkg::VopAdd:     return sat8(a + b);
-      tpu_isa_pkg::VopMax:     return ($signed(a) > $signed(b)) ? a[7:0] : b[7:0];
-      tpu_isa_pkg::VopPoolMax: return pool_max;
-      default:                 return '0;  // MUL, POOLAVG (rounded below), undefined ops
-    endcase
-  endfunction
-
   function automatic logic [SumW-1:0] sext(logic [7:0] v);
     return {{(SumW - 8){v[7]}}, v};
   endfunction
 
-  // The open pooling group's running maximum (POOLMAX) or sum (POOLAVG) with
-  // the lane's operand a; the group's first row restarts it.
-  function automatic logic [SumW-1:0] pool_next(tpu_isa_pkg::vop_e op, logic first,
-                                                logic [SumW-1:0] a, logic [SumW-1:0] pool);
-    if (first) return a;
-    if (op == tpu_isa_pkg::VopPoolMax) return ($signed(a) > $signed(pool)) ? a : pool;
-    return pool + a;
+  // A lane's functions of stage 1: its int8 operands a and b, and its open
+  // pooling group's running value pool.
+  // The group's running maximum (POOLMAX) or sum (POOLAVG) after a; the
+  // group's first row restarts it.
+  function automatic logic [SumW-1:0] pool_next(tpu_isa_pkg::vop_e op, logic first, logic [7:0] a,
+                                                logic [SumW-1:0] pool);
+    if (first) return sext(a);
+    if (op == tpu_isa_pkg::VopPoolMax) return ($signed(sext(a)) > $signed(pool)) ? sext(a) : pool;
+    return pool + sext(a);
+  endfunction
+
+  // The input of the rounding divide, shared by MUL (the product) and
+  // POOLAVG (the sum).
+  function automatic logic [SumW-1:0] rounding_input(tpu_isa_pkg::vop_e op, logic first,
+                                                     logic [7:0] a, logic [7:0] b,
+                                                     logic [SumW-1:0] pool);
+    if (op == tpu_isa_pkg::VopMul) return $unsigned($signed(sext(a)) * $signed(sext(b)));
+    return pool_next(op, first, a, pool);
+  endfunction
+
+  // The result of the operations that need no rounding.
+  function automatic logic [7:0] direct(tpu_isa_pkg::vop_e op, logic first, logic [7:0] a,
+                                        logic [7:0] b, logic [SumW-1:0] pool);
+    unique case (op)
+      tpu_isa_pkg::VopAdd:     return sat8(sext(a) + sext(b));
+      tpu_isa_pkg::VopMax:     return ($signed(a) > $signed(b)) ? a : b;
+      tpu_isa_pkg::VopPoolMax: return 8'(pool_next(op, first, a, pool));
+      default:                 return '0;  // MUL, POOLAVG (rounded below), undefined ops
+    endcase
   endfunction
 
   function automatic logic is_pool(tpu_isa_pkg::vop_e op);
@@ -167,7 +177,7 @@ module vpu_vop_row #(
   // Stage 2's data registers load only with a row (s2_load): without one
   // they are never read. The lanes' logic is written as functions called in
   // the loads of pool_q and stage 2, not as continuous assignments, so an
-  // idle VPU's lanes cost a simulator's model no arithmetic (the hardware is
+  // idle VPU's lanes cost a simulator's model no arithmetic (the logic is
   // the same).
   logic s2_load;
   assign s2_load = en2 && s1_valid_q;
@@ -183,16 +193,9 @@ module vpu_vop_row #(
     logic [SumW-1:0] pool_q, s2_x_q;
     logic [7:0]      s2_direct_q;
 
-    `FFLNR(pool_q, pool_next(s1_op_q, s1_first_q, sext(s1_a_q[j]), pool_q), pool_load)
-
-    // One rounding input, shared by MUL (the product) and POOLAVG (the sum);
-    // and the results that need no rounding.
-    `FFLNR(s2_x_q, (s1_op_q == tpu_isa_pkg::VopMul)
-                   ? $unsigned($signed(sext(s1_a_q[j])) * $signed(sext(s1_b_q[j])))
-                   : pool_next(s1_op_q, s1_first_q, sext(s1_a_q[j]), pool_q), s2_load)
-    `FFLNR(s2_direct_q,
-           direct(s1_op_q, sext(s1_a_q[j]), sext(s1_b_q[j]),
-                  8'(pool_next(s1_op_q, s1_first_q, sext(s1_a_q[j]), pool_q))), s2_load)
+    `FFLNR(pool_q, pool_next(s1_op_q, s1_first_q, s1_a_q[j], pool_q), pool_load)
+    `FFLNR(s2_x_q, rounding_input(s1_op_q, s1_first_q, s1_a_q[j], s1_b_q[j], pool_q), s2_load)
+    `FFLNR(s2_direct_q, direct(s1_op_q, s1_first_q, s1_a_q[j], s1_b_q[j], pool_q), s2_load)
 
     // Stage 2: the rounding divide and saturation (MUL, POOLAVG).
     assign row_d[j] = s2_rdbp_q ? sat8(rdbp(s2_x_q, s2_shift_q, s2_top_q, s2_half_q)) : s2_direct_q;

@@ -37,7 +37,8 @@ function(tpu_add_model target)
     # would make them too large for Verilator's inlining limit.
     set(coverage_args ${CMAKE_SOURCE_DIR}/rtl/coverage.vlt --inline-mult 0)
   endif()
-  verilate(${target}
+  # verilate() runs at the end of this directory (tpu_verilate_pending).
+  tpu_queue_model(${target} ${M_PREFIX} ${kind}
     SOURCES ${TPU_RTL_LIST} ${M_SOURCES}
     TOP_MODULE ${M_TOP}
     PREFIX ${M_PREFIX}
@@ -48,7 +49,142 @@ function(tpu_add_model target)
                    ${CMAKE_SOURCE_DIR}/rtl/lint.vlt ${coverage_args}
                    --trace-structs ${TPU_VERILATOR_SPLIT} ${TPU_VERILATOR_NO_RELOOP}
                    ${M_ARGS})
-  tpu_model_build_speed(${target} ${M_PREFIX} ${kind})
+endfunction()
+
+# Verilator runs once per model while CMake configures (verilate() needs the
+# list of files it generates), and one model after another that took about
+# 40 s of a clean configure. So tpu_add_model only queues its model; at the
+# end of the directory, tpu_verilate_pending runs the Verilator commands of
+# all the directory's models in parallel (cmake/run_parallel.py, one job per
+# core), then calls verilate() for each, which finds its model up to date
+# and does what it always does (targets, rules to re-Verilate at build time).
+# The commands are built here as verilate() builds them (Verilator 5.006's
+# verilator-config.cmake); should they ever differ, verilate() runs
+# Verilator again itself and a warning says so: slower, never wrong.
+function(tpu_queue_model target prefix kind)
+  get_property(n GLOBAL PROPERTY TPU_MODELS_QUEUED)
+  math(EXPR n "0${n} + 1")
+  set_property(GLOBAL PROPERTY TPU_MODELS_QUEUED ${n})
+  set_property(GLOBAL PROPERTY TPU_MODEL_${n} ${target} ${prefix} ${kind})
+  set_property(GLOBAL PROPERTY TPU_MODEL_${n}_ARGS ${ARGN})
+  # A global property per directory: a subdirectory would inherit a
+  # directory property's value.
+  get_property(pending GLOBAL PROPERTY TPU_MODELS_PENDING_${CMAKE_CURRENT_BINARY_DIR})
+  if(NOT pending)
+    cmake_language(DEFER CALL tpu_verilate_pending)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY TPU_MODELS_PENDING_${CMAKE_CURRENT_BINARY_DIR} ${n})
+endfunction()
+
+# The command verilate(<target> <args>) runs, and whether it would run it
+# (the output variables <command> and <outdated>).
+function(tpu_verilator_command target command outdated)
+  cmake_parse_arguments(V "COVERAGE;TRACE;TRACE_FST;SYSTEMC;TRACE_STRUCTS"
+                          "PREFIX;TOP_MODULE;THREADS;TRACE_THREADS;DIRECTORY"
+                          "SOURCES;VERILATOR_ARGS;INCLUDE_DIRS;OPT_SLOW;OPT_FAST;OPT_GLOBAL" ${ARGN})
+  set(args)
+  if(V_TOP_MODULE)
+    list(APPEND args --top ${V_TOP_MODULE})
+  endif()
+  if(V_COVERAGE)
+    list(APPEND args --coverage)
+  endif()
+  if(V_TRACE_FST)
+    list(APPEND args --trace-fst)
+  endif()
+  if(V_SYSTEMC)
+    list(APPEND args --sc)
+  else()
+    list(APPEND args --cc)
+  endif()
+  string(TOLOWER ${CMAKE_CXX_COMPILER_ID} compiler)
+  if(compiler STREQUAL "appleclang")
+    set(compiler clang)
+  elseif(NOT compiler MATCHES "^msvc$|^clang$")
+    set(compiler gcc)
+  endif()
+  get_target_property(bdir ${target} BINARY_DIR)
+  set(vdir ${bdir}/CMakeFiles/${target}.dir/${V_PREFIX}.dir)
+  set(cmd ${VERILATOR_BIN} --compiler ${compiler} --prefix ${V_PREFIX} --Mdir ${vdir} --make cmake
+          ${args} ${V_VERILATOR_ARGS} ${V_SOURCES})
+  set(old)
+  if(EXISTS ${vdir}/verilator_args.txt)
+    file(READ ${vdir}/verilator_args.txt old)
+  endif()
+  if(NOT EXISTS ${vdir}/${V_PREFIX}_copy.cmake OR NOT old STREQUAL cmd)
+    set(${outdated} ON PARENT_SCOPE)
+  else()
+    set(${outdated} OFF PARENT_SCOPE)
+  endif()
+  set(${command} ${cmd} PARENT_SCOPE)
+endfunction()
+
+function(tpu_verilate_pending)
+  get_property(pending GLOBAL PROPERTY TPU_MODELS_PENDING_${CMAKE_CURRENT_BINARY_DIR})
+  set_property(GLOBAL PROPERTY TPU_MODELS_PENDING_${CMAKE_CURRENT_BINARY_DIR})
+  # Run the outdated models' commands, in parallel.
+  set(jobs_file ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/tpu_verilate_jobs.txt)
+  set(jobs "")
+  set(todo)
+  foreach(n ${pending})
+    get_property(model GLOBAL PROPERTY TPU_MODEL_${n})
+    get_property(args GLOBAL PROPERTY TPU_MODEL_${n}_ARGS)
+    list(GET model 0 target)
+    tpu_verilator_command(${target} cmd outdated ${args})
+    if(outdated)
+      get_target_property(bdir ${target} BINARY_DIR)
+      list(GET model 1 prefix)
+      file(MAKE_DIRECTORY ${bdir}/CMakeFiles/${target}.dir/${prefix}.dir)
+      # One argument per line, a blank line after each command.
+      list(JOIN cmd "\n" lines)
+      string(APPEND jobs "${lines}\n\n")
+      list(APPEND todo ${n})
+    endif()
+  endforeach()
+  if(todo)
+    list(LENGTH todo count)
+    message(STATUS "Verilating ${count} models in ${CMAKE_CURRENT_SOURCE_DIR}")
+    file(WRITE ${jobs_file} "${jobs}")
+    cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
+    execute_process(COMMAND python3 ${PROJECT_SOURCE_DIR}/cmake/run_parallel.py ${cores} ${jobs_file}
+                    WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+                    OUTPUT_VARIABLE ok_list RESULT_VARIABLE rc)
+    # The models whose command succeeded are marked up to date as verilate()
+    # marks them; a failed one is left to verilate(), which runs it again and
+    # reports the error.
+    string(REPLACE "\n" ";" ok_list "${ok_list}")
+    set(i 0)
+    foreach(n ${todo})
+      if("${i}" IN_LIST ok_list)
+        get_property(model GLOBAL PROPERTY TPU_MODEL_${n})
+        get_property(args GLOBAL PROPERTY TPU_MODEL_${n}_ARGS)
+        list(GET model 0 target)
+        list(GET model 1 prefix)
+        tpu_verilator_command(${target} cmd outdated ${args})
+        get_target_property(bdir ${target} BINARY_DIR)
+        set(vdir ${bdir}/CMakeFiles/${target}.dir/${prefix}.dir)
+        file(COPY_FILE ${vdir}/${prefix}.cmake ${vdir}/${prefix}_copy.cmake)
+        file(WRITE ${vdir}/verilator_args.txt "${cmd}")
+      endif()
+      math(EXPR i "${i} + 1")
+    endforeach()
+  endif()
+  foreach(n ${pending})
+    get_property(model GLOBAL PROPERTY TPU_MODEL_${n})
+    get_property(args GLOBAL PROPERTY TPU_MODEL_${n}_ARGS)
+    list(GET model 0 target)
+    list(GET model 1 prefix)
+    list(GET model 2 kind)
+    tpu_verilator_command(${target} cmd outdated ${args})
+    verilate(${target} ${args})
+    get_target_property(bdir ${target} BINARY_DIR)
+    file(READ ${bdir}/CMakeFiles/${target}.dir/${prefix}.dir/verilator_args.txt ran)
+    if(NOT ran STREQUAL cmd)
+      message(WARNING "cmake/verilate.cmake: verilate() ran another Verilator command for ${prefix} "
+                      "than tpu_verilator_command built; it ran Verilator again (slower, not wrong)")
+    endif()
+    tpu_model_build_speed(${target} ${prefix} ${kind})
+  endforeach()
 endfunction()
 
 # How the generated C++ is compiled, for build time (docs/decisions.md). The

@@ -21,7 +21,8 @@
 // least every Tags cycles. An Active slot still expecting data timeout_i or
 // more cycles after issue raises timeout_o (the read channel then abandons the
 // transfer) and its timer restarts, so it stays a Zombie for another timeout.
-// An expired Zombie becomes Free.
+// An expired Zombie becomes Free. The scanner and the clock (now_q) stop
+// while every slot is free.
 //
 // Storage: what is searched every cycle stays in flops: state, gen and a
 // bit per slot saying it still expects data. off, len and stamp are written
@@ -162,8 +163,12 @@ module dma_tags #(
   `FF(state_q, state_d, '0)
   `FF(gen_q, gen_d, '0)
   `FF(ptr_q, ptr_d, '0)
-  `FF(scan_q, scan_q + 1'b1, '0)
-  `FF(now_q, now_q + 1'b1, '0)
+  // The scanner and the clock stop while every slot is free: no timer runs
+  // then (a stamp is only compared while its slot is taken), and an idle
+  // device keeps its state, which the board simulation relies on to skip
+  // its cycles (docs/fpga.md, "A resting device").
+  `FFL(scan_q, scan_q + 1'b1, !(&free_vec), '0)
+  `FFL(now_q, now_q + 1'b1, !(&free_vec), '0)
   `FF(fresh_q, fresh_d, '0)
   `FF(expect_q, expect_d, '0)
 

@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "Vuart_bridge.h"
@@ -184,6 +185,9 @@ class Board final : public BoardSim {
   }
   uint64_t cycles() const override { return cycles_; }
   WiringCheck wiring_check() const override { return {checked_cycles_, miswired_cycles_}; }
+  ParkingStats parking() const override {
+    return {parked_cycles_, parked_checked_cycles_, parked_changed_cycles_};
+  }
 
  private:
   void run() {
@@ -278,6 +282,17 @@ class Board final : public BoardSim {
     device_to_bridge();
     bridge_.settle();
     bridge_to_device();
+    const bool same_inputs = device_inputs_unchanged();
+    if (parked_ && same_inputs) {
+      ++parked_cycles_;
+      if (opt_.check_parking) check_parked();
+      uint8_t byte;
+      if (from_device_.step(b.tx_o, opt_.div, &byte)) to_host(byte);
+      bridge_.tick_settled();
+      ++cycles_;
+      return;
+    }
+    parked_ = false;
     const bool settle_device = t.cq_valid_i;
     if (settle_device) top_.settle();
     b.cq_ready_i = t.cq_ready_o;
@@ -287,7 +302,82 @@ class Board final : public BoardSim {
     bridge_.tick_settled();
     if (settle_device || opt_.check_wiring) top_.tick_settled();  // check_wiring settled it
     else top_.tick_unsettled();
+    if (opt_.park_resting_device && !opt_.check_wiring) probe_rest(same_inputs);
     ++cycles_;
+  }
+
+  // ---- Parking a resting device ----
+  // The device's state is its Verilated model's Syms object: every register,
+  // memory and sampled value of its assertions, in the root and the modules
+  // Verilator did not inline; the rest of that object (names, scopes, the
+  // context) does not change while it runs. If a cycle leaves that state as
+  // the cycle before left it, with the same inputs, the next cycle with
+  // those inputs leaves it so again: the device rests, and the board skips
+  // its evaluation until an input changes. The device idles so while a
+  // request crosses the line byte by byte. Tracing is never on here.
+  using Syms = std::remove_pointer_t<decltype(std::declval<Top&>().rootp->vlSymsp)>;
+  static constexpr uint64_t kRestProbe = 8;     // cycles of same inputs before the first look
+  static constexpr uint64_t kRestRetry = 256;   // and between looks after that
+
+  // Compares the device's inputs with those of the cycle before, and keeps them.
+  bool device_inputs_unchanged() {
+    auto& t = top_.dut();
+    inputs_.clear();
+    auto words = [this](const auto& port) {
+      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(port)>>) {
+        inputs_.push_back(uint32_t(port));
+        inputs_.push_back(uint32_t(uint64_t(port) >> 32));
+      } else {
+        inputs_.insert(inputs_.end(), std::begin(port.m_storage), std::end(port.m_storage));
+      }
+    };
+    words(t.rst_ni);
+    words(t.cpl_timeout_i);
+    words(t.link_cfg_i);
+    words(t.cq_valid_i);
+    words(t.cq_i);
+    words(t.cc_ready_i);
+    words(t.rq_ready_i);
+    words(t.rc_valid_i);
+    words(t.rc_i);
+    const bool same = inputs_ == last_inputs_;
+    std::swap(inputs_, last_inputs_);
+    return same;
+  }
+
+  const unsigned char* device_state() {
+    return reinterpret_cast<const unsigned char*>(top_.dut().rootp->vlSymsp);
+  }
+
+  // After an evaluated cycle: look for rest after kRestProbe cycles of the
+  // same inputs, then every kRestRetry; a look snapshots the state, and the
+  // next cycle compares with it.
+  void probe_rest(bool same_inputs) {
+    rest_ = same_inputs ? rest_ + 1 : 0;
+    if (rest_ < kRestProbe) return;
+    const uint64_t phase = (rest_ - kRestProbe) % kRestRetry;
+    if (phase == 0) {
+      rest_snapshot_.assign(device_state(), device_state() + sizeof(Syms));
+    } else if (phase == 1) {
+      parked_ = std::memcmp(rest_snapshot_.data(), device_state(), sizeof(Syms)) == 0;
+    }
+  }
+
+  // With BoardOptions::check_parking: evaluates the parked device anyway
+  // and counts the cycles in which that changed its state.
+  void check_parked() {
+    rest_snapshot_.assign(device_state(), device_state() + sizeof(Syms));
+    if (top_.dut().cq_valid_i) {
+      top_.settle();
+      top_.tick_settled();
+    } else {
+      top_.tick_unsettled();
+    }
+    ++parked_checked_cycles_;
+    if (std::memcmp(rest_snapshot_.data(), device_state(), sizeof(Syms)) != 0) {
+      ++parked_changed_cycles_;
+      parked_ = false;  // go on from what the evaluation computed
+    }
   }
 
   void device_to_bridge() {
@@ -368,6 +458,11 @@ class Board final : public BoardSim {
   std::atomic<bool> stop_{false}, cut_{false};
   std::atomic<uint64_t> cycles_{0};
   std::atomic<uint64_t> checked_cycles_{0}, miswired_cycles_{0};
+  std::vector<uint32_t> inputs_, last_inputs_;
+  std::vector<unsigned char> rest_snapshot_;
+  uint64_t rest_ = 0;  // evaluated cycles in a row whose inputs were those of the cycle before
+  bool parked_ = false;
+  std::atomic<uint64_t> parked_cycles_{0}, parked_checked_cycles_{0}, parked_changed_cycles_{0};
   std::thread thread_;
 };
 

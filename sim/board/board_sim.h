@@ -40,11 +40,23 @@ struct BoardOptions {
   // the cycles in which that changes what crosses between them (a test of
   // the one-evaluation cycle's assumptions; about 3x slower).
   bool check_wiring = false;
+  // Skip the device's evaluation while it rests: its whole state came out
+  // of a cycle unchanged, and its inputs stay as they were (docs/fpga.md).
+  bool park_resting_device = true;
+  // Evaluate a parked device all the same, and count the cycles in which
+  // that changed its state (a test of parking's premise).
+  bool check_parking = false;
 };
 
 struct WiringCheck {
   uint64_t checked_cycles = 0;
   uint64_t miswired_cycles = 0;  // the one-evaluation cycle would have read another value
+};
+
+struct ParkingStats {
+  uint64_t parked_cycles = 0;     // cycles whose device evaluation was skipped
+  uint64_t checked_cycles = 0;    // parked cycles evaluated anyway (check_parking)
+  uint64_t changed_cycles = 0;    // of those, cycles that changed the device's state
 };
 
 class BoardSim {
@@ -61,6 +73,7 @@ class BoardSim {
   virtual LineCounters counters() const = 0;
   virtual uint64_t cycles() const = 0;
   virtual WiringCheck wiring_check() const = 0;
+  virtual ParkingStats parking() const = 0;
 };
 
 // The configurations this build can simulate on the board.

@@ -32,7 +32,10 @@ int main(int argc, char** argv) {
   app.add_option("--drop", o.faults.drop, "probability per byte that it is lost")->check(CLI::Range(0.0, 1.0));
   app.add_option("--dup", o.faults.dup, "probability per byte that it arrives twice")->check(CLI::Range(0.0, 1.0));
   app.add_option("--stall", o.faults.stall, "probability per byte of a pause of 1..64 byte times")->check(CLI::Range(0.0, 1.0));
+  bool no_parking = false;
+  app.add_flag("--no-parking", no_parking, "evaluate the device in every cycle, also while it rests");
   CLI11_PARSE(app, argc, argv);
+  o.park_resting_device = !no_parking;
   try {
     std::signal(SIGINT, on_signal);
     std::signal(SIGTERM, on_signal);
@@ -51,9 +54,10 @@ int main(int argc, char** argv) {
     }
     const tpu::board::LineCounters c = board->counters();
     std::fprintf(stderr,
-                 "tpu-board-sim: %llu cycles; line: %llu bytes to the device, %llu to the host; "
-                 "%llu flipped, %llu dropped, %llu duplicated, %llu stalls\n",
-                 (unsigned long long)board->cycles(), (unsigned long long)c.to_device,
+                 "tpu-board-sim: %llu cycles (%llu with the device parked); line: %llu bytes to the "
+                 "device, %llu to the host; %llu flipped, %llu dropped, %llu duplicated, %llu stalls\n",
+                 (unsigned long long)board->cycles(), (unsigned long long)board->parking().parked_cycles,
+                 (unsigned long long)c.to_device,
                  (unsigned long long)c.to_host, (unsigned long long)c.flipped, (unsigned long long)c.dropped,
                  (unsigned long long)c.duplicated, (unsigned long long)c.stalls);
   } catch (const tpu::Error& e) {

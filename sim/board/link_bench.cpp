@@ -25,7 +25,10 @@ int main(int argc, char** argv) {
   app.add_option("--div", o.div, "clock cycles per bit (10: 3 Mbaud at 30 MHz)");
   app.add_option("--clock-mhz", clock_mhz, "device clock the cycles are converted with");
   app.add_option("--size", size, "M = K = N of the matmul");
+  bool no_parking = false;
+  app.add_flag("--no-parking", no_parking, "evaluate the device in every cycle, resting or not");
   CLI11_PARSE(app, argc, argv);
+  o.park_resting_device = !no_parking;
   try {
     auto sim = tpu::board::BoardSim::start(o);
     tpu::Device dev = tpu::Device::open("uart:" + sim->pty());
@@ -36,10 +39,12 @@ int main(int argc, char** argv) {
     const auto before = tpu::uart_counters(dev.transport()).value();
     const uint64_t line_before = sim->counters().to_device + sim->counters().to_host;
     const uint64_t c0 = sim->cycles();
+    const uint64_t parked0 = sim->parking().parked_cycles;
     const auto t0 = std::chrono::steady_clock::now();
     const tpu::MatrixI32 c = tpu::matmul(dev, a, b);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const uint64_t cycles = sim->cycles() - c0;
+    const uint64_t parked = sim->parking().parked_cycles - parked0;
     const auto after = tpu::uart_counters(dev.transport()).value();
     if (c != tpu::model::matmul_i8(a, b)) {
       std::fprintf(stderr, "uart_link_bench: the result differs from the reference\n");
@@ -55,6 +60,8 @@ int main(int argc, char** argv) {
     std::printf("  device time        %llu cycles = %.3f s at %.0f MHz\n", (unsigned long long)cycles,
                 seconds, clock_mhz);
     std::printf("  wall time          %.2f s (simulation: %.0f device cycles/s)\n", wall, cycles / wall);
+    std::printf("  device parked      %llu cycles (%.1f %%: not evaluated, resting)\n",
+                (unsigned long long)parked, cycles ? 100.0 * parked / cycles : 0.0);
     std::printf("  DMA payload        %.0f bytes: %.0f bytes/s of device time\n", payload, payload / seconds);
     std::printf("  line rate          %.0f bytes/s per direction; payload / line rate = %.1f %%\n",
                 line_rate, 100 * payload / seconds / line_rate);

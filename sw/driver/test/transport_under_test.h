@@ -65,13 +65,15 @@ inline std::string uri(const std::string& config, const std::string& sim_options
   return u;
 }
 
-// A program that outlasts anything a test does while it runs: 16 loops of
-// 65,535 IRQs, more than a million device cycles. Over a faulty serial line a
-// single driver transaction can take tens of thousands of device cycles, so
-// "long" has to be long there.
+// A program that outlasts anything a test does while it runs: 64 loops of
+// 65,535 IRQs, about 4.2 million device cycles (129 instructions, within
+// every configuration's instruction memory). Over a faulty serial line a
+// single driver transaction can take tens of thousands of device cycles, and
+// on a busy machine the board simulation can run a million cycles while the
+// host thread waits for a core, so "long" has to be long there.
 inline std::vector<tpu::isa::Instr> long_program() {
   std::vector<tpu::isa::Instr> prog;
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < 64; ++i) {
     prog.push_back(tpu::isa::loop(65535, 1));
     prog.push_back(tpu::isa::irq());
   }

@@ -30,15 +30,17 @@ MatrixI8 random_matrix(std::mt19937_64& rng, int rows, int cols) {
   return m;
 }
 
-std::unique_ptr<BoardSim> board(const tpu::board::LineFaults& faults = {}, uint64_t seed = 1,
-                                bool check_wiring = false) {
+BoardOptions options(const tpu::board::LineFaults& faults = {}, uint64_t seed = 1) {
   BoardOptions o;
   o.config = "tiny";
   o.div = 4;
   o.seed = seed;
   o.faults = faults;
-  o.check_wiring = check_wiring;
-  return BoardSim::start(o);
+  return o;
+}
+
+std::unique_ptr<BoardSim> board(const tpu::board::LineFaults& faults = {}, uint64_t seed = 1) {
+  return BoardSim::start(options(faults, seed));
 }
 
 using Shape = std::array<int, 3>;  // M, K, N
@@ -74,13 +76,35 @@ TEST(UartTest, MatmulsAreExactOverTheLink) {
 // models to their fixed point in every cycle, and what crosses between them
 // is the same.
 TEST(UartTest, TheBoardsOneEvaluationCycleWiresWhatTheFixedPointWires) {
-  auto sim = board({}, 1, /*check_wiring=*/true);
+  BoardOptions o = options();
+  o.check_wiring = true;
+  auto sim = BoardSim::start(o);
   tpu::Device dev = tpu::Device::open("uart:" + sim->pty());
   std::mt19937_64 rng(11);
   expect_exact_matmuls(dev, rng, kSmallShapes);
   const tpu::board::WiringCheck check = sim->wiring_check();
   EXPECT_GT(check.checked_cycles, 10000u);
   EXPECT_EQ(check.miswired_cycles, 0u);
+}
+
+// The board skips the device's evaluation while it rests (its state came out
+// of a cycle unchanged, and its inputs stay the same). With the check on, it
+// evaluates a parked device all the same: that never changes its state.
+// Over a faulty line, so that the device also meets requests sent again.
+TEST(UartTest, AParkedDeviceIsAtRest) {
+  tpu::board::LineFaults f;
+  f.bit_error = 1e-3;
+  f.drop = 5e-4;
+  f.stall = 2e-3;
+  BoardOptions o = options(f, 5);
+  o.check_parking = true;
+  auto sim = BoardSim::start(o);
+  tpu::Device dev = tpu::Device::open("uart:" + sim->pty());
+  std::mt19937_64 rng(12);
+  expect_exact_matmuls(dev, rng, {{1, 1, 1}, {7, 13, 5}});
+  const tpu::board::ParkingStats p = sim->parking();  // the board runs on: read once
+  EXPECT_GT(p.checked_cycles, sim->cycles() / 4) << "of " << sim->cycles() << " cycles";
+  EXPECT_EQ(p.changed_cycles, 0u);
 }
 
 TEST(UartTest, AFaultyLineIsRecoveredByRetransmission) {

@@ -5,8 +5,8 @@
 usage: run_parallel.py <jobs> <file>
 
 <file> holds the commands, one argument per line and a blank line after
-each. Prints the indices of the commands that succeeded, one per line; the
-output of a failed command goes to stderr (CMake reruns it to report it).
+each. Prints the indices of the commands that succeeded, one per line. The
+output of a failed command is dropped: CMake runs it again and reports it.
 """
 import subprocess
 import sys
@@ -19,15 +19,13 @@ def main() -> int:
         commands = [block.split("\n") for block in f.read().split("\n\n") if block.strip()]
 
     def run(cmd):
-        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(run, commands))
     for i, r in enumerate(results):
         if r.returncode == 0:
             print(i)
-        else:
-            sys.stderr.write(r.stdout)
     return 0
 
 

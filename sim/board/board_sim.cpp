@@ -37,6 +37,17 @@ void wire(D& dst, const S& src) {
   }
 }
 
+// Appends a port's value to v as 32-bit words (two for a scalar port).
+template <class P>
+void append_words(std::vector<uint32_t>& v, const P& port) {
+  if constexpr (std::is_arithmetic_v<P>) {
+    v.push_back(uint32_t(port));
+    v.push_back(uint32_t(uint64_t(port) >> 32));
+  } else {
+    v.insert(v.end(), std::begin(port.m_storage), std::end(port.m_storage));
+  }
+}
+
 // A pseudo-terminal whose slave end stays open here (so the master never
 // reads EIO between clients) and starts raw (so nothing echoes).
 class Pty {
@@ -323,14 +334,7 @@ class Board final : public BoardSim {
   bool device_inputs_unchanged() {
     auto& t = top_.dut();
     inputs_.clear();
-    auto words = [this](const auto& port) {
-      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(port)>>) {
-        inputs_.push_back(uint32_t(port));
-        inputs_.push_back(uint32_t(uint64_t(port) >> 32));
-      } else {
-        inputs_.insert(inputs_.end(), std::begin(port.m_storage), std::end(port.m_storage));
-      }
-    };
+    auto words = [this](const auto& port) { append_words(inputs_, port); };
     words(t.rst_ni);
     words(t.cpl_timeout_i);
     words(t.link_cfg_i);
@@ -411,14 +415,7 @@ class Board final : public BoardSim {
     std::vector<uint32_t> v{b.cq_valid_o, b.cq_valid_o && b.cq_ready_i, b.cc_ready_o, b.rq_ready_o,
                             b.rc_valid_o, b.tx_o,      t.cc_valid_o,               t.rq_valid_o,
                             t.rc_ready_o};
-    auto words = [&v](const auto& port) {
-      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(port)>>) {
-        v.push_back(uint32_t(port));
-        v.push_back(uint32_t(uint64_t(port) >> 32));
-      } else {
-        v.insert(v.end(), std::begin(port.m_storage), std::end(port.m_storage));
-      }
-    };
+    auto words = [&v](const auto& port) { append_words(v, port); };
     words(b.cq_o);
     words(b.rc_o);
     words(b.link_cfg_o);

@@ -58,7 +58,6 @@ module mxu_array #(
     // Nothing outside the block reads these arrays: the weight-valid flags
     // and the column sums are ordinary non-blocking registers.
     typedef logic [DataW-1:0]   data_t;
-    typedef logic [2*DataW-1:0] prod_t;
     typedef logic [PsumW-1:0]   psum_t;
     typedef logic [RowW-1:0]    row_t;
 
@@ -69,7 +68,11 @@ module mxu_array #(
     data_t wgt_q  [N][N];
     data_t bank_q [N][N][2];  // the two stationary weights
     data_t w_q    [N][N];     // MAC weight register
-    prod_t prod_q [N][N];
+    // The product, sign-extended to the sum's width where it is made: its
+    // upper bits are copies of bit 2*DataW-1 (synthesis merges their flops),
+    // and the simulation extends the operands once instead of the product
+    // again in the sum (docs/decisions.md, "The MXU array is written as loops").
+    psum_t prod_q [N][N];
     psum_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: below)
     logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
     logic [N-1:0][N-1:0]     wv_q;  // row r: weight-valid leaving row r
@@ -100,8 +103,8 @@ module mxu_array #(
             act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
             abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
             psum_in  = r == 0 ? '0             : psum_q[r-1][c];
-            psum_q[r][c]  = psum_in + psum_t'($signed(prod_q[r][c]));
-            prod_q[r][c]  = prod_t'($signed(act_q[r][c]) * $signed(w_q[r][c]));
+            psum_q[r][c]  = psum_in + prod_q[r][c];
+            prod_q[r][c]  = psum_t'($signed(act_q[r][c]) * $signed(w_q[r][c]));
             w_q[r][c]     = bank_q[r][c][abank_in];
             act_q[r][c]   = act_in;
             abank_q[r][c] = abank_in;

@@ -55,7 +55,7 @@ endfunction()
 # list of files it generates), and one model after another that took about
 # 40 s of a clean configure. So tpu_add_model only queues its model; at the
 # end of the directory, tpu_verilate_pending runs the Verilator commands of
-# all the directory's models in parallel (cmake/run_parallel.py, one job per
+# all the directory's models in parallel (scripts/run_parallel.py, one job per
 # core), then calls verilate() for each, which finds its model up to date
 # and does what it always does (targets, rules to re-Verilate at build time).
 # The commands are built here as verilate() builds them (Verilator 5.006's
@@ -76,9 +76,10 @@ function(tpu_queue_model target prefix kind)
   set_property(GLOBAL APPEND PROPERTY TPU_MODELS_PENDING_${CMAKE_CURRENT_BINARY_DIR} ${n})
 endfunction()
 
-# The command verilate(<target> <args>) runs, and whether it would run it
-# (the output variables <command> and <outdated>).
-function(tpu_verilator_command target command outdated)
+# The command verilate(<target> <args>) runs, its output directory, and
+# whether verilate() would run it (the output variables <command>, <vdir>
+# and <outdated>).
+function(tpu_verilator_command target command vdir outdated)
   cmake_parse_arguments(V "COVERAGE;TRACE;TRACE_FST;SYSTEMC;TRACE_STRUCTS"
                           "PREFIX;TOP_MODULE;THREADS;TRACE_THREADS;DIRECTORY"
                           "SOURCES;VERILATOR_ARGS;INCLUDE_DIRS;OPT_SLOW;OPT_FAST;OPT_GLOBAL" ${ARGN})
@@ -104,38 +105,38 @@ function(tpu_verilator_command target command outdated)
     set(compiler gcc)
   endif()
   get_target_property(bdir ${target} BINARY_DIR)
-  set(vdir ${bdir}/CMakeFiles/${target}.dir/${V_PREFIX}.dir)
-  set(cmd ${VERILATOR_BIN} --compiler ${compiler} --prefix ${V_PREFIX} --Mdir ${vdir} --make cmake
+  set(dir ${bdir}/CMakeFiles/${target}.dir/${V_PREFIX}.dir)
+  set(cmd ${VERILATOR_BIN} --compiler ${compiler} --prefix ${V_PREFIX} --Mdir ${dir} --make cmake
           ${args} ${V_VERILATOR_ARGS} ${V_SOURCES})
   set(old)
-  if(EXISTS ${vdir}/verilator_args.txt)
-    file(READ ${vdir}/verilator_args.txt old)
+  if(EXISTS ${dir}/verilator_args.txt)
+    file(READ ${dir}/verilator_args.txt old)
   endif()
-  if(NOT EXISTS ${vdir}/${V_PREFIX}_copy.cmake OR NOT old STREQUAL cmd)
+  if(NOT EXISTS ${dir}/${V_PREFIX}_copy.cmake OR NOT old STREQUAL cmd)
     set(${outdated} ON PARENT_SCOPE)
   else()
     set(${outdated} OFF PARENT_SCOPE)
   endif()
   set(${command} ${cmd} PARENT_SCOPE)
+  set(${vdir} ${dir} PARENT_SCOPE)
 endfunction()
 
 function(tpu_verilate_pending)
   get_property(pending GLOBAL PROPERTY TPU_MODELS_PENDING_${CMAKE_CURRENT_BINARY_DIR})
   set_property(GLOBAL PROPERTY TPU_MODELS_PENDING_${CMAKE_CURRENT_BINARY_DIR})
-  # Run the outdated models' commands, in parallel.
-  set(jobs_file ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/tpu_verilate_jobs.txt)
+  # The outdated models' commands, one argument per line and a blank line
+  # after each (scripts/run_parallel.py).
   set(jobs "")
   set(todo)
   foreach(n ${pending})
     get_property(model GLOBAL PROPERTY TPU_MODEL_${n})
     get_property(args GLOBAL PROPERTY TPU_MODEL_${n}_ARGS)
     list(GET model 0 target)
-    tpu_verilator_command(${target} cmd outdated ${args})
+    tpu_verilator_command(${target} cmd vdir outdated ${args})
+    set_property(GLOBAL PROPERTY TPU_MODEL_${n}_CMD ${cmd})
+    set_property(GLOBAL PROPERTY TPU_MODEL_${n}_VDIR ${vdir})
     if(outdated)
-      get_target_property(bdir ${target} BINARY_DIR)
-      list(GET model 1 prefix)
-      file(MAKE_DIRECTORY ${bdir}/CMakeFiles/${target}.dir/${prefix}.dir)
-      # One argument per line, a blank line after each command.
+      file(MAKE_DIRECTORY ${vdir})
       list(JOIN cmd "\n" lines)
       string(APPEND jobs "${lines}\n\n")
       list(APPEND todo ${n})
@@ -144,11 +145,12 @@ function(tpu_verilate_pending)
   if(todo)
     list(LENGTH todo count)
     message(STATUS "Verilating ${count} models in ${CMAKE_CURRENT_SOURCE_DIR}")
+    set(jobs_file ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/tpu_verilate_jobs.txt)
     file(WRITE ${jobs_file} "${jobs}")
     cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
-    execute_process(COMMAND python3 ${PROJECT_SOURCE_DIR}/cmake/run_parallel.py ${cores} ${jobs_file}
+    execute_process(COMMAND python3 ${PROJECT_SOURCE_DIR}/scripts/run_parallel.py ${cores} ${jobs_file}
                     WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
-                    OUTPUT_VARIABLE ok_list RESULT_VARIABLE rc)
+                    OUTPUT_VARIABLE ok_list)
     # The models whose command succeeded are marked up to date as verilate()
     # marks them; a failed one is left to verilate(), which runs it again and
     # reports the error.
@@ -157,12 +159,9 @@ function(tpu_verilate_pending)
     foreach(n ${todo})
       if("${i}" IN_LIST ok_list)
         get_property(model GLOBAL PROPERTY TPU_MODEL_${n})
-        get_property(args GLOBAL PROPERTY TPU_MODEL_${n}_ARGS)
-        list(GET model 0 target)
+        get_property(cmd GLOBAL PROPERTY TPU_MODEL_${n}_CMD)
+        get_property(vdir GLOBAL PROPERTY TPU_MODEL_${n}_VDIR)
         list(GET model 1 prefix)
-        tpu_verilator_command(${target} cmd outdated ${args})
-        get_target_property(bdir ${target} BINARY_DIR)
-        set(vdir ${bdir}/CMakeFiles/${target}.dir/${prefix}.dir)
         file(COPY_FILE ${vdir}/${prefix}.cmake ${vdir}/${prefix}_copy.cmake)
         file(WRITE ${vdir}/verilator_args.txt "${cmd}")
       endif()
@@ -172,13 +171,13 @@ function(tpu_verilate_pending)
   foreach(n ${pending})
     get_property(model GLOBAL PROPERTY TPU_MODEL_${n})
     get_property(args GLOBAL PROPERTY TPU_MODEL_${n}_ARGS)
+    get_property(cmd GLOBAL PROPERTY TPU_MODEL_${n}_CMD)
+    get_property(vdir GLOBAL PROPERTY TPU_MODEL_${n}_VDIR)
     list(GET model 0 target)
     list(GET model 1 prefix)
     list(GET model 2 kind)
-    tpu_verilator_command(${target} cmd outdated ${args})
     verilate(${target} ${args})
-    get_target_property(bdir ${target} BINARY_DIR)
-    file(READ ${bdir}/CMakeFiles/${target}.dir/${prefix}.dir/verilator_args.txt ran)
+    file(READ ${vdir}/verilator_args.txt ran)
     if(NOT ran STREQUAL cmd)
       message(WARNING "cmake/verilate.cmake: verilate() ran another Verilator command for ${prefix} "
                       "than tpu_verilator_command built; it ran Verilator again (slower, not wrong)")

@@ -7,30 +7,24 @@
 # configuration of scripts/config_table.py. Every other module is also linted
 # as a top of its own, once, so its default parameters elaborate cleanly too.
 #
-# The runs are independent, so they run in parallel, LINT_JOBS at a time
-# (default: one per core); each one's messages are printed in order at the end.
+# The runs are independent, so they run in parallel (scripts/run_parallel.py),
+# LINT_JOBS at a time (default: one per core); their messages come in order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mapfile -t srcs < <(sed 's|^|rtl/|' rtl/sources.list)
 blocks=(stream_fifo stream_spill ram_1r1w ram_tdp ctrl_fetch ctrl_scoreboard mxu bf16_mul fp32_add vpu_act_row vpu_vop_row tpu_core tpu_regs dma_engine uart_bridge tpu_uart_top)
-jobs=${LINT_JOBS:-$(nproc)}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-runs=0
+jobs_file=$(mktemp)
+trap 'rm -f "$jobs_file"' EXIT
+labels=()
 
-lint() {  # lint <top> <config> [extra verilator arguments...]: starts one run
-  local top=$1 cfg=$2 log="$out/$runs"
+lint() {  # lint <top> <config> [extra verilator arguments...]: queues one run
+  local top=$1 cfg=$2
   shift 2
-  runs=$((runs + 1))
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
-  (
-    if ! verilator --lint-only -Wall --assert -Irtl/common "+define+TPU_CONFIG_$cfg" \
-        rtl/lint.vlt "${srcs[@]}" "$@" --top-module "$top" > "$log.txt" 2>&1; then
-      echo "lint: $top ($cfg $*) has warnings" >> "$log.txt"
-      touch "$log.failed"
-    fi
-  ) &
+  labels+=("$top ($cfg $*)")
+  printf '%s\n' verilator --lint-only -Wall --assert -Irtl/common "+define+TPU_CONFIG_$cfg" \
+    rtl/lint.vlt "${srcs[@]}" "$@" --top-module "$top" >> "$jobs_file"
+  echo >> "$jobs_file"
 }
 
 mapfile -t configs < <(python3 -c 'import sys; sys.path.insert(0, "scripts"); import config_table as t; print("\n".join(c.name.upper() for c in t.CONFIGS))')
@@ -47,11 +41,13 @@ lint mxu_bf16 DEFAULT tb/mxu/mxu_bf16.sv
 lint mxu_both DEFAULT tb/mxu/mxu_both.sv
 # The VPU's fp32 lane functions alone, through fp_test's top.
 lint vpu_fp32_ops DEFAULT tb/vpu/vpu_fp32_ops.sv
-wait
+mapfile -t passed < <(python3 scripts/run_parallel.py --show-output "${LINT_JOBS:-$(nproc)}" "$jobs_file")
 status=0
-for ((i = 0; i < runs; i++)); do
-  cat "$out/$i.txt" >&2
-  if [ -e "$out/$i.failed" ]; then status=1; fi
+for i in "${!labels[@]}"; do
+  if [[ " ${passed[*]} " != *" $i "* ]]; then
+    echo "lint: ${labels[$i]} has warnings" >&2
+    status=1
+  fi
 done
 [ "$status" = 0 ] && echo "lint: tpu_top x ${#configs[@]} configurations, ${#blocks[@]} blocks, the ECP5 MAC, the bf16 MAC, the bf16 and mixed MXUs and the VPU's fp32 lanes, no warnings"
 exit "$status"

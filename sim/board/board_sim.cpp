@@ -294,26 +294,22 @@ class Board final : public BoardSim {
     bridge_.settle();
     bridge_to_device();
     const bool same_inputs = device_inputs_unchanged();
-    if (parked_ && same_inputs) {
-      ++parked_cycles_;
-      if (opt_.check_parking) check_parked();
-      uint8_t byte;
-      if (from_device_.step(b.tx_o, opt_.div, &byte)) to_host(byte);
-      bridge_.tick_settled();
-      ++cycles_;
-      return;
-    }
-    parked_ = false;
-    const bool settle_device = t.cq_valid_i;
+    parked_ = parked_ && same_inputs;  // a parked device's outputs stay as they are
+    const bool settle_device = !parked_ && t.cq_valid_i;
     if (settle_device) top_.settle();
     b.cq_ready_i = t.cq_ready_o;
-    if (opt_.check_wiring) check_wiring();
+    if (opt_.check_wiring) check_wiring();  // never parked (probe_rest is off)
     uint8_t byte;
     if (from_device_.step(b.tx_o, opt_.div, &byte)) to_host(byte);
     bridge_.tick_settled();
-    if (settle_device || opt_.check_wiring) top_.tick_settled();  // check_wiring settled it
-    else top_.tick_unsettled();
-    if (opt_.park_resting_device && !opt_.check_wiring) probe_rest(same_inputs);
+    if (parked_) {
+      ++parked_cycles_;
+      if (opt_.check_parking) check_parked();
+    } else {
+      if (settle_device || opt_.check_wiring) top_.tick_settled();  // check_wiring settled it
+      else top_.tick_unsettled();
+      if (opt_.park_resting_device && !opt_.check_wiring) probe_rest(same_inputs);
+    }
     ++cycles_;
   }
 

@@ -52,9 +52,12 @@ module mxu_array #(
     // is written as loops"). The clocked block updates the registers in
     // place with blocking assignments (the one form of per-element array
     // update in a loop that Verilator compiles to a loop; waived in
-    // lint.vlt), visiting the PEs bottom-up and right to left so that every
-    // PE still reads the old values of its neighbours above and to the left,
-    // and within a PE the sum before the product before the operands.
+    // lint.vlt), one kind of register at a time, each before the one that
+    // feeds it: the sums before the products before the operands, and rows
+    // bottom-up (columns right to left) where a register takes its
+    // neighbour's value, so that every register still reads the old values.
+    // Each loop's body is one simple statement, so Verilator unrolls the
+    // loops into straight-line code with constant indices (docs/decisions.md).
     // Nothing outside the block reads these arrays: the weight-valid flags
     // and the column sums are ordinary non-blocking registers.
     typedef logic [DataW-1:0]   data_t;
@@ -85,45 +88,47 @@ module mxu_array #(
     // act_q is also the MAC's activation operand register (mxu_mac's a_q
     // always holds the same value as mxu_pe's act_o). A weight beat's
     // registers load only with a valid beat (mxu_pe's clock enable): an
-    // invalid beat is never read, and an idle array skips three stores per
-    // PE. When en_i is low nothing moves, so the loops are skipped whole.
+    // invalid beat is never read, and a row that no beat enters is skipped.
+    // When en_i is low nothing moves, so the loops are skipped whole.
     always_ff @(posedge clk_i) begin
-      data_t        act_in, wgt_in;
-      logic         abank_in, wbank_in;
-      logic [N-1:0] wv_in;
-      row_t         wrow_in;
-      psum_t        psum_in;
+      // verilator tracing_off
+      int r;
+      // verilator tracing_on
+      r = 0;
       psum_last_d = psum_last_q;
       if (en_i) begin
-        for (int r = N - 1; r >= 0; r--) begin
-          wv_in = r == 0 ? wgt_valid_i : wv_q[r-1];  // the row's weight-valid flags, once per row
-          for (int c = N - 1; c >= 0; c--) begin
-            // What enters PE (r, c): from the left edge or the PE to the left,
-            // from the top edge or the PE above (old values: not yet visited).
-            act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
-            abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
-            psum_in  = r == 0 ? '0             : psum_q[r-1][c];
-            psum_q[r][c]  = psum_in + prod_q[r][c];
-            prod_q[r][c]  = psum_t'($signed(act_q[r][c]) * $signed(w_q[r][c]));
-            w_q[r][c]     = bank_q[r][c][abank_in];
-            act_q[r][c]   = act_in;
-            abank_q[r][c] = abank_in;
-            if (wv_in[c]) begin
-              wrow_in  = r == 0 ? wgt_row_i[c]  : wrow_q[r-1][c];
-              wbank_in = r == 0 ? wgt_bank_i[c] : wbank_q[r-1][c];
-              wgt_in   = r == 0 ? wgt_i[c]      : wgt_q[r-1][c];
-              wrow_q[r][c]  = wrow_in;
-              wbank_q[r][c] = wbank_in;
-              wgt_q[r][c]   = wgt_in;
-              if (wrow_in == RowW'(r)) bank_q[r][c][wbank_in] = wgt_in;
+        for (r = N - 1; r >= 0; r--) begin
+          for (int c = 0; c < N; c++) psum_q[r][c] = (r == 0 ? '0 : psum_q[r-1][c]) + prod_q[r][c];
+          for (int c = 0; c < N; c++)
+            prod_q[r][c] = psum_t'(int'($signed(act_q[r][c])) * int'($signed(w_q[r][c])));
+          for (int c = N - 1; c > 0; c--) w_q[r][c] = bank_q[r][c][abank_q[r][c-1]];
+          w_q[r][0] = bank_q[r][0][act_bank_i[r]];
+          for (int c = N - 1; c > 0; c--) begin
+            act_q[r][c]   = act_q[r][c-1];
+            abank_q[r][c] = abank_q[r][c-1];
+          end
+          act_q[r][0]   = act_i[r];
+          abank_q[r][0] = act_bank_i[r];
+          if (r > 0 && |wv_q[r-1]) begin
+            for (int c = 0; c < N; c++) begin
+              if (wv_q[r-1][c]) begin
+                if (wrow_q[r-1][c] == RowW'(r)) bank_q[r][c][wbank_q[r-1][c]] = wgt_q[r-1][c];
+                wrow_q[r][c]  = wrow_q[r-1][c];
+                wbank_q[r][c] = wbank_q[r-1][c];
+                wgt_q[r][c]   = wgt_q[r-1][c];
+              end
             end
           end
         end
-        // Row N-1 of psum_q holds the bottom row's new sums only on their
-        // way to psum_last_q: written above and copied here in the same
-        // cycle, it is no register of its own. (One array for all rows
-        // keeps the bottom row out of a special case in the PE loop.)
         for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][c];
+        for (int c = 0; c < N; c++) begin
+          if (wgt_valid_i[c]) begin
+            if (wgt_row_i[c] == '0) bank_q[0][c][wgt_bank_i[c]] = wgt_i[c];
+            wrow_q[0][c]  = wgt_row_i[c];
+            wbank_q[0][c] = wgt_bank_i[c];
+            wgt_q[0][c]   = wgt_i[c];
+          end
+        end
       end
       psum_last_q <= psum_last_d;
     end

@@ -52,12 +52,13 @@ module mxu_array #(
     // is written as loops"). The clocked block updates the registers in
     // place with blocking assignments (the one form of per-element array
     // update in a loop that Verilator compiles to a loop; waived in
-    // lint.vlt), one kind of register at a time, each before the one that
-    // feeds it: the sums before the products before the operands, and rows
-    // bottom-up (columns right to left) where a register takes its
-    // neighbour's value, so that every register still reads the old values.
-    // Each loop's body is one simple statement, so Verilator unrolls the
-    // loops into straight-line code with constant indices (docs/decisions.md).
+    // lint.vlt). It visits the rows bottom-up and, within a row, one kind
+    // of register across the columns at a time, each before the one that
+    // feeds it: the sums, the products, the weight operands, the operands
+    // (right to left), the weight beats. So every register still reads old
+    // values. A column loop's body is one statement, which Verilator unrolls
+    // into constant-index statements that the C++ compiler vectorizes; the
+    // rows stay a loop, which keeps the model quick to compile.
     // Nothing outside the block reads these arrays: the weight-valid flags
     // and the column sums are ordinary non-blocking registers.
     typedef logic [DataW-1:0]   data_t;
@@ -91,6 +92,8 @@ module mxu_array #(
     // invalid beat is never read, and a row that no beat enters is skipped.
     // When en_i is low nothing moves, so the loops are skipped whole.
     always_ff @(posedge clk_i) begin
+      // Untraced and assigned before any branch, so that Verilator makes the
+      // row index a C++ local rather than a member of the model.
       // verilator tracing_off
       int r;
       // verilator tracing_on
@@ -140,10 +143,11 @@ module mxu_array #(
   end else if (Datapath != tpu_pkg::DatapathInt8) begin : gen_fp_grid
     // The bf16 and the mixed array as loop-updated arrays, the same PEs as
     // mxu_pe with mxu_mac's gen_bf16 or gen_both, flop for flop and cycle for
-    // cycle, written like gen_int8_grid above (same update order, same
-    // blocking assignments, same non-blocking edges). The arithmetic is
-    // fp_pkg's functions, the ones mxu_mac and the bf16_mul and fp32_add
-    // modules use. Per PE (r, c), all advancing when en_i is high:
+    // cycle, written with gen_int8_grid's blocking assignments and
+    // non-blocking edges, but PE by PE: bottom-up and right to left, and
+    // within a PE the sum before the product before the operands. The
+    // arithmetic is fp_pkg's functions, the ones mxu_mac and the bf16_mul and
+    // fp32_add modules use. Per PE (r, c), all advancing when en_i is high:
     //
     //   act_q, abank_q (, fmt_q) <= the activation, its bank (, its format)
     //   w_q                      <= the weight of the activation's bank

@@ -124,6 +124,8 @@ module mxu_array #(
           end
         end
         for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][c];
+        // Row 0's weight beats come from the top edge, not from a row above,
+        // so they are loaded here rather than in the row loop's r > 0 branch.
         for (int c = 0; c < N; c++) begin
           if (wgt_valid_i[c]) begin
             if (wgt_row_i[c] == '0) bank_q[0][c][wgt_bank_i[c]] = wgt_i[c];

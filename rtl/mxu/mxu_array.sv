@@ -145,11 +145,11 @@ module mxu_array #(
   end else if (Datapath != tpu_pkg::DatapathInt8) begin : gen_fp_grid
     // The bf16 and the mixed array as loop-updated arrays, the same PEs as
     // mxu_pe with mxu_mac's gen_bf16 or gen_both, flop for flop and cycle for
-    // cycle, written with gen_int8_grid's blocking assignments and
-    // non-blocking edges, but PE by PE: bottom-up and right to left, and
-    // within a PE the sum before the product before the operands. The
-    // arithmetic is fp_pkg's functions, the ones mxu_mac and the bf16_mul and
-    // fp32_add modules use. Per PE (r, c), all advancing when en_i is high:
+    // cycle, written as gen_int8_grid is: blocking assignments in the same
+    // order (rows bottom-up, one kind of register across a row at a time)
+    // and non-blocking edges. The arithmetic is fp_pkg's functions, the ones
+    // mxu_mac and the bf16_mul and fp32_add modules use. Per PE (r, c), all
+    // advancing when en_i is high:
     //
     //   act_q, abank_q (, fmt_q) <= the activation, its bank (, its format)
     //   w_q                      <= the weight of the activation's bank
@@ -190,54 +190,70 @@ module mxu_array #(
       else if (en_i || clear_i) wv_q <= clear_i ? '0 : {wv_q[N-2:0], wgt_valid_i};
     end
 
+    // Each kind of register is updated before the one that feeds it, so
+    // every register reads old values: the sums, the products, the formats
+    // (mixed), the weight operands, the operands (right to left), the weight
+    // beats. The sum and the product choose with if/else, not ?:, so that a
+    // model evaluates only the arithmetic of the row's format.
     always_ff @(posedge clk_i) begin
-      data_t              act_in, wgt_in;
-      logic               abank_in, fmt_in, wbank_in;
-      logic [N-1:0]       wv_in;
-      row_t               wrow_in;
-      word_t              psum_in, sum;
-      logic signed [15:0] int_prod;
+      // Untraced and assigned before any branch, so that Verilator makes the
+      // row index a C++ local rather than a member of the model.
+      // verilator tracing_off
+      int r;
+      // verilator tracing_on
+      r = 0;
       psum_last_d = psum_last_q;
       if (en_i) begin
-        for (int r = N - 1; r >= 0; r--) begin
-          wv_in = r == 0 ? wgt_valid_i : wv_q[r-1];
-          for (int c = N - 1; c >= 0; c--) begin
-            // What enters PE (r, c), as in gen_int8_grid.
-            act_in   = c == 0 ? act_i[r]       : act_q[r][c-1];
-            abank_in = c == 0 ? act_bank_i[r]  : abank_q[r][c-1];
-            psum_in  = r == 0 ? '0             : psum_q[r-1][c];
-            // Sum, then product, then operands: each reads the old value
-            // of the stage before it. if/else, not ?:, so that a model
-            // evaluates only the arithmetic of the row's format.
-            if (!Mixed || pfmt_q[r][c]) sum = fp_pkg::fp32_add(psum_in, prod_q[r][c]);
-            else                        sum = psum_in + prod_q[r][c];
-            psum_q[r][c] = sum;
-            if (!Mixed || fmt_q[r][c]) begin
+        for (r = N - 1; r >= 0; r--) begin
+          for (int c = 0; c < N; c++) begin
+            if (!Mixed || pfmt_q[r][c])
+              psum_q[r][c] = fp_pkg::fp32_add(r == 0 ? '0 : psum_q[r-1][c], prod_q[r][c]);
+            else
+              psum_q[r][c] = (r == 0 ? '0 : psum_q[r-1][c]) + prod_q[r][c];
+          end
+          for (int c = 0; c < N; c++) begin
+            if (!Mixed || fmt_q[r][c])
               prod_q[r][c] = fp_pkg::bf16_mul(act_q[r][c], w_q[r][c]);
-            end else begin
-              int_prod     = $signed(act_q[r][c][7:0]) * $signed(w_q[r][c][7:0]);
-              prod_q[r][c] = word_t'($signed(int_prod));
-            end
-            if (Mixed) begin
-              fmt_in       = c == 0 ? act_bf16_i[r] : fmt_q[r][c-1];
+            else
+              prod_q[r][c] = word_t'(int'($signed(act_q[r][c][7:0])) * int'($signed(w_q[r][c][7:0])));
+          end
+          if (Mixed) begin
+            for (int c = N - 1; c > 0; c--) begin
               pfmt_q[r][c] = fmt_q[r][c];
-              fmt_q[r][c]  = fmt_in;
+              fmt_q[r][c]  = fmt_q[r][c-1];
             end
-            w_q[r][c]     = bank_q[r][c][abank_in];
-            act_q[r][c]   = act_in;
-            abank_q[r][c] = abank_in;
-            if (wv_in[c]) begin  // as in gen_int8_grid: a beat's registers load with a valid beat
-              wrow_in  = r == 0 ? wgt_row_i[c]  : wrow_q[r-1][c];
-              wbank_in = r == 0 ? wgt_bank_i[c] : wbank_q[r-1][c];
-              wgt_in   = r == 0 ? wgt_i[c]      : wgt_q[r-1][c];
-              wrow_q[r][c]  = wrow_in;
-              wbank_q[r][c] = wbank_in;
-              wgt_q[r][c]   = wgt_in;
-              if (wrow_in == RowW'(r)) bank_q[r][c][wbank_in] = wgt_in;
+            pfmt_q[r][0] = fmt_q[r][0];
+            fmt_q[r][0]  = act_bf16_i[r];
+          end
+          for (int c = N - 1; c > 0; c--) w_q[r][c] = bank_q[r][c][abank_q[r][c-1]];
+          w_q[r][0] = bank_q[r][0][act_bank_i[r]];
+          for (int c = N - 1; c > 0; c--) begin
+            act_q[r][c]   = act_q[r][c-1];
+            abank_q[r][c] = abank_q[r][c-1];
+          end
+          act_q[r][0]   = act_i[r];
+          abank_q[r][0] = act_bank_i[r];
+          if (r > 0 && |wv_q[r-1]) begin
+            for (int c = 0; c < N; c++) begin
+              if (wv_q[r-1][c]) begin
+                if (wrow_q[r-1][c] == RowW'(r)) bank_q[r][c][wbank_q[r-1][c]] = wgt_q[r-1][c];
+                wrow_q[r][c]  = wrow_q[r-1][c];
+                wbank_q[r][c] = wbank_q[r-1][c];
+                wgt_q[r][c]   = wgt_q[r-1][c];
+              end
             end
           end
         end
         for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][c];
+        // Row 0's weight beats come from the top edge, as in gen_int8_grid.
+        for (int c = 0; c < N; c++) begin
+          if (wgt_valid_i[c]) begin
+            if (wgt_row_i[c] == '0) bank_q[0][c][wgt_bank_i[c]] = wgt_i[c];
+            wrow_q[0][c]  = wgt_row_i[c];
+            wbank_q[0][c] = wgt_bank_i[c];
+            wgt_q[0][c]   = wgt_i[c];
+          end
+        end
       end
       psum_last_q <= psum_last_d;
     end

@@ -33,12 +33,12 @@ for top in "${blocks[@]}"; do lint "$top" DEFAULT; done
 # The FPGA build's MAC (scripts/fpga.sh defines TPU_ECP5_DSP), with the
 # simulation model of the ECP5 multiplier it instantiates.
 lint mxu DEFAULT +define+TPU_ECP5_DSP tb/fpga/MULT18X18D.sv
-# The bf16 MAC (the configurations use the mixed array, gen_fp_grid), through
+# The bf16 MAC (the configurations use the mixed array, gen_grid), through
 # the test top that sets its enum parameter.
 lint mxu_mac_bf16 DEFAULT tb/mxu/mxu_mac_bf16.sv
-# The whole MXU with the bf16 and the mixed datapath, through their test tops.
-lint mxu_bf16 DEFAULT tb/mxu/mxu_bf16.sv
-lint mxu_both DEFAULT tb/mxu/mxu_both.sv
+# The whole MXU with the bf16 and the mixed datapath, through their test top.
+lint mxu_fp DEFAULT tb/mxu/mxu_fp.sv
+lint mxu_fp DEFAULT tb/mxu/mxu_fp.sv -GMixed=1
 # The VPU's fp32 lane functions alone, through fp_test's top.
 lint vpu_fp32_ops DEFAULT tb/vpu/vpu_fp32_ops.sv
 mapfile -t passed < <(python3 scripts/run_parallel.py --show-output "${LINT_JOBS:-$(nproc)}" "$jobs_file")

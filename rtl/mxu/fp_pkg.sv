@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The bf16 datapath's arithmetic as functions (docs/numerics.md), so that
 // one description serves the per-PE modules (bf16_mul.sv, fp32_add.sv,
-// mxu_mac.sv) and the MXU array written as loops (mxu_array.sv, gen_fp_grid),
+// mxu_mac.sv) and the MXU array written as loops (mxu_array.sv, gen_grid),
 // where a module instance per PE is what the loop form avoids. Both
 // functions are combinational; the callers put the registers around them.
 // Bit-exact with tpu::bf16_mul and tpu::fp32_add (sw/common/src/bf16.cpp).

@@ -8,12 +8,11 @@
 // format (act_bf16_i) flows along the rows only in the mixed datapath; in the
 // fixed ones it is a constant that every PE of the row takes directly.
 //
-// Three bodies build the registers of N x N mxu_pe: gen_int8_grid (int8)
-// and gen_fp_grid (bf16 and mixed) write the array as loop-updated arrays,
-// so that a simulator's model does not grow with N^2 instances
-// (docs/decisions.md); gen_pes instantiates the N x N mxu_pe themselves, for
-// int8 on the ECP5 multiplier cells (TPU_ECP5_DSP), whose registers are
-// inside a vendor cell per PE.
+// Two bodies build the registers of N x N mxu_pe: gen_grid (int8, bf16 and
+// mixed) writes the array as loop-updated arrays, so that a simulator's
+// model does not grow with N^2 instances (docs/decisions.md); gen_pes
+// instantiates the N x N mxu_pe themselves, for int8 on the ECP5 multiplier
+// cells (TPU_ECP5_DSP), whose registers are inside a vendor cell per PE.
 module mxu_array #(
   parameter int unsigned        N        = tpu_pkg::ArrayN,
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
@@ -44,39 +43,54 @@ module mxu_array #(
   localparam bit EcpDsp = 1'b0;
 `endif
 
-  if (Datapath == tpu_pkg::DatapathInt8 && !EcpDsp) begin : gen_int8_grid
-    // The int8 array as N x N registers updated by loops: the same PEs, flop
-    // for flop and cycle for cycle, as mxu_pe/mxu_mac (see gen_pes), written
-    // so that a simulator's model stays the same size for any N instead of
-    // growing with N^2 module instances (docs/decisions.md, "The MXU array
-    // is written as loops"). The clocked block updates the registers in
-    // place with blocking assignments (the one form of per-element array
-    // update in a loop that Verilator compiles to a loop; waived in
-    // lint.vlt). It visits the rows bottom-up and, within a row, one kind
-    // of register across the columns at a time, each before the one that
-    // feeds it: the sums, the products, the weight operands, the operands
-    // (right to left), the weight beats. So every register still reads old
-    // values. A column loop's body is one statement, which Verilator unrolls
-    // into constant-index statements that the C++ compiler vectorizes; the
-    // rows stay a loop, which keeps the model quick to compile.
-    // Nothing outside the block reads these arrays: the weight-valid flags
-    // and the column sums are ordinary non-blocking registers.
+  if (Datapath != tpu_pkg::DatapathInt8 || !EcpDsp) begin : gen_grid
+    // The array as N x N registers updated by loops: the same PEs as
+    // mxu_pe/mxu_mac (see gen_pes), flop for flop and cycle for cycle,
+    // written so that a simulator's model stays the same size for any N
+    // instead of growing with N^2 module instances (docs/decisions.md, "The
+    // MXU array is written as loops"). One description serves every
+    // datapath: only the product and the sum depend on it, chosen by the
+    // constants Fp and Mixed, so a model or a netlist keeps only the chosen
+    // arithmetic. Per PE (r, c), all advancing when en_i is high:
+    //
+    //   act_q, abank_q (, fmt_q) <= the activation, its bank (, its format)
+    //   w_q                      <= the weight of the activation's bank
+    //   prod_q (, pfmt_q)        <= int8: act_q * w_q, sign-extended to the
+    //                               sum's width; bf16: bf16_mul(act_q, w_q)
+    //                               (, fmt_q)
+    //   psum                     <= int8: psum from above + prod_q;
+    //                               bf16: fp32_add(psum from above, prod_q)
+    //
+    // The mixed datapath (Mixed) chooses per PE by the row format it
+    // carries; its int8 rows multiply the operands' low bytes. act_q is also
+    // the MAC's operand register (mxu_mac's a_q always holds the same value
+    // as mxu_pe's act_o), and in the mixed array fmt_q is its format
+    // register (bf16_q). The format arrays exist only for the mixed
+    // datapath: otherwise no statement that is kept touches them.
+    localparam bit Fp    = Datapath != tpu_pkg::DatapathInt8;  // bf16 arithmetic, in some rows or all
+    localparam bit Mixed = Datapath == tpu_pkg::DatapathBoth;  // the row format chooses
+    if (Fp && (DataW != 16 || PsumW != 32)) begin : gen_bad_width
+      $error("mxu_array: the bf16 and mixed datapaths need DataW = 16 and PsumW = 32");
+    end
     typedef logic [DataW-1:0]   data_t;
     typedef logic [PsumW-1:0]   psum_t;
     typedef logic [RowW-1:0]    row_t;
 
     data_t act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
     logic  abank_q[N][N];     // its weight bank
+    logic  fmt_q  [N][N];     // mixed: its format (1 = bf16)
     row_t  wrow_q [N][N];     // weight beat leaving PE (r, c) downwards
     logic  wbank_q[N][N];
     data_t wgt_q  [N][N];
     data_t bank_q [N][N][2];  // the two stationary weights
     data_t w_q    [N][N];     // MAC weight register
-    // The product, sign-extended to the sum's width where it is made: its
-    // upper bits are copies of bit 2*DataW-1 (synthesis merges their flops),
-    // and the simulation extends the operands once instead of the product
-    // again in the sum (docs/decisions.md, "The MXU array is written as loops").
+    // The int8 product is sign-extended to the sum's width where it is made:
+    // its upper bits are copies of bit 2*DataW-1 (synthesis merges their
+    // flops), and the simulation extends the operands once instead of the
+    // product again in the sum (docs/decisions.md, "The MXU array is written
+    // as loops").
     psum_t prod_q [N][N];
+    logic  pfmt_q [N][N];     // mixed: the product's format
     psum_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: below)
     logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
     logic [N-1:0][N-1:0]     wv_q;  // row r: weight-valid leaving row r
@@ -86,11 +100,26 @@ module mxu_array #(
       else if (en_i || clear_i) wv_q <= clear_i ? '0 : {wv_q[N-2:0], wgt_valid_i};
     end
 
-    // act_q is also the MAC's activation operand register (mxu_mac's a_q
-    // always holds the same value as mxu_pe's act_o). A weight beat's
-    // registers load only with a valid beat (mxu_pe's clock enable): an
-    // invalid beat is never read, and a row that no beat enters is skipped.
-    // When en_i is low nothing moves, so the loops are skipped whole.
+    // The clocked block updates the registers in place with blocking
+    // assignments (the one form of per-element array update in a loop that
+    // the simulator compiles to a loop; waived in lint.vlt). It visits the rows
+    // bottom-up and, within a row, one kind of register across the columns
+    // at a time, each before the one that feeds it: the sums, the products,
+    // the formats (mixed), the weight operands, the operands (right to
+    // left), the weight beats. So every register still reads old values. A
+    // column loop's body is one statement, which Verilator unrolls into
+    // constant-index statements that the C++ compiler vectorizes; the rows
+    // stay a loop, which keeps the model quick to compile. The sum and the
+    // product choose with if/else, not ?:, so that a model evaluates only the
+    // arithmetic of the row's format; the casts only match the widths of the
+    // arithmetic that a datapath does not use. Nothing outside the block
+    // reads these arrays: the weight-valid flags and the column sums are
+    // ordinary non-blocking registers.
+    //
+    // A weight beat's registers load only with a valid beat (mxu_pe's clock
+    // enable): an invalid beat is never read, and a row that no beat enters
+    // is skipped. When en_i is low nothing moves, so the loops are skipped
+    // whole.
     always_ff @(posedge clk_i) begin
       // Untraced and assigned before any branch, so that Verilator makes the
       // row index a C++ local rather than a member of the model.
@@ -101,9 +130,27 @@ module mxu_array #(
       psum_last_d = psum_last_q;
       if (en_i) begin
         for (r = N - 1; r >= 0; r--) begin
-          for (int c = 0; c < N; c++) psum_q[r][c] = (r == 0 ? '0 : psum_q[r-1][c]) + prod_q[r][c];
-          for (int c = 0; c < N; c++)
-            prod_q[r][c] = psum_t'(int'($signed(act_q[r][c])) * int'($signed(w_q[r][c])));
+          for (int c = 0; c < N; c++) begin
+            if (Fp && (!Mixed || pfmt_q[r][c]))
+              psum_q[r][c] = psum_t'(fp_pkg::fp32_add(r == 0 ? '0 : 32'(psum_q[r-1][c]),
+                                                      32'(prod_q[r][c])));
+            else
+              psum_q[r][c] = (r == 0 ? '0 : psum_q[r-1][c]) + prod_q[r][c];
+          end
+          for (int c = 0; c < N; c++) begin
+            if (Fp && (!Mixed || fmt_q[r][c]))
+              prod_q[r][c] = psum_t'(fp_pkg::bf16_mul(16'(act_q[r][c]), 16'(w_q[r][c])));
+            else
+              prod_q[r][c] = psum_t'(int'($signed(act_q[r][c][7:0])) * int'($signed(w_q[r][c][7:0])));
+          end
+          if (Mixed) begin
+            for (int c = N - 1; c > 0; c--) begin
+              pfmt_q[r][c] = fmt_q[r][c];
+              fmt_q[r][c]  = fmt_q[r][c-1];
+            end
+            pfmt_q[r][0] = fmt_q[r][0];
+            fmt_q[r][0]  = act_bf16_i[r];
+          end
           for (int c = N - 1; c > 0; c--) w_q[r][c] = bank_q[r][c][abank_q[r][c-1]];
           w_q[r][0] = bank_q[r][0][act_bank_i[r]];
           for (int c = N - 1; c > 0; c--) begin
@@ -140,127 +187,7 @@ module mxu_array #(
 
     assign psum_o = psum_last_q;
 
-    logic unused_edges;  // the last row's weight beats; the row format (int8 only)
-    assign unused_edges = ^wv_q[N-1] ^ ^act_bf16_i;
-  end else if (Datapath != tpu_pkg::DatapathInt8) begin : gen_fp_grid
-    // The bf16 and the mixed array as loop-updated arrays, the same PEs as
-    // mxu_pe with mxu_mac's gen_bf16 or gen_both, flop for flop and cycle for
-    // cycle, written as gen_int8_grid is: blocking assignments in the same
-    // order (rows bottom-up, one kind of register across a row at a time)
-    // and non-blocking edges. The arithmetic is fp_pkg's functions, the ones
-    // mxu_mac and the bf16_mul and fp32_add modules use. Per PE (r, c), all
-    // advancing when en_i is high:
-    //
-    //   act_q, abank_q (, fmt_q) <= the activation, its bank (, its format)
-    //   w_q                      <= the weight of the activation's bank
-    //   prod_q (, pfmt_q)        <= bf16_mul(act_q, w_q) (, fmt_q); mixed
-    //                               int8 rows: the int8 product of the low
-    //                               bytes, sign-extended to 32 bits
-    //   psum                     <= fp32_add(psum from above, prod_q); mixed
-    //                               int8 rows: the 32-bit integer sum
-    //
-    // act_q is also the MAC's operand register (mxu_mac's a_q holds the same
-    // value as mxu_pe's act_o), and in the mixed array fmt_q is its format
-    // register (bf16_q). The format arrays exist only for the mixed datapath:
-    // for bf16 no statement touches them.
-    localparam bit Mixed = Datapath == tpu_pkg::DatapathBoth;
-    if (DataW != 16 || PsumW != 32) begin : gen_bad_width
-      $error("mxu_array: the bf16 and mixed datapaths need DataW = 16 and PsumW = 32");
-    end
-    typedef logic [15:0]     data_t;
-    typedef logic [31:0]     word_t;
-    typedef logic [RowW-1:0] row_t;
-
-    data_t act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
-    logic  abank_q[N][N];     // its weight bank
-    logic  fmt_q  [N][N];     // mixed: its format (1 = bf16)
-    row_t  wrow_q [N][N];     // weight beat leaving PE (r, c) downwards
-    logic  wbank_q[N][N];
-    data_t wgt_q  [N][N];
-    data_t bank_q [N][N][2];  // the two stationary weights
-    data_t w_q    [N][N];     // MAC weight register
-    word_t prod_q [N][N];     // fp32 product (mixed int8 rows: int8 product)
-    logic  pfmt_q [N][N];     // mixed: the product's format
-    word_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: as int8)
-    logic [N-1:0][31:0]  psum_last_q, psum_last_d;  // ... and leaving row N-1
-    logic [N-1:0][N-1:0] wv_q;  // row r: weight-valid leaving row r
-
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni)              wv_q <= '0;
-      else if (en_i || clear_i) wv_q <= clear_i ? '0 : {wv_q[N-2:0], wgt_valid_i};
-    end
-
-    // Each kind of register is updated before the one that feeds it, so
-    // every register reads old values: the sums, the products, the formats
-    // (mixed), the weight operands, the operands (right to left), the weight
-    // beats. The sum and the product choose with if/else, not ?:, so that a
-    // model evaluates only the arithmetic of the row's format.
-    always_ff @(posedge clk_i) begin
-      // Untraced and assigned before any branch, so that Verilator makes the
-      // row index a C++ local rather than a member of the model.
-      // verilator tracing_off
-      int r;
-      // verilator tracing_on
-      r = 0;
-      psum_last_d = psum_last_q;
-      if (en_i) begin
-        for (r = N - 1; r >= 0; r--) begin
-          for (int c = 0; c < N; c++) begin
-            if (!Mixed || pfmt_q[r][c])
-              psum_q[r][c] = fp_pkg::fp32_add(r == 0 ? '0 : psum_q[r-1][c], prod_q[r][c]);
-            else
-              psum_q[r][c] = (r == 0 ? '0 : psum_q[r-1][c]) + prod_q[r][c];
-          end
-          for (int c = 0; c < N; c++) begin
-            if (!Mixed || fmt_q[r][c])
-              prod_q[r][c] = fp_pkg::bf16_mul(act_q[r][c], w_q[r][c]);
-            else
-              prod_q[r][c] = word_t'(int'($signed(act_q[r][c][7:0])) * int'($signed(w_q[r][c][7:0])));
-          end
-          if (Mixed) begin
-            for (int c = N - 1; c > 0; c--) begin
-              pfmt_q[r][c] = fmt_q[r][c];
-              fmt_q[r][c]  = fmt_q[r][c-1];
-            end
-            pfmt_q[r][0] = fmt_q[r][0];
-            fmt_q[r][0]  = act_bf16_i[r];
-          end
-          for (int c = N - 1; c > 0; c--) w_q[r][c] = bank_q[r][c][abank_q[r][c-1]];
-          w_q[r][0] = bank_q[r][0][act_bank_i[r]];
-          for (int c = N - 1; c > 0; c--) begin
-            act_q[r][c]   = act_q[r][c-1];
-            abank_q[r][c] = abank_q[r][c-1];
-          end
-          act_q[r][0]   = act_i[r];
-          abank_q[r][0] = act_bank_i[r];
-          if (r > 0 && |wv_q[r-1]) begin
-            for (int c = 0; c < N; c++) begin
-              if (wv_q[r-1][c]) begin
-                if (wrow_q[r-1][c] == RowW'(r)) bank_q[r][c][wbank_q[r-1][c]] = wgt_q[r-1][c];
-                wrow_q[r][c]  = wrow_q[r-1][c];
-                wbank_q[r][c] = wbank_q[r-1][c];
-                wgt_q[r][c]   = wgt_q[r-1][c];
-              end
-            end
-          end
-        end
-        for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][c];
-        // Row 0's weight beats come from the top edge, as in gen_int8_grid.
-        for (int c = 0; c < N; c++) begin
-          if (wgt_valid_i[c]) begin
-            if (wgt_row_i[c] == '0) bank_q[0][c][wgt_bank_i[c]] = wgt_i[c];
-            wrow_q[0][c]  = wgt_row_i[c];
-            wbank_q[0][c] = wgt_bank_i[c];
-            wgt_q[0][c]   = wgt_i[c];
-          end
-        end
-      end
-      psum_last_q <= psum_last_d;
-    end
-
-    assign psum_o = psum_last_q;
-
-    logic unused_edges;  // the last row's weight beats; the row format (bf16 only)
+    logic unused_edges;  // the last row's weight beats; the row format (unless mixed)
     assign unused_edges = ^wv_q[N-1] ^ (Mixed ? 1'b0 : ^act_bf16_i);
   end else begin : gen_pes
     // int8 on the ECP5 multiplier cells (TPU_ECP5_DSP).

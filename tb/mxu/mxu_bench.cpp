@@ -6,7 +6,7 @@
 //   mxu_bench [--n 4|8|16] [--dtype int8|bf16] [--tiles T] [--rows R] [--seed S] [--waves FILE]
 //   mxu_bench --demo        a small, readable example on the 16x16 array
 //
-// --dtype bf16 runs the bf16 array (tb/mxu/mxu_bf16.sv) on random bf16
+// --dtype bf16 runs the bf16 array (tb/mxu/mxu_fp.sv) on random bf16
 // values and checks every fp32 output bit for bit against
 // tpu::bf16_dot_column.
 //

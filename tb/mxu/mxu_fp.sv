@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test top: mxu with the bf16 datapath (bf16 operands, fp32 results). Verilator 5.006 cannot set an enum parameter
-// with -G, so this top sets Datapath and passes N through (-GN=<n>); for
-// tb/mxu/mxu_bf16_test.cpp, the benchmark and the lint run.
-module mxu_bf16 #(
-  parameter int unsigned N = 4
+// Test top: mxu with the bf16 datapath (bf16 operands, fp32 results) or,
+// with -GMixed=1, the mixed one (int8 or bf16 per input row). Verilator 5.006
+// cannot set an enum parameter with -G, so this top chooses Datapath from a
+// number and passes N through (-GN=<n>); for tb/mxu/mxu_bf16_test.cpp, the
+// benchmark and the lint run.
+module mxu_fp #(
+  parameter int unsigned N     = 4,
+  parameter int unsigned Mixed = 0  // 1: the mixed datapath (an int, as -G sets it)
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -26,7 +29,7 @@ module mxu_bf16 #(
 
   mxu #(
     .N       (N),
-    .Datapath(tpu_pkg::DatapathBf16)
+    .Datapath(Mixed != 0 ? tpu_pkg::DatapathBoth : tpu_pkg::DatapathBf16)
   ) u_mxu (.*);
 
 endmodule

@@ -91,6 +91,10 @@ TEST(UartTest, TheBoardsOneEvaluationCycleWiresWhatTheFixedPointWires) {
 // of a cycle unchanged, and its inputs stay the same). With the check on, it
 // evaluates a parked device all the same: that never changes its state.
 // Over a faulty line, so that the device also meets requests sent again.
+// The share of cycles parked depends on how fast the host answers (20 % to
+// 75 % in four runs, 150k to 300k cycles), so the test asks for enough
+// checked cycles to make the check meaningful, not for a share;
+// uart_link_bench prints the share.
 TEST(UartTest, AParkedDeviceIsAtRest) {
   tpu::board::LineFaults f;
   f.bit_error = 1e-3;
@@ -103,7 +107,7 @@ TEST(UartTest, AParkedDeviceIsAtRest) {
   std::mt19937_64 rng(12);
   expect_exact_matmuls(dev, rng, {{1, 1, 1}, {7, 13, 5}});
   const tpu::board::ParkingStats p = sim->parking();  // the board runs on: read once
-  EXPECT_GT(p.checked_cycles, sim->cycles() / 4) << "of " << sim->cycles() << " cycles";
+  EXPECT_GT(p.checked_cycles, 10000u) << "of " << sim->cycles() << " cycles";
   EXPECT_EQ(p.changed_cycles, 0u);
 }
 

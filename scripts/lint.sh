@@ -36,7 +36,7 @@ lint mxu DEFAULT +define+TPU_ECP5_DSP tb/fpga/MULT18X18D.sv
 # The bf16 MAC (the configurations use the mixed array, gen_grid), through
 # the test top that sets its enum parameter.
 lint mxu_mac_bf16 DEFAULT tb/mxu/mxu_mac_bf16.sv
-# The whole MXU with the bf16 and the mixed datapath, through their test top.
+# The whole MXU with the bf16 and the mixed datapath, through one test top.
 lint mxu_fp DEFAULT tb/mxu/mxu_fp.sv
 lint mxu_fp DEFAULT tb/mxu/mxu_fp.sv -GMixed=1
 # The VPU's fp32 lane functions alone, through fp_test's top.

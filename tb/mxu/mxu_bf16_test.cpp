@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The MXU with the bf16 datapath and with the mixed one (int8 or bf16 per
 // input row), at N = 4 and 8, through the test top tb/mxu/mxu_fp.sv
-// (-GMixed=1 for the mixed one). Every output word is compared bit for bit with the C++
-// reference: tpu::bf16_dot_column (top to bottom from +0, docs/numerics.md)
-// for bf16 rows, tpu::model::matmul_i8 on the low 8 bits of every lane for
-// int8 rows; out_last_o and out_bf16_o are checked on every row.
+// (-GMixed=1 for the mixed one). Every output word is compared bit for bit
+// with the C++ reference: tpu::bf16_dot_column (top to bottom from +0,
+// docs/numerics.md) for bf16 rows, tpu::model::matmul_i8 on the low 8 bits
+// of every lane for int8 rows; out_last_o and out_bf16_o are checked on
+// every row.
 //
 //   MxuBf16/MxuFpTest/<N>.*   bf16 rows on the bf16 array (ctest: MxuBf16.<test><N>)
 //   MxuMixed/MxuFpTest/<N>.*  the same tests, bf16 rows on the mixed array

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -199,6 +200,10 @@ class Board final : public BoardSim {
   ParkingStats parking() const override {
     return {parked_cycles_, parked_checked_cycles_, parked_changed_cycles_};
   }
+  std::optional<uint64_t> assertion_failure_cycle() const override {
+    if (!assertions_failed_) return std::nullopt;
+    return failure_cycle_.load();
+  }
 
  private:
   void run() {
@@ -217,6 +222,7 @@ class Board final : public BoardSim {
         for (size_t i = 0; i < n; ++i) to_device(buf[i]);
       }
       cycle();
+      if (assertions_failed()) break;
       // A board nobody talks to spins no core: once the line and the device
       // have been idle for a while, every kQuietBurst cycles wait up to 1 ms
       // for the host. Every cycle is still simulated (the bridge's
@@ -275,6 +281,21 @@ class Board final : public BoardSim {
       pty_.write(byte);
       ++counters_.duplicated;
     }
+  }
+
+  // A failed RTL assertion, the device's or the bridge's, is a bug in the
+  // models: the board stops there, as a board whose logic went wrong falls
+  // silent, and says so once (the simulator printed each failure).
+  bool assertions_failed() {
+    const uint64_t n = top_.take_assertion_failures() + bridge_.take_assertion_failures();
+    if (n == 0) return false;
+    failure_cycle_ = cycles_.load();
+    assertions_failed_ = true;
+    std::fprintf(stderr,
+                 "board simulation: RTL assertions failed by cycle %llu; the board stopped. This is a "
+                 "bug in the device model; please report it with the command that ran into it\n",
+                 (unsigned long long)failure_cycle_.load());
+    return true;
   }
 
   bool chance(double p) { return p > 0 && std::bernoulli_distribution(p)(rng_); }
@@ -456,6 +477,8 @@ class Board final : public BoardSim {
   uint64_t rest_ = 0;  // evaluated cycles in a row whose inputs were those of the cycle before
   bool parked_ = false;
   std::atomic<uint64_t> parked_cycles_{0}, parked_checked_cycles_{0}, parked_changed_cycles_{0};
+  std::atomic<uint64_t> failure_cycle_{0};
+  std::atomic<bool> assertions_failed_{false};  // set after failure_cycle_
   std::thread thread_;
 };
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace tpu::board {
@@ -74,6 +75,10 @@ class BoardSim {
   virtual uint64_t cycles() const = 0;
   virtual WiringCheck wiring_check() const = 0;
   virtual ParkingStats parking() const = 0;
+  // Set once an RTL assertion of the device or the bridge failed: the cycle
+  // by which it did. That is a bug in the models, and the board stopped
+  // there (the line goes silent); the simulator printed each failure.
+  virtual std::optional<uint64_t> assertion_failure_cycle() const = 0;
 };
 
 // The configurations this build can simulate on the board.

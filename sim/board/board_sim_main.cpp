@@ -43,8 +43,9 @@ int main(int argc, char** argv) {
     auto board = tpu::board::BoardSim::start(o);
     std::printf("uart:%s\n", board->pty().c_str());
     std::fflush(stdout);
-    // Runs until stdin reaches its end (the parent closed it) or a signal.
-    while (!g_stop) {
+    // Runs until stdin reaches its end (the parent closed it), a signal, or
+    // a failed RTL assertion, which stops the board (it said so).
+    while (!g_stop && !board->assertion_failure_cycle()) {
       board->set_cut(g_cut);
       pollfd p{0, POLLIN, 0};
       if (::poll(&p, 1, 200) > 0) {
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
                  (unsigned long long)c.to_device,
                  (unsigned long long)c.to_host, (unsigned long long)c.flipped, (unsigned long long)c.dropped,
                  (unsigned long long)c.duplicated, (unsigned long long)c.stalls);
+    if (board->assertion_failure_cycle()) return 1;
   } catch (const tpu::Error& e) {
     std::fprintf(stderr, "tpu-board-sim: %s\n", e.what());
     return 1;

@@ -84,6 +84,7 @@ class ScTransport final : public Transport {
     p_.reset();
     irq_seen_ = p_.cpu.interrupts();
     base_ = p_.device().cycles();
+    if (VerilatedContext* ctx = p_.device().context()) ctx->gotError(false);  // the platform's last user
   }
   ~ScTransport() override {
     p_.clock.enable(false);
@@ -93,18 +94,22 @@ class ScTransport final : public Transport {
   std::string name() const override { return name_; }
 
   uint32_t mmio_read(uint32_t offset) override {
+    check_assertions();
     uint32_t v = 0;
     tlm::tlm_response_status st = tlm::TLM_INCOMPLETE_RESPONSE;
     p_.cpu.post([&] { st = p_.cpu.read32(PlatformBase::kBar0Base + offset, v); });
     p_.run_jobs();
+    check_assertions();
     if (st == tlm::TLM_ADDRESS_ERROR_RESPONSE) throw unmapped_register(name_, offset);
     if (st != tlm::TLM_OK_RESPONSE) throw failed("read", offset, st);
     return v;
   }
   void mmio_write(uint32_t offset, uint32_t value) override {
+    check_assertions();
     tlm::tlm_response_status st = tlm::TLM_INCOMPLETE_RESPONSE;
     p_.cpu.post([&] { st = p_.cpu.write32(PlatformBase::kBar0Base + offset, value); });
     p_.run_jobs();
+    check_assertions();
     // A write to an unmapped offset is dropped by the device, silently (as on sim:).
     if (st != tlm::TLM_OK_RESPONSE && st != tlm::TLM_ADDRESS_ERROR_RESPONSE) throw failed("write", offset, st);
   }
@@ -117,6 +122,7 @@ class ScTransport final : public Transport {
   // As sim:, at least one cycle passes, and an MSI that came during an
   // earlier call (an MMIO access) ends the wait at once.
   uint64_t wait_interrupt(uint64_t max_cycles) override {
+    check_assertions();
     const uint64_t start = cycles();
     if (max_cycles == 0) return 0;
     if (p_.cpu.interrupts() != irq_seen_) {
@@ -128,6 +134,7 @@ class ScTransport final : public Transport {
       p_.cpu.pause_on_irq(false);
     }
     irq_seen_ = p_.cpu.interrupts();
+    check_assertions();
     return cycles() - start;
   }
 
@@ -143,10 +150,19 @@ class ScTransport final : public Transport {
     return Error(os.str());
   }
 
+  // As sim:, a failed RTL assertion fails the call that saw it and every
+  // call after it. The model's context records that one failed, not which.
+  void check_assertions() {
+    VerilatedContext* ctx = p_.device().context();
+    if (ctx && ctx->gotError() && !failure_cycle_) failure_cycle_ = cycles();
+    if (failure_cycle_) throw rtl_assertions_failed(name_, *failure_cycle_);
+  }
+
   std::string name_;
   PlatformBase& p_;
   uint64_t irq_seen_ = 0;
   uint64_t base_ = 0;
+  std::optional<uint64_t> failure_cycle_;  // by which the first failed assertion was seen
 };
 
 std::unique_ptr<Transport> open_sc(const DeviceUri& uri) {

@@ -68,13 +68,19 @@ class SimTransport final : public Transport {
   std::string name() const override { return name_; }
 
   uint32_t mmio_read(uint32_t offset) override {
+    check_assertions();
     int status = 0;
     const uint32_t v = dev_.mmio_read(offset, &status);
+    check_assertions();
     if (status != 0)
       throw unmapped_register(name_, offset);
     return v;
   }
-  void mmio_write(uint32_t offset, uint32_t value) override { dev_.mmio_write(offset, value); }
+  void mmio_write(uint32_t offset, uint32_t value) override {
+    check_assertions();
+    dev_.mmio_write(offset, value);
+    check_assertions();
+  }
 
   uint64_t dma_base() const override { return kDmaBase; }
   uint64_t dma_size() const override { return kDmaSize; }
@@ -84,11 +90,13 @@ class SimTransport final : public Transport {
   void dma_read(uint64_t addr, std::span<uint8_t> out) override { dev_.mem().read(addr, out); }
 
   uint64_t wait_interrupt(uint64_t max_cycles) override {
+    check_assertions();
     const uint64_t start = sim_.cycle();
     while (sim_.cycle() - start < max_cycles) {
       dev_.step();
       if (take_msi()) break;
     }
+    check_assertions();
     return sim_.cycle() - start;
   }
 
@@ -101,6 +109,14 @@ class SimTransport final : public Transport {
     l.msi_addr = kMsiAddr;
     l.msi_data = 1;
     return l;
+  }
+
+  // A failed RTL assertion is a bug in the device, whatever the host did:
+  // the call that saw it and every call after it fail, since the model's
+  // state can no longer be trusted. The simulator printed each failure.
+  void check_assertions() {
+    if (sim_.take_assertion_failures() != 0 && !failure_cycle_) failure_cycle_ = sim_.cycle();
+    if (failure_cycle_) throw rtl_assertions_failed(name_, *failure_cycle_);
   }
 
   // True when the device wrote an MSI since the last call. The root complex
@@ -123,6 +139,7 @@ class SimTransport final : public Transport {
   tb::Sim<Model> sim_;
   tb::Device<Model> dev_;
   size_t seen_ = 0;
+  std::optional<uint64_t> failure_cycle_;  // by which the first failed assertion was seen
 };
 
 std::string built_configs() {

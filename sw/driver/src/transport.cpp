@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "tpu/error.h"
 
@@ -84,6 +85,14 @@ Error unmapped_register(const std::string& transport, uint32_t offset) {
   std::snprintf(hex, sizeof hex, "%x", offset);
   return Error("register read at BAR0 offset 0x" + std::string(hex) +
                " was answered Unsupported Request: the offset is not mapped on " + transport);
+}
+
+Error rtl_assertions_failed(const std::string& transport, uint64_t cycle) {
+  return Error(transport + ": the device's RTL assertions failed, the first by device cycle " +
+               std::to_string(cycle) +
+               " (the simulator printed each above). This is a bug in the device model, not in "
+               "the host's use of it; the simulated device is no longer usable. Please report it "
+               "with the command that ran into it");
 }
 
 uint64_t query_number(const std::string& what, const std::string& key, const std::string& value) {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -39,8 +40,20 @@ BoardOptions options(const tpu::board::LineFaults& faults = {}, uint64_t seed = 
   return o;
 }
 
-std::unique_ptr<BoardSim> board(const tpu::board::LineFaults& faults = {}, uint64_t seed = 1) {
-  return BoardSim::start(options(faults, seed));
+// A board whose RTL assertions (the device's and the bridge's) must hold to
+// its end: the test checks them when it lets the board go.
+struct AssertionsHeld {
+  void operator()(BoardSim* b) const {
+    EXPECT_FALSE(b->assertion_failure_cycle()) << "the board's RTL assertions failed";
+    delete b;
+  }
+};
+using Board = std::unique_ptr<BoardSim, AssertionsHeld>;
+
+Board start(const BoardOptions& o) { return Board(BoardSim::start(o).release()); }
+
+Board board(const tpu::board::LineFaults& faults = {}, uint64_t seed = 1) {
+  return start(options(faults, seed));
 }
 
 using Shape = std::array<int, 3>;  // M, K, N
@@ -78,7 +91,7 @@ TEST(UartTest, MatmulsAreExactOverTheLink) {
 TEST(UartTest, TheBoardsOneEvaluationCycleWiresWhatTheFixedPointWires) {
   BoardOptions o = options();
   o.check_wiring = true;
-  auto sim = BoardSim::start(o);
+  auto sim = start(o);
   tpu::Device dev = tpu::Device::open("uart:" + sim->pty());
   std::mt19937_64 rng(11);
   expect_exact_matmuls(dev, rng, kSmallShapes);
@@ -102,7 +115,7 @@ TEST(UartTest, AParkedDeviceIsAtRest) {
   f.stall = 2e-3;
   BoardOptions o = options(f, 5);
   o.check_parking = true;
-  auto sim = BoardSim::start(o);
+  auto sim = start(o);
   tpu::Device dev = tpu::Device::open("uart:" + sim->pty());
   std::mt19937_64 rng(12);
   expect_exact_matmuls(dev, rng, {{1, 1, 1}, {7, 13, 5}});

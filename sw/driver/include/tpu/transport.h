@@ -83,6 +83,10 @@ std::unique_ptr<Transport> open_transport(const std::string& uri);
 // device does not map), for transports to throw.
 Error unmapped_register(const std::string& transport, uint32_t offset);
 
+// The error of a simulated device whose RTL assertions failed (a bug in the
+// device, not in the host's use of it), for simulator transports to throw.
+Error rtl_assertions_failed(const std::string& transport, uint64_t cycle);
+
 // A non-negative integer query value, or tpu::Error "<what>: key=value is not
 // a non-negative number".
 uint64_t query_number(const std::string& what, const std::string& key, const std::string& value);

@@ -76,6 +76,6 @@ module mem_rd_stream #(
   );
 
   // An answer arriving in a clear cycle belongs to a request made before it.
-  `ASSERT(AnswerHasRoom, rsp_valid_i && !clear_i |-> fifo_ready)
+  `ASSERT(AnswerHasRoom, rsp_valid_i && !clear_i -> fifo_ready)
 
 endmodule

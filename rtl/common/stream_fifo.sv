@@ -69,7 +69,7 @@ module stream_fifo #(
     if (push) mem_q[wr_ptr_q] <= data_i;
   end
 
-  `ASSERT(FifoNoOverflow, count_q <= CntW'(Depth))
-  `ASSERT(FifoValidHeld, $past(valid_o && !ready_i && !clear_i) |-> valid_o)
+  `ASSERT(FifoNoOverflow, 32'(count_q) <= Depth)
+  `ASSERT(FifoValidHeld, $past(valid_o && !ready_i && !clear_i) -> valid_o)
 
 endmodule

@@ -127,11 +127,11 @@ module stream_fifo_ram #(
   `FFNR(ob_q[0], ob_d[0])
   `FFNR(ob_q[1], ob_d[1])
 
-  `ASSERT(FifoRamNoOverflow, count_q <= CntW'(Depth))
+  `ASSERT(FifoRamNoOverflow, 32'(count_q) <= Depth)
   `ASSERT(FifoRamCount, count_q == ram_cnt_q + CntW'(pend_q) + CntW'(ob_cnt_q))
   `ASSERT(FifoRamBuffer, 32'(ob_cnt_q) + 32'(pend_q) <= 2)
-  `ASSERT(FifoRamFull, (ram_cnt_q != '0) |-> 32'(ob_cnt_q) + 32'(pend_q) == 2)
+  `ASSERT(FifoRamFull, (ram_cnt_q != '0) -> 32'(ob_cnt_q) + 32'(pend_q) == 2)
   `ASSERT(FifoRamValid, valid_o == (count_q != '0))
-  `ASSERT(FifoRamValidHeld, $past(valid_o && !ready_i && !clear_i) |-> valid_o)
+  `ASSERT(FifoRamValidHeld, $past(valid_o && !ready_i && !clear_i) -> valid_o)
 
 endmodule

@@ -5,11 +5,17 @@
 // FFL    : as FF, loads only when `load` is high
 // FFNR   : flop without reset (wide datapath registers)
 // FFLNR  : as FFNR, loads only when `load` is high
-// ASSERT : concurrent assertion, checked in simulation, removed in synthesis
-//          (Verilator 5.006 needs single-cycle properties: use $past, not ##).
+// ASSERT : a boolean checked at every rising edge out of reset, in
+//          simulation; removed in synthesis. Write an implication with the
+//          logical `->` (a -> b), a value of an earlier cycle with $past.
+//          It is an immediate assertion in a clocked block, so it reads what
+//          the flops read at the edge, also in a harness that changes inputs
+//          and clocks in one evaluation; a concurrent one would read values
+//          sampled before those inputs, and Verilator copies every sampled
+//          value on every evaluation (docs/decisions.md).
 // COVER  : cover point, counted in a coverage build (make coverage: cycles in
 //          which prop held out of reset), ignored otherwise, removed in
-//          synthesis. Same property rules as ASSERT.
+//          synthesis. A single-cycle property (Verilator 5.006: $past, not ##).
 `ifndef TPU_MACROS_SVH
 `define TPU_MACROS_SVH
 
@@ -33,7 +39,7 @@
 
 `ifndef SYNTHESIS
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)                      \
-  name: assert property (@(posedge clk) disable iff (!rst_n) (prop))         \
+  always_ff @(posedge clk) if (rst_n) name: assert (prop)                    \
     else $error("assertion %s failed", `"name`");
 `define COVER(name, prop, clk = clk_i, rst_n = rst_ni)                       \
   name: cover property (@(posedge clk) disable iff (!rst_n) (prop));

@@ -299,7 +299,7 @@ module unit_mmc #(
   assign unused_meta_valid = meta_valid ^ meta_out[AccAddrW+1];
   assign unused_out_last   = out_last ^ out_bf16;
 
-  `ASSERT(MetaBesideEveryRow, out_valid |-> meta_valid)
-  `ASSERT(MmcCmdIsMmc, cmd_valid_i |-> cmd_i.ins.op == tpu_isa_pkg::OpMmc)
+  `ASSERT(MetaBesideEveryRow, out_valid -> meta_valid)
+  `ASSERT(MmcCmdIsMmc, cmd_valid_i -> cmd_i.ins.op == tpu_isa_pkg::OpMmc)
 
 endmodule

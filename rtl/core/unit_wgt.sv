@@ -226,7 +226,7 @@ module unit_wgt #(
   logic unused_cmd;
   assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags[7:1], cmd_i.ins.a};
 
-  `ASSERT(WgtFifoNeverFull, fifo_push |-> fifo_ready)
+  `ASSERT(WgtFifoNeverFull, fifo_push -> fifo_ready)
   // Cover points: the weight FIFO full, and requests waiting for its room.
   `COVER(WgtFifoFull, fifo_count == CntW'(FifoRows))
   `COVER(WgtWaitsForRoom, active_q && !faulted_q && left != 0 && !req_valid_o)

@@ -152,6 +152,6 @@ module ctrl_fetch #(
   assign in_loop_o   = head.in_loop;
   assign back_edge_o = head.back_edge;
 
-  `ASSERT(NoOverflow, req_q && run_i && !loop_i |-> queue_ready)
+  `ASSERT(NoOverflow, req_q && run_i && !loop_i -> queue_ready)
 
 endmodule

@@ -383,7 +383,7 @@ module core_dma_bridge #(
   assign err_addr_o  = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err_addr :
                        (wr_done_valid_i && wr_done_i.err) ? mem_req_addr_i : win_addr_q;
 
-  `ASSERT(RowsNotPastBurst, mem_rd_valid_o |-> rd_rows_valid)
-  `ASSERT(WrDoneHasRequest, wr_done_valid_i |-> ack_order_valid)
+  `ASSERT(RowsNotPastBurst, mem_rd_valid_o -> rd_rows_valid)
+  `ASSERT(WrDoneHasRequest, wr_done_valid_i -> ack_order_valid)
 
 endmodule

@@ -264,16 +264,16 @@ module dma_engine #(
   // ---------------------------------------------------------------------------
   // Interface rules
   // ---------------------------------------------------------------------------
-  `ASSERT(RqNoCross4K, rq_valid_o |-> (13'(rq_o.addr[11:0]) + rq_o.len) <= 13'd4096)
-  `ASSERT(RqLenNonZero, rq_valid_o |-> rq_o.len != '0)
-  `ASSERT(RqReadOneBeat, rq_valid_o && !rq_o.write |-> rq_o.last)
-  `ASSERT(RqNothingWhileClear, clear |-> !rq_valid_o)
+  `ASSERT(RqNoCross4K, rq_valid_o -> (13'(rq_o.addr[11:0]) + rq_o.len) <= 13'd4096)
+  `ASSERT(RqLenNonZero, rq_valid_o -> rq_o.len != '0)
+  `ASSERT(RqReadOneBeat, rq_valid_o && !rq_o.write -> rq_o.last)
+  `ASSERT(RqNothingWhileClear, clear -> !rq_valid_o)
   `ASSERT(RcAlwaysReady, rc_ready_o)
-  `ASSERT(WrDataHeld, $past(wr_data_valid_i && !wr_data_ready_o && !rst_req) && !rst_req |->
+  `ASSERT(WrDataHeld, $past(wr_data_valid_i && !wr_data_ready_o && !rst_req) && !rst_req ->
                       wr_data_valid_i && (wr_data_i == $past(wr_data_i)))
-  `ASSERT(RdDataHeld, $past(rd_data_valid_o && !rd_data_ready_i && !clear) |->
+  `ASSERT(RdDataHeld, $past(rd_data_valid_o && !rd_data_ready_i && !clear) ->
                       rd_data_valid_o && (rd_data_o == $past(rd_data_o)))
-  `ASSERT(RdDoneHeld, $past(rd_done_valid_o && !rd_done_ready_i && !clear) |-> rd_done_valid_o)
-  `ASSERT(WrDoneHeld, $past(wr_done_valid_o && !wr_done_ready_i && !clear) |-> wr_done_valid_o)
+  `ASSERT(RdDoneHeld, $past(rd_done_valid_o && !rd_done_ready_i && !clear) -> rd_done_valid_o)
+  `ASSERT(WrDoneHeld, $past(wr_done_valid_o && !wr_done_ready_i && !clear) -> wr_done_valid_o)
 
 endmodule

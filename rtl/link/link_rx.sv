@@ -231,8 +231,8 @@ module link_rx
   assign msg_last_o  = out_last_q;
   assign msg_len_o   = cur_len_q;
 
-  `ASSERT(RxNoOverrun, pay_we |-> (wr_q - rd_q) < PtrW'(Depth))
+  `ASSERT(RxNoOverrun, pay_we -> (wr_q - rd_q) < PtrW'(Depth))
   `ASSERT(RxUsedMax, used <= PtrW'(Depth))
-  `ASSERT(RxLenEntry, (pend_q && pend_len_q) |-> (ram_rdata != '0 && ram_rdata <= 9'(MaxPayload)))
+  `ASSERT(RxLenEntry, (pend_q && pend_len_q) -> (ram_rdata != '0 && ram_rdata <= 9'(MaxPayload)))
 
 endmodule

@@ -261,7 +261,7 @@ module link_tx
   assign link_up_o   = link_up_q;
 
   `ASSERT(TxWindow, n_q <= CntW'(Slots) && next_q <= n_q && sent_q <= n_q)
-  `ASSERT(TxSlotSize, wr |-> wr_off_q <= OffW'(MaxPayload - 1))
-  `ASSERT(TxStartIdle, (start_sync || start_data || start_ack) |-> !step)
+  `ASSERT(TxSlotSize, wr -> wr_off_q <= OffW'(MaxPayload - 1))
+  `ASSERT(TxStartIdle, (start_sync || start_data || start_ack) -> !step)
 
 endmodule

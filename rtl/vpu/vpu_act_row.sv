@@ -237,8 +237,8 @@ module vpu_act_row #(
   // ---------------------------------------------------------------------------
   // Interface rules
   // ---------------------------------------------------------------------------
-  `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o && !clear_i) |-> in_valid_i)
-  `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i) |->
+  `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o && !clear_i) -> in_valid_i)
+  `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i) ->
       in_acc_i == $past(in_acc_i) && in_bias_i == $past(in_bias_i) &&
       in_bias_en_i == $past(in_bias_en_i) && in_multiplier_i == $past(in_multiplier_i) &&
       in_exponent_i == $past(in_exponent_i) && in_zero_point_i == $past(in_zero_point_i) &&
@@ -247,9 +247,9 @@ module vpu_act_row #(
       in_user_i == $past(in_user_i))
   // A write changes the table under a LUT row in flight, and (through port 0
   // of the RAM) the looked-up value a stalled stage 8 holds.
-  `ASSERT(LutWriteNoLutRowInFlight, lut_wr_en_i |->
+  `ASSERT(LutWriteNoLutRowInFlight, lut_wr_en_i ->
       !(in_fire && in_func_i == tpu_isa_pkg::ActLut) &&
       !(s1_valid_q && s1_func_q == tpu_isa_pkg::ActLut) && !(|(side_valid_q & side_lut_q)))
-  `ASSERT(LutWriteAfterClear, lut_wr_en_i |-> lut_ready)
+  `ASSERT(LutWriteAfterClear, lut_wr_en_i -> lut_ready)
 
 endmodule

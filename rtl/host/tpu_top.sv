@@ -63,22 +63,42 @@ module tpu_top #(
   logic [31:0] reg_rd_data, biten;
   tlp_pkg::cc_t cc_beat;
 
+  // The requests enter through a register slice, so nothing in the device
+  // is combinational from the cq inputs: the register block's decode sees a
+  // flop, and cq_ready_o is one. An access takes one cycle more; a
+  // simulator evaluates the decode once per cycle instead of twice
+  // (docs/decisions.md, "MMIO requests enter through a register slice").
+  tlp_pkg::cq_t cq_beat;
+  logic         cq_valid, cq_take;
+  stream_spill #(
+    .Width($bits(tlp_pkg::cq_t))
+  ) u_cq_slot (
+    .clk_i,
+    .rst_ni,
+    .clear_i(1'b0),
+    .valid_i(cq_valid_i),
+    .ready_o(cq_ready_o),
+    .data_i (cq_i),
+    .valid_o(cq_valid),
+    .ready_i(cq_take),
+    .data_o (cq_beat)
+  );
   // A read needs room for its completion; a write is always taken.
-  assign cq_ready_o  = cq_i.write || cc_slot_ready;
-  assign mmio_fire   = cq_valid_i && cq_ready_o;
-  assign mmio_in_bar = (cq_i.addr[63:12] == '0) && (cq_i.addr[1:0] == 2'b00);
-  assign req         = mmio_fire && mmio_in_bar && !(cq_i.write && cq_i.be == 4'h0);
+  assign cq_take     = cq_beat.write || cc_slot_ready;
+  assign mmio_fire   = cq_valid && cq_take;
+  assign mmio_in_bar = (cq_beat.addr[63:12] == '0) && (cq_beat.addr[1:0] == 2'b00);
+  assign req         = mmio_fire && mmio_in_bar && !(cq_beat.write && cq_beat.be == 4'h0);
   for (genvar b = 0; b < 4; b++) begin : gen_biten
-    assign biten[8*b +: 8] = {8{cq_i.be[b]}};
+    assign biten[8*b +: 8] = {8{cq_beat.be[b]}};
   end
 
   tpu_regs u_regs (
     .clk                 (clk_i),
     .arst_n              (rst_ni),
     .s_cpuif_req         (req),
-    .s_cpuif_req_is_wr   (cq_i.write),
-    .s_cpuif_addr        (cq_i.addr[11:0]),
-    .s_cpuif_wr_data     (cq_i.data),
+    .s_cpuif_req_is_wr   (cq_beat.write),
+    .s_cpuif_addr        (cq_beat.addr[11:0]),
+    .s_cpuif_wr_data     (cq_beat.data),
     .s_cpuif_wr_biten    (biten),
     .s_cpuif_req_stall_wr(unused_stall_wr),  // the block never stalls
     .s_cpuif_req_stall_rd(unused_stall_rd),
@@ -92,10 +112,10 @@ module tpu_top #(
   );
 
   logic read_outside, mmio_bad;
-  assign read_outside = mmio_fire && !cq_i.write && !mmio_in_bar;
+  assign read_outside = mmio_fire && !cq_beat.write && !mmio_in_bar;
   assign mmio_bad     = (mmio_fire && !mmio_in_bar) || (rd_ack && rd_err) || (wr_ack && wr_err);
 
-  assign cc_beat.tag    = cq_i.tag;
+  assign cc_beat.tag    = cq_beat.tag;
   assign cc_beat.status = (read_outside || rd_err) ? tlp_pkg::CplUr : tlp_pkg::CplSc;
   assign cc_beat.data   = (read_outside || rd_err) ? 32'd0 : reg_rd_data;
 

@@ -302,23 +302,19 @@ class Board final : public BoardSim {
   int rand(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
 
   // One clock cycle of bridge and device, wired as tpu_uart_top wires them,
-  // in one evaluation of the device in most cycles. The device's outputs the
-  // bridge reads are registered (tb::Device checks this), except cq_ready_o,
-  // which follows cq_i; the bridge reads that one only while it offers a
-  // request (cq_valid_o), so only then is the device settled before the edge.
-  // The bridge's readies follow the device's valids, so it settles once.
+  // in one evaluation of the device. The device's outputs the bridge reads
+  // are all registered (tb::Device's output check covers them; cq_ready_o
+  // comes from the MMIO request slice), so the device needs no settling
+  // before the edge. The bridge's readies follow the device's valids, so it
+  // settles once.
   void cycle() {
     auto& b = bridge_.dut();
-    auto& t = top_.dut();
     b.rx_i = to_device_.step(opt_.div);
     device_to_bridge();
     bridge_.settle();
     bridge_to_device();
     const bool same_inputs = device_inputs_unchanged();
     parked_ = parked_ && same_inputs;  // a parked device's outputs stay as they are
-    const bool settle_device = !parked_ && t.cq_valid_i;
-    if (settle_device) top_.settle();
-    b.cq_ready_i = t.cq_ready_o;
     if (opt_.check_wiring) check_wiring();  // never parked (probe_rest is off)
     uint8_t byte;
     if (from_device_.step(b.tx_o, opt_.div, &byte)) to_host(byte);
@@ -327,7 +323,7 @@ class Board final : public BoardSim {
       ++parked_cycles_;
       if (opt_.check_parking) check_parked();
     } else {
-      if (settle_device || opt_.check_wiring) top_.tick_settled();  // check_wiring settled it
+      if (opt_.check_wiring) top_.tick_settled();  // check_wiring settled it
       else top_.tick_unsettled();
       if (opt_.park_resting_device && !opt_.check_wiring) probe_rest(same_inputs);
     }
@@ -388,12 +384,7 @@ class Board final : public BoardSim {
   // and counts the cycles in which that changed its state.
   void check_parked() {
     rest_snapshot_.assign(device_state(), device_state() + sizeof(Syms));
-    if (top_.dut().cq_valid_i) {
-      top_.settle();
-      top_.tick_settled();
-    } else {
-      top_.tick_unsettled();
-    }
+    top_.tick_unsettled();
     ++parked_checked_cycles_;
     if (std::memcmp(rest_snapshot_.data(), device_state(), sizeof(Syms)) != 0) {
       ++parked_changed_cycles_;
@@ -424,12 +415,11 @@ class Board final : public BoardSim {
     wire(t.rc_i, b.rc_o);
   }
 
-  // What crosses between the two models before the edge, as raw words;
-  // cq_ready only while the bridge offers a request.
+  // What crosses between the two models before the edge, as raw words.
   std::vector<uint32_t> crossing() {
     auto& b = bridge_.dut();
     auto& t = top_.dut();
-    std::vector<uint32_t> v{b.cq_valid_o, b.cq_valid_o && b.cq_ready_i, b.cc_ready_o, b.rq_ready_o,
+    std::vector<uint32_t> v{b.cq_valid_o, b.cq_ready_i, b.cc_ready_o, b.rq_ready_o,
                             b.rc_valid_o, b.tx_o,      t.cc_valid_o,               t.rq_valid_o,
                             t.rc_ready_o};
     auto words = [&v](const auto& port) { append_words(v, port); };

@@ -185,13 +185,8 @@ class Device {
     set_field(dut_.cq_i, cq_t::data, data);
     dut_.cq_valid_i = 1;
     for (int i = 0; i < 100; ++i) {
-      dut_.cc_ready_i = !sim_.chance(cc_stall_);
-      rc_.drive();
-      sim_.settle();
-      const bool taken = dut_.cq_ready_o;
-      rc_.tick(sim_.cycle());
-      if (dut_.cc_valid_o && dut_.cc_ready_i) cc_.push_back(dut_.cc_o);
-      sim_.tick_settled();
+      const bool taken = dut_.cq_ready_o;  // registered, as step() reads its outputs
+      step();
       if (taken) {
         dut_.cq_valid_i = 0;
         return;
@@ -200,9 +195,10 @@ class Device {
     throw std::runtime_error("the device never took an MMIO request");
   }
 
-  // The outputs step() reads before the edge, as raw words.
+  // The outputs read before the edge without settling the inputs just set
+  // (step(), and cq_ready_o in send_cq()), as raw words.
   std::vector<uint32_t> outputs_read_by_step() const {
-    std::vector<uint32_t> v{dut_.rq_valid_o, dut_.rc_ready_o, dut_.cc_valid_o};
+    std::vector<uint32_t> v{dut_.rq_valid_o, dut_.rc_ready_o, dut_.cc_valid_o, dut_.cq_ready_o};
     v.insert(v.end(), dut_.rq_o.m_storage, dut_.rq_o.m_storage + std::size(dut_.rq_o.m_storage));
     v.push_back(uint32_t(dut_.cc_o));
     v.push_back(uint32_t(dut_.cc_o >> 32));

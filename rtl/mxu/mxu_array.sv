@@ -58,11 +58,11 @@ module mxu_array #(
     //   prod_q (, pfmt_q)        <= int8: act_q * w_q, sign-extended to the
     //                               sum's width; bf16: bf16_mul(act_q, w_q)
     //                               (, fmt_q)
+    //   psum                     <= int8: psum from above + prod_q;
+    //                               bf16: fp32_add(psum from above, prod_q)
     //
     // (int8: act_q, w_q and the stored weights hold the 8-bit operands
     // sign-extended to 16 bits; see OpW below.)
-    //   psum                     <= int8: psum from above + prod_q;
-    //                               bf16: fp32_add(psum from above, prod_q)
     //
     // The mixed datapath (Mixed) chooses per PE by the row format it
     // carries; its int8 rows multiply the operands' low bytes. act_q is also

@@ -67,9 +67,10 @@ module mxu_array #(
     // The mixed datapath (Mixed) chooses per PE by the row format it
     // carries; its int8 rows multiply the operands' low bytes. act_q is also
     // the MAC's operand register (mxu_mac's a_q always holds the same value
-    // as mxu_pe's act_o), and in the mixed array fmt_q is its format
-    // register (bf16_q). Only the mixed datapath writes the format arrays;
-    // in the others they are never written and synthesis removes them.
+    // as mxu_pe's act_o; in the int8 array, act_q's low byte), and in the
+    // mixed array fmt_q is its format register (bf16_q). Only the mixed
+    // datapath writes the format arrays; in the others they are never
+    // written and synthesis removes them.
     localparam bit Fp    = Datapath != tpu_pkg::DatapathInt8;  // bf16 arithmetic, in some rows or all
     localparam bit Mixed = Datapath == tpu_pkg::DatapathBoth;  // the row format chooses
     if (Fp && (DataW != 16 || PsumW != 32)) begin : gen_bad_width

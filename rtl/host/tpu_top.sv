@@ -63,9 +63,9 @@ module tpu_top #(
   logic [31:0] reg_rd_data, biten;
   tlp_pkg::cc_t cc_beat;
 
-  // The requests enter through a register slice, so nothing in the device
-  // is combinational from the cq inputs: the register block's decode sees a
-  // flop, and cq_ready_o is one. An access takes one cycle more; a
+  // The requests enter through a register slice, so nothing past its
+  // registers is combinational from the cq inputs: the register block's
+  // decode sees a flop, and cq_ready_o is one. An access takes one cycle more; a
   // simulator evaluates the decode once per cycle instead of twice
   // (docs/decisions.md, "MMIO requests enter through a register slice").
   tlp_pkg::cq_t cq_beat;

@@ -419,9 +419,8 @@ class Board final : public BoardSim {
   std::vector<uint32_t> crossing() {
     auto& b = bridge_.dut();
     auto& t = top_.dut();
-    std::vector<uint32_t> v{b.cq_valid_o, b.cq_ready_i, b.cc_ready_o, b.rq_ready_o,
-                            b.rc_valid_o, b.tx_o,      t.cc_valid_o,               t.rq_valid_o,
-                            t.rc_ready_o};
+    std::vector<uint32_t> v{b.cq_valid_o, b.cq_ready_i,  b.cc_ready_o, b.rq_ready_o, b.rc_valid_o,
+                            b.tx_o,       t.cc_valid_o, t.rq_valid_o, t.rc_ready_o};
     auto words = [&v](const auto& port) { append_words(v, port); };
     words(b.cq_o);
     words(b.rc_o);

@@ -97,9 +97,15 @@ module mxu_array #(
     op_t   act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
     logic  abank_q[N][N];     // its weight bank
     logic  fmt_q  [N][N];     // mixed: its format (1 = bf16)
-    row_t  wrow_q [N][N];     // weight beat leaving PE (r, c) downwards
-    logic  wbank_q[N][N];
-    data_t wgt_q  [N][N];
+    // A weight beat in flight: its destination row, bank and value, packed
+    // so that passing it down a row is one copy (the simulator's work per PE
+    // and cycle while a tile loads).
+    typedef struct packed {
+      row_t  row;
+      logic  bank;
+      data_t data;
+    } beat_t;
+    beat_t wbeat_q[N][N];     // weight beat leaving PE (r, c) downwards
     op_t   bank_q [N][N][2];  // the two stationary weights
     op_t   w_q    [N][N];     // MAC weight register
     // The int8 product is sign-extended to the sum's width where it is made:
@@ -180,10 +186,9 @@ module mxu_array #(
           if (r > 0 && |wv_q[r-1]) begin
             for (int c = 0; c < N; c++) begin
               if (wv_q[r-1][c]) begin
-                if (wrow_q[r-1][c] == RowW'(r)) bank_q[r][c][wbank_q[r-1][c]] = operand(wgt_q[r-1][c]);
-                wrow_q[r][c]  = wrow_q[r-1][c];
-                wbank_q[r][c] = wbank_q[r-1][c];
-                wgt_q[r][c]   = wgt_q[r-1][c];
+                if (wbeat_q[r-1][c].row == RowW'(r))
+                  bank_q[r][c][wbeat_q[r-1][c].bank] = operand(wbeat_q[r-1][c].data);
+                wbeat_q[r][c] = wbeat_q[r-1][c];
               end
             end
           end
@@ -194,9 +199,7 @@ module mxu_array #(
         for (int c = 0; c < N; c++) begin
           if (wgt_valid_i[c]) begin
             if (wgt_row_i[c] == '0) bank_q[0][c][wgt_bank_i[c]] = operand(wgt_i[c]);
-            wrow_q[0][c]  = wgt_row_i[c];
-            wbank_q[0][c] = wgt_bank_i[c];
-            wgt_q[0][c]   = wgt_i[c];
+            wbeat_q[0][c] = '{row: wgt_row_i[c], bank: wgt_bank_i[c], data: wgt_i[c]};
           end
         end
       end

@@ -39,8 +39,21 @@ using tlp_layout::Field;
 
 uint64_t get(const uint32_t* w, Field f) { return get_bits(w, f.lsb, f.width); }
 void set(uint32_t* w, Field f, uint64_t value) { set_bits(w, f.lsb, f.width, value); }
-// Byte i of a data field (byte 0 in its low bits).
-Field byte_of(Field data, unsigned i) { return Field{data.lsb + 8 * i, 8}; }
+// A beat's data field as bytes (byte 0 in its low bits), eight at a time:
+// the link model moves one beat each way in most cycles.
+void get_bytes(const uint32_t* w, Field data, uint8_t* out) {
+  for (unsigned i = 0; i < data.width / 8; i += 8) {
+    const uint64_t v = get_bits(w, data.lsb + 8 * i, 64);
+    for (unsigned j = 0; j < 8; ++j) out[i + j] = uint8_t(v >> (8 * j));
+  }
+}
+void set_bytes(uint32_t* w, Field data, const uint8_t* in) {
+  for (unsigned i = 0; i < data.width / 8; i += 8) {
+    uint64_t v = 0;
+    for (unsigned j = 0; j < 8; ++j) v |= uint64_t{in[i + j]} << (8 * j);
+    set_bits(w, data.lsb + 8 * i, 64, v);
+  }
+}
 
 // The beat structs hold every field of the SV structs.
 template <class T>
@@ -51,7 +64,7 @@ namespace rq = tlp_layout::rq_t;
 namespace rc = tlp_layout::rc_t;
 namespace cfg = tlp_layout::link_cfg_t;
 static_assert(rq::write.width == 1 && fits<uint8_t>(rq::tag) && fits<uint64_t>(rq::addr) &&
-              fits<uint16_t>(rq::len) && rq::data.width == 8 * kBeatBytes &&
+              fits<uint16_t>(rq::len) && rq::data.width == 8 * kBeatBytes && kBeatBytes % 8 == 0 &&
               rq::keep.width == kBeatBytes && rq::last.width == 1);
 static_assert(fits<uint8_t>(rc::tag) && fits<uint8_t>(rc::status) && rc::poisoned.width == 1 &&
               fits<uint16_t>(rc::byte_count) && fits<uint16_t>(rc::len) &&
@@ -71,7 +84,7 @@ RqBeat unpack_rq(const uint32_t* w) {
   b.tag = uint8_t(get(w, rq::tag));
   b.addr = get(w, rq::addr);
   b.len = uint16_t(get(w, rq::len));
-  for (unsigned i = 0; i < kBeatBytes; ++i) b.data[i] = uint8_t(get(w, byte_of(rq::data, i)));
+  get_bytes(w, rq::data, b.data.data());
   b.keep = uint16_t(get(w, rq::keep));
   b.last = get(w, rq::last);
   return b;
@@ -82,7 +95,7 @@ void pack_rq(const RqBeat& b, uint32_t* w) {
   set(w, rq::tag, b.tag);
   set(w, rq::addr, b.addr);
   set(w, rq::len, b.len);
-  for (unsigned i = 0; i < kBeatBytes; ++i) set(w, byte_of(rq::data, i), b.data[i]);
+  set_bytes(w, rq::data, b.data.data());
   set(w, rq::keep, b.keep);
   set(w, rq::last, b.last);
 }
@@ -94,7 +107,7 @@ RcBeat unpack_rc(const uint32_t* w) {
   b.poisoned = get(w, rc::poisoned);
   b.byte_count = uint16_t(get(w, rc::byte_count));
   b.len = uint16_t(get(w, rc::len));
-  for (unsigned i = 0; i < kBeatBytes; ++i) b.data[i] = uint8_t(get(w, byte_of(rc::data, i)));
+  get_bytes(w, rc::data, b.data.data());
   b.keep = uint16_t(get(w, rc::keep));
   b.last = get(w, rc::last);
   return b;
@@ -106,7 +119,7 @@ void pack_rc(const RcBeat& b, uint32_t* w) {
   set(w, rc::poisoned, b.poisoned);
   set(w, rc::byte_count, b.byte_count);
   set(w, rc::len, b.len);
-  for (unsigned i = 0; i < kBeatBytes; ++i) set(w, byte_of(rc::data, i), b.data[i]);
+  set_bytes(w, rc::data, b.data.data());
   set(w, rc::keep, b.keep);
   set(w, rc::last, b.last);
 }
@@ -163,10 +176,11 @@ void RootComplex::drive() {
   rc_tokens_ = std::min(rc_tokens_ + cfg_.rc_beats_per_cycle, 1.0);
   if (!rc_offer_) {
     if (beats_.empty()) start_completion();
-    if (!beats_.empty() && rc_tokens_ >= 1.0 && !(cfg_.rc_gap_prob > 0 && chance(cfg_.rc_gap_prob)))
+    if (!beats_.empty() && rc_tokens_ >= 1.0 && !(cfg_.rc_gap_prob > 0 && chance(cfg_.rc_gap_prob))) {
       rc_offer_ = true;
+      pack_rc(beats_.front(), ports_.rc);  // held in the ports until taken
+    }
   }
-  if (rc_offer_) pack_rc(beats_.front(), ports_.rc);
   *ports_.rc_valid = rc_offer_;
 }
 
@@ -400,16 +414,19 @@ uint8_t RootComplex::pick_bad_tag() {
 }
 
 void RootComplex::start_completion() {
-  std::vector<size_t> eligible;
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    if (pending_[i].ready <= now_ && !pending_[i].cpls.empty()) {
-      eligible.push_back(i);
-      if (!cfg_.reorder) break;
-    }
+  // Runs in every cycle the link has no completion to send: no allocation.
+  auto eligible = [this](const Request& r) { return r.ready <= now_ && !r.cpls.empty(); };
+  size_t count = 0;
+  for (const Request& r : pending_) {
+    if (!eligible(r)) continue;
+    ++count;
+    if (!cfg_.reorder) break;
   }
-  if (eligible.empty()) return;
-  cur_ = cfg_.reorder ? eligible[std::uniform_int_distribution<size_t>(0, eligible.size() - 1)(rng_)]
-                      : eligible.front();
+  if (count == 0) return;
+  // In order: the first eligible request; reordering: a random one of them.
+  size_t skip = cfg_.reorder ? std::uniform_int_distribution<size_t>(0, count - 1)(rng_) : 0;
+  for (cur_ = 0;; ++cur_)
+    if (eligible(pending_[cur_]) && skip-- == 0) break;
   Request& req = pending_[cur_];
   Completion c = std::move(req.cpls.front());
   req.cpls.pop_front();

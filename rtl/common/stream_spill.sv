@@ -70,6 +70,6 @@ module stream_spill #(
   `FFLNR(b_data_q, data_i, b_load)
 
   `ASSERT(SpillValidHeld, $past(valid_o && !ready_i && !clear_i) -> valid_o)
-  `ASSERT(SpillDataHeld, $past(valid_o && !ready_i && !clear_i) -> data_o == $past(data_o))
+  `ASSERT_IF(SpillDataHeld, $past(valid_o && !ready_i && !clear_i), data_o == $past(data_o))
 
 endmodule

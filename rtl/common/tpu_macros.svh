@@ -13,6 +13,10 @@
 //          and clocks in one evaluation; a concurrent one would read values
 //          sampled before those inputs, and Verilator copies every sampled
 //          value on every evaluation (docs/decisions.md).
+// ASSERT_IF : ASSERT(name, cond -> prop), for a wide prop such as a held
+//          payload compared with its $past: prop is evaluated only in the
+//          cycles cond holds. Verilator computes both sides of an `->` in
+//          every cycle.
 // COVER  : cover point, counted in a coverage build (make coverage: cycles in
 //          which prop held out of reset), ignored otherwise, removed in
 //          synthesis. A single-cycle property (Verilator 5.006: $past, not ##).
@@ -41,10 +45,14 @@
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)                      \
   always_ff @(posedge clk) if (rst_n) name: assert (prop)                    \
     else $error("assertion %s failed", `"name`");
+`define ASSERT_IF(name, cond, prop, clk = clk_i, rst_n = rst_ni)             \
+  always_ff @(posedge clk) if (rst_n && (cond)) name: assert (prop)          \
+    else $error("assertion %s failed", `"name`");
 `define COVER(name, prop, clk = clk_i, rst_n = rst_ni)                       \
   name: cover property (@(posedge clk) disable iff (!rst_n) (prop));
 `else
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)
+`define ASSERT_IF(name, cond, prop, clk = clk_i, rst_n = rst_ni)
 `define COVER(name, prop, clk = clk_i, rst_n = rst_ni)
 `endif
 

@@ -369,10 +369,10 @@ module mxu #(
   assign in_waiting  = in_valid_i && !in_ready_o && !clear_i;
   assign wgt_waiting = wgt_valid_i && !wgt_ready_o && !clear_i;
   `ASSERT(InValidHeld, $past(in_waiting) && !clear_i -> in_valid_i)
-  `ASSERT(InDataHeld, $past(in_waiting) && !clear_i ->
-                      (in_row_i == $past(in_row_i)) && (in_last_i == $past(in_last_i)))
+  `ASSERT_IF(InDataHeld, $past(in_waiting) && !clear_i,
+             (in_row_i == $past(in_row_i)) && (in_last_i == $past(in_last_i)))
   `ASSERT(WgtValidHeld, $past(wgt_waiting) && !clear_i -> wgt_valid_i)
-  `ASSERT(WgtDataHeld, $past(wgt_waiting) && !clear_i -> wgt_row_i == $past(wgt_row_i))
+  `ASSERT_IF(WgtDataHeld, $past(wgt_waiting) && !clear_i, wgt_row_i == $past(wgt_row_i))
   `ASSERT(EnIsExact, en == (slot_ready || !row_valid_q[Latency-1]))
   if (Mixed) begin : gen_mode_held
     `ASSERT(InModeHeld, $past(in_waiting) && !clear_i -> in_bf16_i == $past(in_bf16_i))

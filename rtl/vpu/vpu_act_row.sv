@@ -238,7 +238,7 @@ module vpu_act_row #(
   // Interface rules
   // ---------------------------------------------------------------------------
   `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o && !clear_i) -> in_valid_i)
-  `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i) ->
+  `ASSERT_IF(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i),
       in_acc_i == $past(in_acc_i) && in_bias_i == $past(in_bias_i) &&
       in_bias_en_i == $past(in_bias_en_i) && in_multiplier_i == $past(in_multiplier_i) &&
       in_exponent_i == $past(in_exponent_i) && in_zero_point_i == $past(in_zero_point_i) &&

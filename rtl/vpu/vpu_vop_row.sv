@@ -229,7 +229,7 @@ module vpu_vop_row #(
   // other row comes in between.
   // ---------------------------------------------------------------------------
   `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o && !clear_i) -> in_valid_i)
-  `ASSERT(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i) ->
+  `ASSERT_IF(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i),
       in_a_i == $past(in_a_i) && in_b_i == $past(in_b_i) && in_op_i == $past(in_op_i) &&
       in_shift_i == $past(in_shift_i) && in_first_i == $past(in_first_i) &&
       in_last_i == $past(in_last_i) && in_user_i == $past(in_user_i))

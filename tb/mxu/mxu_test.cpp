@@ -117,6 +117,34 @@ TYPED_TEST(MxuTest, RowsWaitForWeights) {
   EXPECT_GT(rec.in_fire.front(), rec.tile_loaded[0]) << "a row was accepted before its tile";
 }
 
+// A row the MXU is not taking must stay unchanged until taken. Changing it is
+// reported (InDataHeld, whose comparison runs only after a waiting cycle);
+// holding it is not; after clear_i it may be withdrawn.
+TYPED_TEST(MxuTest, ARowChangedWhileWaitingIsAnAssertionFailure) {
+  constexpr int N = TestFixture::N;
+  auto& sim = this->sim();
+  auto& d = this->dut();
+  d.out_ready_i = 1;
+  d.in_valid_i = 1;
+  d.in_last_i = 1;
+  for (int k = 0; k < N; ++k) tb::set_field(d.in_row_i, unsigned(k) * 8, 8, uint64_t(k + 1));
+  for (int i = 0; i < 4; ++i) sim.tick();  // no weights: the row waits
+  sim.settle();
+  ASSERT_EQ(d.in_ready_o, 0) << "the row was taken without a weight tile";
+  EXPECT_EQ(sim.take_assertion_failures(), 0u) << "a held row was reported";
+
+  tb::set_field(d.in_row_i, 0, 8, 0x7f);
+  sim.tick();
+  EXPECT_EQ(sim.take_assertion_failures(), 1u) << "a changed waiting row was not reported";
+
+  d.clear_i = 1;
+  d.in_valid_i = 0;
+  sim.tick();
+  d.clear_i = 0;
+  sim.tick();
+  EXPECT_EQ(sim.take_assertion_failures(), 0u) << "a row withdrawn with clear_i was reported";
+}
+
 // A swap to a tile whose weights are still arriving holds the next rows until
 // the tile is complete.
 TYPED_TEST(MxuTest, SwapBeforeShadowTileComplete) {

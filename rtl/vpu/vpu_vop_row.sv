@@ -197,8 +197,14 @@ module vpu_vop_row #(
     `FFLNR(s2_x_q, rounding_input(s1_op_q, s1_first_q, s1_a_q[j], s1_b_q[j], pool_q), s2_load)
     `FFLNR(s2_direct_q, direct(s1_op_q, s1_first_q, s1_a_q[j], s1_b_q[j], pool_q), s2_load)
 
-    // Stage 2: the rounding divide and saturation (MUL, POOLAVG).
-    assign row_d[j] = s2_rdbp_q ? sat8(rdbp(s2_x_q, s2_shift_q, s2_top_q, s2_half_q)) : s2_direct_q;
+    // Stage 2: the rounding divide and saturation (MUL, POOLAVG). An if, not
+    // a ?:, so that the simulator computes them only after such a row: it
+    // evaluates this logic in every cycle, and the functions' bodies would
+    // run in full either side of a ?:.
+    always_comb begin
+      row_d[j] = s2_direct_q;
+      if (s2_rdbp_q) row_d[j] = sat8(rdbp(s2_x_q, s2_shift_q, s2_top_q, s2_half_q));
+    end
   end
 
   // ---------------------------------------------------------------------------

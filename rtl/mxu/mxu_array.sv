@@ -117,6 +117,17 @@ module mxu_array #(
     psum_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: below)
     logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
     logic [N-1:0][N-1:0]     wv_q;  // row r: weight-valid leaving row r
+    // Each row's activation and weight-valid flags, unpacked: the row loop
+    // reads them with a variable index, which is one access in an array and
+    // a multi-word shift in a packed vector (the simulator's work per row
+    // and cycle).
+    data_t                   act_in [N];
+    logic [N-1:0]            wv_row [N];
+
+    for (genvar r = 0; r < N; r++) begin : gen_rows_in
+      assign act_in[r] = act_i[r];
+      assign wv_row[r] = wv_q[r];
+    end
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni)              wv_q <= '0;
@@ -181,11 +192,11 @@ module mxu_array #(
             act_q[r][c]   = act_q[r][c-1];
             abank_q[r][c] = abank_q[r][c-1];
           end
-          act_q[r][0]   = operand(act_i[r]);
+          act_q[r][0]   = operand(act_in[r]);
           abank_q[r][0] = act_bank_i[r];
-          if (r > 0 && |wv_q[r-1]) begin
+          if (r > 0 && |wv_row[r-1]) begin
             for (int c = 0; c < N; c++) begin
-              if (wv_q[r-1][c]) begin
+              if (wv_row[r-1][c]) begin
                 if (wbeat_q[r-1][c].row == RowW'(r))
                   bank_q[r][c][wbeat_q[r-1][c].bank] = operand(wbeat_q[r-1][c].data);
                 wbeat_q[r][c] = wbeat_q[r-1][c];

@@ -7,6 +7,11 @@
 # level. Call it once, after every add_subdirectory: it walks the tree.
 set(TPU_TEST_OPT -O1 CACHE STRING "compiler options for the tests' own source files")
 
+# Named source files of the targets in directory `dir`, at TPU_TEST_OPT.
+function(tpu_sources_at_test_opt dir)
+  set_property(SOURCE ${ARGN} DIRECTORY ${dir} APPEND PROPERTY COMPILE_OPTIONS ${TPU_TEST_OPT})
+endfunction()
+
 function(tpu_tests_at_test_opt dir)
   get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
   set(test_srcs)
@@ -33,7 +38,7 @@ function(tpu_tests_at_test_opt dir)
   list(REMOVE_ITEM test_srcs ${other_srcs})
   list(REMOVE_DUPLICATES test_srcs)
   if(test_srcs)
-    set_property(SOURCE ${test_srcs} DIRECTORY ${dir} APPEND PROPERTY COMPILE_OPTIONS ${TPU_TEST_OPT})
+    tpu_sources_at_test_opt(${dir} ${test_srcs})
   endif()
   get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
   foreach(d IN LISTS subdirs)

@@ -320,6 +320,18 @@ module tpu_top #(
   logic [31:0]        commands_q;
   dma_pkg::window_t [dma_pkg::MaxWindows-1:0] windows;
 
+  // The config-space sideband the command processor uses, registered: it is
+  // static while the device works (the DMA engine registers its own part),
+  // and a register keeps the sideband's fan-out out of the logic that a
+  // simulator evaluates again whenever an input may have changed.
+  logic        cmd_bme_q, msi_en_q;
+  logic [63:0] msi_addr_q;
+  logic [31:0] msi_data_q;
+  `FF(cmd_bme_q, link_cfg_i.bus_master_en, 1'b0)
+  `FF(msi_en_q, link_cfg_i.msi_en, 1'b0)
+  `FF(msi_addr_q, link_cfg_i.msi_addr, '0)
+  `FF(msi_data_q, link_cfg_i.msi_data, '0)
+
   cmd_proc #(
     .ImemDepth(ImemDepth),
     .PfDepth  (Cfg.prefetch_depth)
@@ -327,7 +339,7 @@ module tpu_top #(
     .clk_i,
     .rst_ni,
     .soft_reset_i   (resetting_q),
-    .enable_i       (hwif_out.CTRL.enable.value && link_cfg_i.bus_master_en),
+    .enable_i       (hwif_out.CTRL.enable.value && cmd_bme_q),
     .sq_base_i      ({hwif_out.SQ_BASE_HI.addr.value, hwif_out.SQ_BASE_LO.addr.value, 6'd0}),
     .sq_log2_i      (hwif_out.SQ_LOG2SIZE.log2size.value),
     .sq_tail_i      (sq_tail_q),
@@ -342,9 +354,9 @@ module tpu_top #(
     .prog_error_o   (prog_error),
     .bad_command_o  (bad_command),
     .irq_pending_i  (hwif_out.INT_STATUS.intr),
-    .msi_en_i       (link_cfg_i.msi_en),
-    .msi_addr_i     (link_cfg_i.msi_addr),
-    .msi_data_i     (link_cfg_i.msi_data),
+    .msi_en_i       (msi_en_q),
+    .msi_addr_i     (msi_addr_q),
+    .msi_data_i     (msi_data_q),
     .run_o          (run),
     .rd_req_valid_o (c_rd_req_valid),
     .rd_req_ready_i (c_rd_req_ready),

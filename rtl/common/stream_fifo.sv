@@ -70,6 +70,6 @@ module stream_fifo #(
   end
 
   `ASSERT(FifoNoOverflow, 32'(count_q) <= Depth)
-  `ASSERT(FifoValidHeld, $past(valid_o && !ready_i && !clear_i) -> valid_o)
+  `ASSERT_NEXT(FifoValidHeld, valid_o && !ready_i && !clear_i, valid_o)
 
 endmodule

@@ -132,6 +132,6 @@ module stream_fifo_ram #(
   `ASSERT(FifoRamBuffer, 32'(ob_cnt_q) + 32'(pend_q) <= 2)
   `ASSERT(FifoRamFull, (ram_cnt_q != '0) -> 32'(ob_cnt_q) + 32'(pend_q) == 2)
   `ASSERT(FifoRamValid, valid_o == (count_q != '0))
-  `ASSERT(FifoRamValidHeld, $past(valid_o && !ready_i && !clear_i) -> valid_o)
+  `ASSERT_NEXT(FifoRamValidHeld, valid_o && !ready_i && !clear_i, valid_o)
 
 endmodule

@@ -69,7 +69,7 @@ module stream_spill #(
   `FFLNR(a_data_q, a_data_d, a_load)
   `FFLNR(b_data_q, data_i, b_load)
 
-  `ASSERT(SpillValidHeld, $past(valid_o && !ready_i && !clear_i) -> valid_o)
-  `ASSERT_IF(SpillDataHeld, $past(valid_o && !ready_i && !clear_i), data_o == $past(data_o))
+  `ASSERT_NEXT(SpillValidHeld, valid_o && !ready_i && !clear_i, valid_o)
+  `ASSERT_HELD(SpillDataHeld, valid_o && !ready_i && !clear_i, data_o)
 
 endmodule

@@ -13,10 +13,17 @@
 //          and clocks in one evaluation; a concurrent one would read values
 //          sampled before those inputs, and Verilator copies every sampled
 //          value on every evaluation (docs/decisions.md).
-// ASSERT_IF : ASSERT(name, cond -> prop), for a wide prop such as a held
-//          payload compared with its $past: prop is evaluated only in the
-//          cycles cond holds. Verilator computes both sides of an `->` in
-//          every cycle.
+// ASSERT_NEXT : ASSERT(name, $past(cond) -> prop) without $past: in every
+//          cycle after one in which `cond` held, `prop`. `cond` is kept in a
+//          register of its own (name_after_q); $past would have Verilator
+//          5.006 copy each of cond's signals in every evaluation.
+// ASSERT_HELD : a stream's payload stays put while it waits. In a cycle
+//          after one in which `waiting` held (valid, not ready), and in which
+//          `now` holds, `valid` must hold and `payload` must equal its value
+//          in the waiting cycle. The payload is kept in a register that loads
+//          only in waiting cycles: $past would copy a wide payload in every
+//          evaluation (twice, in Verilator 5.006), and a stream waits in few
+//          cycles. Declares name_waiting_q and name_held_q.
 // COVER  : cover point, counted in a coverage build (make coverage: cycles in
 //          which prop held out of reset), ignored otherwise, removed in
 //          synthesis. A single-cycle property (Verilator 5.006: $past, not ##).
@@ -45,14 +52,28 @@
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)                      \
   always_ff @(posedge clk) if (rst_n) name: assert (prop)                    \
     else $error("assertion %s failed", `"name`");
-`define ASSERT_IF(name, cond, prop, clk = clk_i, rst_n = rst_ni)             \
-  always_ff @(posedge clk) if (rst_n && (cond)) name: assert (prop)          \
+`define ASSERT_NEXT(name, cond, prop, clk = clk_i, rst_n = rst_ni)           \
+  logic name``_after_q;                                                     \
+  always_ff @(posedge clk) name``_after_q <= rst_n && (cond);               \
+  always_ff @(posedge clk) if (rst_n && name``_after_q) name: assert (prop) \
     else $error("assertion %s failed", `"name`");
+`define ASSERT_HELD(name, waiting, payload, now = 1'b1, valid = 1'b1, clk = clk_i, rst_n = rst_ni) \
+  logic                      name``_waiting_q;                              \
+  logic [$bits(payload)-1:0] name``_held_q;                                 \
+  always_ff @(posedge clk) begin                                            \
+    name``_waiting_q <= rst_n && (waiting);                                 \
+    if (waiting) name``_held_q <= (payload);                                \
+  end                                                                       \
+  always_ff @(posedge clk)                                                  \
+    if (rst_n && name``_waiting_q && (now))                                 \
+      name: assert ((valid) && ((payload) == name``_held_q))                \
+      else $error("assertion %s failed", `"name`");
 `define COVER(name, prop, clk = clk_i, rst_n = rst_ni)                       \
   name: cover property (@(posedge clk) disable iff (!rst_n) (prop));
 `else
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)
-`define ASSERT_IF(name, cond, prop, clk = clk_i, rst_n = rst_ni)
+`define ASSERT_NEXT(name, cond, prop, clk = clk_i, rst_n = rst_ni)
+`define ASSERT_HELD(name, waiting, payload, now = 1'b1, valid = 1'b1, clk = clk_i, rst_n = rst_ni)
 `define COVER(name, prop, clk = clk_i, rst_n = rst_ni)
 `endif
 

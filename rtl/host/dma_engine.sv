@@ -269,11 +269,11 @@ module dma_engine #(
   `ASSERT(RqReadOneBeat, rq_valid_o && !rq_o.write -> rq_o.last)
   `ASSERT(RqNothingWhileClear, clear -> !rq_valid_o)
   `ASSERT(RcAlwaysReady, rc_ready_o)
-  `ASSERT_IF(WrDataHeld, $past(wr_data_valid_i && !wr_data_ready_o && !rst_req) && !rst_req,
-             wr_data_valid_i && (wr_data_i == $past(wr_data_i)))
-  `ASSERT_IF(RdDataHeld, $past(rd_data_valid_o && !rd_data_ready_i && !clear),
-             rd_data_valid_o && (rd_data_o == $past(rd_data_o)))
-  `ASSERT(RdDoneHeld, $past(rd_done_valid_o && !rd_done_ready_i && !clear) -> rd_done_valid_o)
-  `ASSERT(WrDoneHeld, $past(wr_done_valid_o && !wr_done_ready_i && !clear) -> wr_done_valid_o)
+  `ASSERT_HELD(WrDataHeld, wr_data_valid_i && !wr_data_ready_o && !rst_req, wr_data_i, !rst_req,
+               wr_data_valid_i)
+  `ASSERT_HELD(RdDataHeld, rd_data_valid_o && !rd_data_ready_i && !clear, rd_data_o, 1'b1,
+               rd_data_valid_o)
+  `ASSERT_NEXT(RdDoneHeld, rd_done_valid_o && !rd_done_ready_i && !clear, rd_done_valid_o)
+  `ASSERT_NEXT(WrDoneHeld, wr_done_valid_o && !wr_done_ready_i && !clear, wr_done_valid_o)
 
 endmodule

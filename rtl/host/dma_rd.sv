@@ -527,8 +527,7 @@ module dma_rd #(
   // ---- rules ----
   `ASSERT(RdLenInRange, accept -> req_i.len <= 32'(1 << 20))
   // A client may withdraw a descriptor only during a soft reset.
-  `ASSERT_IF(RdReqHeld, $past(req_valid_i && !req_ready_o && start_ok_i) && start_ok_i,
-             req_valid_i && (req_i == $past(req_i)))
+  `ASSERT_HELD(RdReqHeld, req_valid_i && !req_ready_o && start_ok_i, req_i, start_ok_i, req_valid_i)
   `ASSERT(RdOutRoom, pend_q -> out_ready)
   `ASSERT(RdNoCross4K, rq_valid_o -> (13'(iss_addr[11:0]) + sub_len_w) <= 13'd4096)
   `ASSERT(RdSubLenMax, rq_valid_o -> (sub_len_w != '0) && (sub_len_w <= max_read_req_i))

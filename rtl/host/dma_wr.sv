@@ -251,7 +251,6 @@ module dma_wr #(
   `ASSERT(WrDoneCounted, done_count <= xfers_q)
   `ASSERT(WrInFlight, xfers_q <= XfW'(Xfers) && fin_q <= xfers_q)
   `ASSERT(WrActivePacket, active_q -> hf_valid && !hf_zero)
-  `ASSERT_IF(WrReqHeld, $past(req_valid_i && !req_ready_o && start_ok_i) && start_ok_i,
-             req_valid_i && (req_i == $past(req_i)))
+  `ASSERT_HELD(WrReqHeld, req_valid_i && !req_ready_o && start_ok_i, req_i, start_ok_i, req_valid_i)
 
 endmodule

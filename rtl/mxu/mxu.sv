@@ -368,14 +368,13 @@ module mxu #(
   logic in_waiting, wgt_waiting;
   assign in_waiting  = in_valid_i && !in_ready_o && !clear_i;
   assign wgt_waiting = wgt_valid_i && !wgt_ready_o && !clear_i;
-  `ASSERT(InValidHeld, $past(in_waiting) && !clear_i -> in_valid_i)
-  `ASSERT_IF(InDataHeld, $past(in_waiting) && !clear_i,
-             (in_row_i == $past(in_row_i)) && (in_last_i == $past(in_last_i)))
-  `ASSERT(WgtValidHeld, $past(wgt_waiting) && !clear_i -> wgt_valid_i)
-  `ASSERT_IF(WgtDataHeld, $past(wgt_waiting) && !clear_i, wgt_row_i == $past(wgt_row_i))
+  `ASSERT_NEXT(InValidHeld, in_waiting, !clear_i -> in_valid_i)
+  `ASSERT_HELD(InDataHeld, in_waiting, ({in_row_i, in_last_i}), !clear_i)
+  `ASSERT_NEXT(WgtValidHeld, wgt_waiting, !clear_i -> wgt_valid_i)
+  `ASSERT_HELD(WgtDataHeld, wgt_waiting, wgt_row_i, !clear_i)
   `ASSERT(EnIsExact, en == (slot_ready || !row_valid_q[Latency-1]))
   if (Mixed) begin : gen_mode_held
-    `ASSERT(InModeHeld, $past(in_waiting) && !clear_i -> in_bf16_i == $past(in_bf16_i))
+    `ASSERT_HELD(InModeHeld, in_waiting, in_bf16_i, !clear_i)
   end
 
 endmodule

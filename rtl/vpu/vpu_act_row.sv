@@ -237,14 +237,10 @@ module vpu_act_row #(
   // ---------------------------------------------------------------------------
   // Interface rules
   // ---------------------------------------------------------------------------
-  `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o && !clear_i) -> in_valid_i)
-  `ASSERT_IF(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i),
-      in_acc_i == $past(in_acc_i) && in_bias_i == $past(in_bias_i) &&
-      in_bias_en_i == $past(in_bias_en_i) && in_multiplier_i == $past(in_multiplier_i) &&
-      in_exponent_i == $past(in_exponent_i) && in_zero_point_i == $past(in_zero_point_i) &&
-      in_qmin_i == $past(in_qmin_i) && in_qmax_i == $past(in_qmax_i) &&
-      in_relu6_max_i == $past(in_relu6_max_i) && in_func_i == $past(in_func_i) &&
-      in_user_i == $past(in_user_i))
+  `ASSERT_NEXT(InValidHeld, in_valid_i && !in_ready_o && !clear_i, in_valid_i)
+  `ASSERT_HELD(InDataHeld, in_valid_i && !in_ready_o && !clear_i,
+      ({in_acc_i, in_bias_i, in_bias_en_i, in_multiplier_i, in_exponent_i, in_zero_point_i,
+        in_qmin_i, in_qmax_i, in_relu6_max_i, in_func_i, in_user_i}))
   // A write changes the table under a LUT row in flight, and (through port 0
   // of the RAM) the looked-up value a stalled stage 8 holds.
   `ASSERT(LutWriteNoLutRowInFlight, lut_wr_en_i ->

@@ -234,11 +234,9 @@ module vpu_vop_row #(
   // first, continues with the same pooling op and ends with last, and no
   // other row comes in between.
   // ---------------------------------------------------------------------------
-  `ASSERT(InValidHeld, $past(in_valid_i && !in_ready_o && !clear_i) -> in_valid_i)
-  `ASSERT_IF(InDataHeld, $past(in_valid_i && !in_ready_o && !clear_i),
-      in_a_i == $past(in_a_i) && in_b_i == $past(in_b_i) && in_op_i == $past(in_op_i) &&
-      in_shift_i == $past(in_shift_i) && in_first_i == $past(in_first_i) &&
-      in_last_i == $past(in_last_i) && in_user_i == $past(in_user_i))
+  `ASSERT_NEXT(InValidHeld, in_valid_i && !in_ready_o && !clear_i, in_valid_i)
+  `ASSERT_HELD(InDataHeld, in_valid_i && !in_ready_o && !clear_i,
+      ({in_a_i, in_b_i, in_op_i, in_shift_i, in_first_i, in_last_i, in_user_i}))
   `ASSERT(InOpDefined, in_valid_i -> in_op_i <= tpu_isa_pkg::VopPoolAvg)
 
 `ifndef SYNTHESIS

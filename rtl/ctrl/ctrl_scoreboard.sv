@@ -195,22 +195,25 @@ module ctrl_scoreboard #(
   acc_rng_t [Depth-1:0]  vpu_acc_q;
 
   // Each slot loads on its own enable (a write at a variable index would
-  // synthesize as shifters).
+  // synthesize as shifters). Every enable needs pend_q; testing it first lets
+  // a model skip the slots in the cycles nothing is pending.
   always_ff @(posedge clk_i) begin
-    for (int e = 0; e < Depth; e++) begin
-      if (pend[UnitMem] && pend_slot_q == PtrW'(e)) begin
-        mem_ub_q[e] <= n_wr.v ? n_wr : n_rd0;
-        mem_wr_q[e] <= n_wr.v;
-      end
-      if (pend[UnitMmc] && pend_slot_q == PtrW'(e)) begin
-        mmc_ub_q[e]  <= n_rd0;
-        mmc_acc_q[e] <= n_acc_wr;
-      end
-      if (pend[UnitVpu] && pend_slot_q == PtrW'(e)) begin
-        vpu_rd0_q[e] <= n_rd0;
-        vpu_rd1_q[e] <= n_rd1;
-        vpu_wr_q[e]  <= n_wr;
-        vpu_acc_q[e] <= n_acc_rd;
+    if (pend_q) begin
+      for (int e = 0; e < Depth; e++) begin
+        if (pend[UnitMem] && pend_slot_q == PtrW'(e)) begin
+          mem_ub_q[e] <= n_wr.v ? n_wr : n_rd0;
+          mem_wr_q[e] <= n_wr.v;
+        end
+        if (pend[UnitMmc] && pend_slot_q == PtrW'(e)) begin
+          mmc_ub_q[e]  <= n_rd0;
+          mmc_acc_q[e] <= n_acc_wr;
+        end
+        if (pend[UnitVpu] && pend_slot_q == PtrW'(e)) begin
+          vpu_rd0_q[e] <= n_rd0;
+          vpu_rd1_q[e] <= n_rd1;
+          vpu_wr_q[e]  <= n_wr;
+          vpu_acc_q[e] <= n_acc_rd;
+        end
       end
     end
   end

@@ -31,13 +31,6 @@ package dma_pkg;
   localparam logic [2:0] ErrWindowRead  = 3'd6;
   localparam logic [2:0] ErrWindowWrite = 3'd7;
 
-  // One read tag slot.
-  typedef enum logic [1:0] {
-    TagFree   = 2'd0,
-    TagActive = 2'd1,  // sub-request issued, data being received
-    TagZombie = 2'd2   // abandoned: its completions are dropped until it retires
-  } tag_state_e;
-
   localparam int unsigned OffW = 21;  // transfer byte offsets and lengths, 0 .. 2^20
 
   // ---- Client channels ----------------------------------------------------

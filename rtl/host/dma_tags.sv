@@ -25,7 +25,9 @@
 // while every slot is free.
 //
 // Storage: what is searched every cycle stays in flops: state, gen and a
-// bit per slot saying it still expects data. off, len and stamp are written
+// bit per slot saying it still expects data. The state is two bit vectors,
+// Active and Zombie (never both; Free is neither), so the free vector and an
+// abandon are one vector operation each. off, len and stamp are written
 // from one place at a time (allocation; a timeout restarts a timer, and no
 // slot is allocated in that cycle), the remaining bytes only by a commit: an
 // allocated slot reads its len as remaining bytes until its first commit
@@ -80,7 +82,8 @@ module dma_tags #(
     $error("dma_tags: Tags must be a power of two in 2 .. 128");
   end
 
-  logic [Tags-1:0][1:0]        state_q, state_d;
+  logic [Tags-1:0]             active_q, active_d;  // sub-request issued, data being received
+  logic [Tags-1:0]             zombie_q, zombie_d;  // abandoned: completions dropped until it retires
   logic [Tags-1:0][GenW-1:0]   gen_q, gen_d;
   logic [OffW-1:0]             off_q   [Tags];
   logic [12:0]                 len_q   [Tags];
@@ -100,9 +103,7 @@ module dma_tags #(
   logic [Tags-1:0]  free_vec, free_rot;
   logic [SlotW-1:0] first;
 
-  always_comb begin
-    for (int s = 0; s < Tags; s++) free_vec[s] = state_q[s] == TagFree;
-  end
+  assign free_vec = ~(active_q | zombie_q);
   assign free_rot      = Tags'({free_vec, free_vec} >> ptr_q);
   assign alloc_valid_o = free_vec != '0;
   always_comb begin
@@ -119,8 +120,8 @@ module dma_tags #(
   // ---- lookups ----
   assign cpl_slot     = cpl_tag_i[SlotW-1:0];
   assign cpl_gen      = cpl_tag_i[TagW-1:SlotW];
-  assign cpl_active_o = (state_q[cpl_slot] == TagActive) && (gen_q[cpl_slot] == cpl_gen);
-  assign cpl_zombie_o = (state_q[cpl_slot] == TagZombie) && (gen_q[cpl_slot] == cpl_gen);
+  assign cpl_active_o = active_q[cpl_slot] && (gen_q[cpl_slot] == cpl_gen);
+  assign cpl_zombie_o = zombie_q[cpl_slot] && (gen_q[cpl_slot] == cpl_gen);
   assign cpl_off_o    = off_q[cpl_slot];
   assign cpl_len_o    = len_q[cpl_slot];
   assign cpl_rem_o    = fresh_q[cpl_slot] ? len_q[cpl_slot] : rem_q[cpl_slot];
@@ -130,37 +131,48 @@ module dma_tags #(
 
   // ---- timeout scan ----
   assign expired        = (now_q - stamp_q[scan_q]) >= TimerW'(timeout_i);
-  assign timeout_o      = expired && (state_q[scan_q] == TagActive) && expect_q[scan_q];
-  assign zombie_expired = expired && (state_q[scan_q] == TagZombie);
+  assign timeout_o      = expired && active_q[scan_q] && expect_q[scan_q];
+  assign zombie_expired = expired && zombie_q[scan_q];
   assign timeout_off_o  = off_q[scan_q];
 
   // ---- slot updates ----
   always_comb begin
-    state_d = state_q;
-    gen_d   = gen_q;
+    active_d = active_q;
+    zombie_d = zombie_q;
+    gen_d    = gen_q;
     fresh_d  = fresh_q;
     expect_d = expect_q;
     if (commit_i) begin
       fresh_d[cpl_slot]  = 1'b0;
       expect_d[cpl_slot] = rem_new != '0;
     end
-    if (release_i) state_d[head_slot_i] = TagFree;
-    if (zombie_expired) state_d[scan_q] = TagFree;
-    if (abandon_i) begin
-      for (int s = 0; s < Tags; s++) begin
-        if (state_q[s] == TagActive) state_d[s] = expect_d[s] ? TagZombie : TagFree;
-      end
+    if (release_i) begin  // Free
+      active_d[head_slot_i] = 1'b0;
+      zombie_d[head_slot_i] = 1'b0;
     end
-    if (retire_i) state_d[cpl_slot] = TagFree;
+    if (zombie_expired) begin
+      active_d[scan_q] = 1'b0;
+      zombie_d[scan_q] = 1'b0;
+    end
+    if (abandon_i) begin  // each slot Active before: Zombie if it expects data, else Free
+      zombie_d = (zombie_d & ~active_q) | (active_q & expect_d);
+      active_d = active_d & ~active_q;
+    end
+    if (retire_i) begin
+      active_d[cpl_slot] = 1'b0;
+      zombie_d[cpl_slot] = 1'b0;
+    end
     if (alloc_i) begin
-      state_d[alloc_slot] = TagActive;
+      active_d[alloc_slot] = 1'b1;
+      zombie_d[alloc_slot] = 1'b0;
       gen_d[alloc_slot]   = gen_q[alloc_slot] + 1'b1;
       fresh_d[alloc_slot]  = 1'b1;
       expect_d[alloc_slot] = 1'b1;
     end
   end
 
-  `FF(state_q, state_d, '0)
+  `FF(active_q, active_d, '0)
+  `FF(zombie_q, zombie_d, '0)
   `FF(gen_q, gen_d, '0)
   `FF(ptr_q, ptr_d, '0)
   // The scanner and the clock stop while every slot is free: no timer runs
@@ -200,11 +212,12 @@ module dma_tags #(
   `ASSERT(TagAllocLen, alloc_i -> (alloc_len_i != '0) && (alloc_len_i <= 13'd4096))
   `ASSERT(TagCommitActive, commit_i -> cpl_active_o && (commit_len_i <= cpl_rem_o))
   `ASSERT(TagRetireKnown, retire_i -> (cpl_zombie_o || (cpl_active_o && abandon_i)))
-  `ASSERT(TagReleaseDone, release_i -> (state_q[head_slot_i] == TagActive) &&
+  `ASSERT(TagReleaseDone, release_i -> active_q[head_slot_i] &&
                                         (head_rem_o == '0) && !expect_q[head_slot_i])
   // expect mirrors the remaining bytes of every Active slot (checked at the scanner).
   logic [12:0] scan_rem;
   assign scan_rem = fresh_q[scan_q] ? len_q[scan_q] : rem_q[scan_q];
-  `ASSERT(TagExpectMirrors, (state_q[scan_q] == TagActive) -> expect_q[scan_q] == (scan_rem != '0))
+  `ASSERT(TagExpectMirrors, active_q[scan_q] -> expect_q[scan_q] == (scan_rem != '0))
+  `ASSERT(TagOneState, (active_q & zombie_q) == '0)
 
 endmodule

@@ -11,27 +11,30 @@ namespace tpu::host {
 
 namespace {
 
+// A field of up to 64 bits spans at most three 32-bit words; the link model
+// reads and writes several in every cycle, so each is a few word operations
+// rather than a loop over bit chunks.
 uint64_t get_bits(const uint32_t* w, unsigned lsb, unsigned width) {
-  uint64_t out = 0;
-  for (unsigned done = 0; done < width;) {
-    const unsigned bit = lsb + done, word = bit / 32, off = bit % 32;
-    const unsigned take = std::min(32 - off, width - done);
-    const uint64_t mask = take == 64 ? ~uint64_t{0} : (uint64_t{1} << take) - 1;
-    out |= ((uint64_t{w[word]} >> off) & mask) << done;
-    done += take;
-  }
-  return out;
+  const unsigned word = lsb / 32, off = lsb % 32, last = (lsb + width - 1) / 32;
+  uint64_t v = w[word];
+  if (last > word) v |= uint64_t{w[word + 1]} << 32;
+  v >>= off;
+  if (last > word + 1) v |= uint64_t{w[word + 2]} << (64 - off);  // off > 0 here
+  return width == 64 ? v : v & ((uint64_t{1} << width) - 1);
 }
 
 void set_bits(uint32_t* w, unsigned lsb, unsigned width, uint64_t value) {
-  for (unsigned done = 0; done < width;) {
-    const unsigned bit = lsb + done, word = bit / 32, off = bit % 32;
-    const unsigned take = std::min(32 - off, width - done);
-    const uint32_t mask = static_cast<uint32_t>(((uint64_t{1} << take) - 1) << off);
-    const uint32_t chunk = static_cast<uint32_t>(((value >> done) << off) & mask);
-    w[word] = (w[word] & ~mask) | chunk;
-    done += take;
-  }
+  const unsigned word = lsb / 32, off = lsb % 32, last = (lsb + width - 1) / 32;
+  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  value &= mask;
+  // Word k + 1 holds the field's bits from 32 k + 32 - off on.
+  w[word] = (w[word] & ~static_cast<uint32_t>(mask << off)) | static_cast<uint32_t>(value << off);
+  if (last > word)
+    w[word + 1] = (w[word + 1] & ~static_cast<uint32_t>(mask >> (32 - off))) |
+                  static_cast<uint32_t>(value >> (32 - off));
+  if (last > word + 1)  // off > 0 here
+    w[word + 2] = (w[word + 2] & ~static_cast<uint32_t>(mask >> (64 - off))) |
+                  static_cast<uint32_t>(value >> (64 - off));
 }
 
 // Field positions come from tlp_layout.h (generated from tlp_pkg.sv).

@@ -231,6 +231,22 @@ module mxu #(
     .data_o(wgt_valid_skewed)
   );
 
+  // The payload skew advances only while a beat is in it: a lane's payload is
+  // read only beside its valid bit, so with no beat in flight it may stand
+  // still (a clock enable; a simulator skips its stages). wgt_flight_q counts
+  // the advances the last beat in still needs to leave (N - 1 after it
+  // enters).
+  logic [RowW-1:0] wgt_flight_q, wgt_flight_d;
+  logic            wgt_skew_en;
+
+  assign wgt_skew_en = en && (wgt_valid_q || wgt_flight_q != '0);
+  always_comb begin
+    wgt_flight_d = wgt_flight_q;
+    if (clear_i)          wgt_flight_d = '0;
+    else if (wgt_skew_en) wgt_flight_d = wgt_valid_q ? RowW'(N - 1) : wgt_flight_q - 1'b1;
+  end
+  `FF(wgt_flight_q, wgt_flight_d, '0)
+
   mxu_skew #(
     .Lanes    (N),
     .Width    (WgtLaneW),
@@ -239,7 +255,7 @@ module mxu #(
   ) u_wgt_skew (
     .clk_i,
     .rst_ni,
-    .en_i  (en),
+    .en_i  (wgt_skew_en),
     .clear_i(1'b0),
     .data_i(wgt_lanes),
     .data_o(wgt_skewed)

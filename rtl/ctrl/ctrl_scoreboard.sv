@@ -240,10 +240,13 @@ module ctrl_scoreboard #(
   end
 
   // ---------------------------------------------------------------------------
-  // Dependency masks: entry e of unit u waits for the set bits of dep[u][e][v]
-  // (entries of unit v). Only memory, matrix and vector commands have any.
+  // Dependency masks: entry e of unit u waits for the set bits of its mask
+  // on unit v (entries of unit v). Only memory, matrix and vector commands
+  // have any. Only a queue head's masks are read: head_dep[u][v] is the mask
+  // of unit u's head (slot start_q[u]) on unit v, so that a simulator's model
+  // selects 6 masks a cycle rather than assembling all 48 into one vector.
   // ---------------------------------------------------------------------------
-  logic [NU-1:0][Depth-1:0][NU-1:0][Depth-1:0] dep;
+  logic [NU-1:0][NU-1:0][Depth-1:0] head_dep;
 
   // The masks of entries of unit u on entries of unit v, one register per
   // pair of units. Meaningful only while the slot is valid and loaded whole
@@ -265,13 +268,9 @@ module ctrl_scoreboard #(
           end
         end
 
-        for (genvar e = 0; e < Depth; e++) begin : gen_entry
-          assign dep[u][e][v] = mask_q[e];
-        end
+        assign head_dep[u][v] = mask_q[start_q[u]];
       end else begin : gen_no_mask
-        for (genvar e = 0; e < Depth; e++) begin : gen_entry
-          assign dep[u][e][v] = '0;
-        end
+        assign head_dep[u][v] = '0;
       end
     end
   end
@@ -291,11 +290,11 @@ module ctrl_scoreboard #(
   logic [PtrW-1:0]  stream_slot_q;
 
   assign mmc_head   = start_q[UnitMmc];
-  assign mmc_on_mem = dep[UnitMmc][mmc_head][UnitMem];
+  assign mmc_on_mem = head_dep[UnitMmc][UnitMem];
   assign head_last  = mmc_ub_q[mmc_head].last;
   // Exactly one memory entry left, and no vector one.
   assign on_one     = mmc_on_mem != '0 && (mmc_on_mem & (mmc_on_mem - 1'b1)) == '0 &&
-                      dep[UnitMmc][mmc_head][UnitVpu] == '0;
+                      head_dep[UnitMmc][UnitVpu] == '0;
   // That entry is the RHM being written: a UB write with its range. (Two
   // RHMs of one range both older than the head would both be in its mask.)
   logic [Depth-1:0] filling;
@@ -329,17 +328,17 @@ module ctrl_scoreboard #(
       assign streams = 1'b0;
     end
     assign hold_o[u] = valid_q[u][start_q[u]] &&
-                       ((dep[u][start_q[u]] != '0 && !streams) ||
+                       ((head_dep[u] != '0 && !streams) ||
                         (pend_q && pend_unit_q == 2'(u) && pend_slot_q == start_q[u]));
   end
-  `COVER(MmcStreamsBehindRhm, valid_q[UnitMmc][mmc_head] && dep[UnitMmc][mmc_head] != '0 &&
+  `COVER(MmcStreamsBehindRhm, valid_q[UnitMmc][mmc_head] && head_dep[UnitMmc] != '0 &&
          stream_q && stream_slot_q == mmc_head && start_i[UnitMmc])
 
   // Cover points: a queue head held by a dependency on another unit's
   // command (not only in the cycle its mask is found), per unit that can be.
-  `COVER(HazardHeldMem, valid_q[UnitMem][start_q[UnitMem]] && dep[UnitMem][start_q[UnitMem]] != '0)
-  `COVER(HazardHeldMmc, valid_q[UnitMmc][start_q[UnitMmc]] && dep[UnitMmc][start_q[UnitMmc]] != '0)
-  `COVER(HazardHeldVpu, valid_q[UnitVpu][start_q[UnitVpu]] && dep[UnitVpu][start_q[UnitVpu]] != '0)
+  `COVER(HazardHeldMem, valid_q[UnitMem][start_q[UnitMem]] && head_dep[UnitMem] != '0)
+  `COVER(HazardHeldMmc, valid_q[UnitMmc][start_q[UnitMmc]] && head_dep[UnitMmc] != '0)
+  `COVER(HazardHeldVpu, valid_q[UnitVpu][start_q[UnitVpu]] && head_dep[UnitVpu] != '0)
 
   // The kept fields are every field each unit's opcodes set (ctrl_pkg).
   `ASSERT(MemFootprint, alloc[UnitMem] -> (alloc_fp_i.ub_wr.v != alloc_fp_i.ub_rd0.v) &&

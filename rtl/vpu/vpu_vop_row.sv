@@ -193,9 +193,15 @@ module vpu_vop_row #(
     logic [SumW-1:0] pool_q, s2_x_q;
     logic [7:0]      s2_direct_q;
 
-    `FFLNR(pool_q, pool_next(s1_op_q, s1_first_q, s1_a_q[j], pool_q), pool_load)
-    `FFLNR(s2_x_q, rounding_input(s1_op_q, s1_first_q, s1_a_q[j], s1_b_q[j], pool_q), s2_load)
-    `FFLNR(s2_direct_q, direct(s1_op_q, s1_first_q, s1_a_q[j], s1_b_q[j], pool_q), s2_load)
+    // One block, pool_q's readers first: as three blocks, Verilator 5.006
+    // kept a shadow copy of pool_q that it copied in and out in every cycle.
+    always_ff @(posedge clk_i) begin
+      if (s2_load) begin
+        s2_x_q      <= rounding_input(s1_op_q, s1_first_q, s1_a_q[j], s1_b_q[j], pool_q);
+        s2_direct_q <= direct(s1_op_q, s1_first_q, s1_a_q[j], s1_b_q[j], pool_q);
+      end
+      if (pool_load) pool_q <= pool_next(s1_op_q, s1_first_q, s1_a_q[j], pool_q);
+    end
 
     // Stage 2: the rounding divide and saturation (MUL, POOLAVG). An if, not
     // a ?:, so that the simulator computes them only after such a row: it

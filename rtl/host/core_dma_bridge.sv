@@ -95,14 +95,19 @@ module core_dma_bridge #(
     logic [63:0]      first;
   } req_t;
 
-  // Window check on the way into the spill register.
+  // Window check on the way into the spill register. Only a valid request's
+  // result is used; computed only then, so that a simulator's model does not
+  // compare eight 64-bit windows in every cycle (the logic is the same).
   logic [dma_pkg::MaxWindows-1:0] win_hit;
   always_comb begin
-    for (int w = 0; w < dma_pkg::MaxWindows; w++) begin
-      win_hit[w] = windows_i[w].valid &&
-                   (mem_req_write_i ? windows_i[w].wr : windows_i[w].rd) &&
-                   (mem_req_first_i >= windows_i[w].base) &&
-                   (mem_req_last_i <= {1'b0, windows_i[w].last});
+    win_hit = '0;
+    if (mem_req_valid_i) begin
+      for (int w = 0; w < dma_pkg::MaxWindows; w++) begin
+        win_hit[w] = windows_i[w].valid &&
+                     (mem_req_write_i ? windows_i[w].wr : windows_i[w].rd) &&
+                     (mem_req_first_i >= windows_i[w].base) &&
+                     (mem_req_last_i <= {1'b0, windows_i[w].last});
+      end
     end
   end
 

@@ -160,8 +160,6 @@ module mxu #(
   logic [N-1:0][DataW-1:0]    act_q;
   logic                       act_bank_q;
   logic [N-1:0][ActLaneW-1:0] act_lanes, act_skewed;
-  logic [N-1:0][DataW-1:0]    arr_act;
-  logic [N-1:0]               arr_act_bank, arr_act_bf16;
 
   `FFLNR(act_q, in_row_i, en)
   `FFLNR(act_bank_q, use_bank_q, en)
@@ -171,15 +169,12 @@ module mxu #(
     `FFLNR(act_bf16_q, in_bf16_i, en)
     for (genvar r = 0; r < N; r++) begin : gen_act_lane
       assign act_lanes[r] = {act_bf16_q, act_bank_q, act_q[r]};
-      assign {arr_act_bf16[r], arr_act_bank[r], arr_act[r]} = act_skewed[r];
     end
   end else begin : gen_fixed_lanes
     logic unused_in_bf16;
     assign unused_in_bf16 = in_bf16_i;
     for (genvar r = 0; r < N; r++) begin : gen_act_lane
       assign act_lanes[r] = {act_bank_q, act_q[r]};
-      assign {arr_act_bank[r], arr_act[r]} = act_skewed[r];
-      assign arr_act_bf16[r] = FixedBf16;
     end
   end
 
@@ -201,19 +196,19 @@ module mxu #(
   localparam int unsigned WgtLaneW = RowW + 1 + DataW;  // {row, bank, value}
 
   logic                       wgt_valid_q;
-  logic [RowW-1:0]            wgt_row_q;
-  logic                       wgt_bank_q;
-  logic [N-1:0][DataW-1:0]    wgt_q;
-  logic [N-1:0][WgtLaneW-1:0] wgt_lanes, wgt_skewed;
+  logic [N-1:0][WgtLaneW-1:0] wgt_lanes_q, wgt_skewed;
   logic [N-1:0]               wgt_valid_lanes, wgt_valid_skewed;
 
   `FFL(wgt_valid_q, wgt_fire && !clear_i, en || clear_i, 1'b0)
-  `FFLNR(wgt_row_q, load_row_q, en)
-  `FFLNR(wgt_bank_q, load_bank_q, en)
-  `FFLNR(wgt_q, wgt_row_i, en)
+  // The beat's lanes load only with a beat: without one they are never read
+  // (a clock enable; a simulator packs them only then).
+  always_ff @(posedge clk_i) begin
+    if (wgt_fire) begin
+      for (int c = 0; c < N; c++) wgt_lanes_q[c] <= {load_row_q, load_bank_q, wgt_row_i[c]};
+    end
+  end
 
   for (genvar c = 0; c < N; c++) begin : gen_wgt_lane
-    assign wgt_lanes[c]       = {wgt_row_q, wgt_bank_q, wgt_q[c]};
     assign wgt_valid_lanes[c] = wgt_valid_q;
   end
 
@@ -257,23 +252,17 @@ module mxu #(
     .rst_ni,
     .en_i  (wgt_skew_en),
     .clear_i(1'b0),
-    .data_i(wgt_lanes),
+    .data_i(wgt_lanes_q),
     .data_o(wgt_skewed)
   );
 
   // ---------------------------------------------------------------------------
   // Array
   // ---------------------------------------------------------------------------
-  logic [N-1:0]            arr_wgt_valid;
-  logic [N-1:0][RowW-1:0]  arr_wgt_row;
-  logic [N-1:0]            arr_wgt_bank;
-  logic [N-1:0][DataW-1:0] arr_wgt;
+  // The skewed lanes go in as they are, {format (mixed), bank, element} per
+  // row and {row, bank, element} per column: the array takes a lane's fields
+  // apart only where it reads them (a beat only when it is valid).
   logic [N-1:0][PsumW-1:0] arr_psum, out_cols;
-
-  for (genvar i = 0; i < N; i++) begin : gen_unpack
-    assign {arr_wgt_row[i], arr_wgt_bank[i], arr_wgt[i]} = wgt_skewed[i];
-    assign arr_wgt_valid[i] = wgt_valid_skewed[i];
-  end
 
   mxu_array #(
     .N       (N),
@@ -285,13 +274,9 @@ module mxu #(
     .rst_ni,
     .en_i       (en),
     .clear_i,
-    .act_i      (arr_act),
-    .act_bank_i (arr_act_bank),
-    .act_bf16_i (arr_act_bf16),
-    .wgt_valid_i(arr_wgt_valid),
-    .wgt_row_i  (arr_wgt_row),
-    .wgt_bank_i (arr_wgt_bank),
-    .wgt_i      (arr_wgt),
+    .act_i      (act_skewed),
+    .wgt_valid_i(wgt_valid_skewed),
+    .wgt_i      (wgt_skewed),
     .psum_o     (arr_psum)
   );
 

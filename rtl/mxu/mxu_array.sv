@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // N x N grid of PEs, wired systolically.
 //
-// Row r receives the (already skewed) activation element r on the left;
-// column c receives the (already skewed) weight beat for column c on top and
-// produces the partial sum of column c at the bottom. Nothing here is
+// Row r receives the (already skewed) activation lane r on the left:
+// {format (mixed only), bank, element}; column c receives the (already
+// skewed) weight beat for column c on top: {destination row, bank, element},
+// and produces the partial sum of column c at the bottom. Nothing here is
 // combinational across PEs: every flow is registered once per PE. The row
-// format (act_bf16_i) flows along the rows only in the mixed datapath; in the
-// fixed ones it is a constant that every PE of the row takes directly.
+// format flows along the rows only in the mixed datapath; in the fixed ones
+// it is a constant.
 //
 // Two bodies build the registers of N x N mxu_pe: gen_grid (int8, bf16 and
 // mixed) writes the array as loop-updated arrays, so that a simulator's
@@ -18,21 +19,20 @@ module mxu_array #(
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
   parameter int unsigned        DataW    = tpu_pkg::Int8W,
   parameter int unsigned        PsumW    = tpu_pkg::AccW,
-  localparam int unsigned       RowW     = $clog2(N)
+  localparam int unsigned       RowW     = $clog2(N),
+  localparam bit                Mixed    = Datapath == tpu_pkg::DatapathBoth,
+  localparam int unsigned       ActLaneW = DataW + 1 + (Mixed ? 1 : 0),  // {(format,) bank, element}
+  localparam int unsigned       WgtLaneW = RowW + 1 + DataW              // {row, bank, element}
 ) (
   input  logic                        clk_i,
   input  logic                        rst_ni,
   input  logic                        en_i,
   input  logic                        clear_i,
-  // ---- activations, one element per row ----
-  input  logic [N-1:0][DataW-1:0]     act_i,
-  input  logic [N-1:0]                act_bank_i,
-  input  logic [N-1:0]                act_bf16_i,  // DatapathBoth: row format
-  // ---- weight beats, one element per column ----
+  // ---- activations, one lane per row ----
+  input  logic [N-1:0][ActLaneW-1:0]  act_i,
+  // ---- weight beats, one lane per column ----
   input  logic [N-1:0]                wgt_valid_i,
-  input  logic [N-1:0][RowW-1:0]      wgt_row_i,
-  input  logic [N-1:0]                wgt_bank_i,
-  input  logic [N-1:0][DataW-1:0]     wgt_i,
+  input  logic [N-1:0][WgtLaneW-1:0]  wgt_i,
   // ---- column sums ----
   output logic [N-1:0][PsumW-1:0]     psum_o
 );
@@ -71,8 +71,8 @@ module mxu_array #(
     // mixed array fmt_q is its format register (bf16_q). Only the mixed
     // datapath writes the format arrays; in the others they are never
     // written and synthesis removes them.
-    localparam bit Fp    = Datapath != tpu_pkg::DatapathInt8;  // bf16 arithmetic, in some rows or all
-    localparam bit Mixed = Datapath == tpu_pkg::DatapathBoth;  // the row format chooses
+    // Mixed (the row format chooses) is a localparam of the module.
+    localparam bit Fp = Datapath != tpu_pkg::DatapathInt8;  // bf16 arithmetic, in some rows or all
     if (Fp && (DataW != 16 || PsumW != 32)) begin : gen_bad_width
       $error("mxu_array: the bf16 and mixed datapaths need DataW = 16 and PsumW = 32");
     end
@@ -117,11 +117,12 @@ module mxu_array #(
     psum_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: below)
     logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
     logic [N-1:0][N-1:0]     wv_q;  // row r: weight-valid leaving row r
-    // Each row's activation and weight-valid flags, unpacked: the row loop
-    // reads them with a variable index, which is one access in an array and
-    // a multi-word shift in a packed vector (the simulator's work per row
+    // Each row's activation lane and weight-valid flags, unpacked: the row
+    // loop reads them with a variable index, which is one access in an array
+    // and a multi-word shift in a packed vector (the simulator's work per row
     // and cycle).
-    data_t                   act_in [N];
+    typedef logic [ActLaneW-1:0] act_lane_t;
+    act_lane_t               act_in [N];
     logic [N-1:0]            wv_row [N];
 
     for (genvar r = 0; r < N; r++) begin : gen_rows_in
@@ -184,16 +185,16 @@ module mxu_array #(
               fmt_q[r][c]  = fmt_q[r][c-1];
             end
             pfmt_q[r][0] = fmt_q[r][0];
-            fmt_q[r][0]  = act_bf16_i[r];
+            fmt_q[r][0]  = act_in[r][ActLaneW-1];
           end
           for (int c = N - 1; c > 0; c--) w_q[r][c] = bank_q[r][c][abank_q[r][c-1]];
-          w_q[r][0] = bank_q[r][0][act_bank_i[r]];
+          w_q[r][0] = bank_q[r][0][act_in[r][DataW]];
           for (int c = N - 1; c > 0; c--) begin
             act_q[r][c]   = act_q[r][c-1];
             abank_q[r][c] = abank_q[r][c-1];
           end
-          act_q[r][0]   = operand(act_in[r]);
-          abank_q[r][0] = act_bank_i[r];
+          act_q[r][0]   = operand(act_in[r][DataW-1:0]);
+          abank_q[r][0] = act_in[r][DataW];
           if (r > 0 && |wv_row[r-1]) begin
             for (int c = 0; c < N; c++) begin
               if (wv_row[r-1][c]) begin
@@ -209,8 +210,8 @@ module mxu_array #(
         // so they are loaded here rather than in the row loop's r > 0 branch.
         for (int c = 0; c < N; c++) begin
           if (wgt_valid_i[c]) begin
-            if (wgt_row_i[c] == '0) bank_q[0][c][wgt_bank_i[c]] = operand(wgt_i[c]);
-            wbeat_q[0][c] = '{row: wgt_row_i[c], bank: wgt_bank_i[c], data: wgt_i[c]};
+            wbeat_q[0][c] = beat_t'(wgt_i[c]);
+            if (wbeat_q[0][c].row == '0) bank_q[0][c][wbeat_q[0][c].bank] = operand(wbeat_q[0][c].data);
           end
         end
       end
@@ -219,8 +220,8 @@ module mxu_array #(
 
     assign psum_o = psum_last_q;
 
-    logic unused_edges;  // the last row's weight beats; the row format (unless mixed)
-    assign unused_edges = ^wv_q[N-1] ^ (Mixed ? 1'b0 : ^act_bf16_i);
+    logic unused_edges;  // the last row's weight beats
+    assign unused_edges = ^wv_q[N-1];
   end else begin : gen_pes
     // int8 on the ECP5 multiplier cells (TPU_ECP5_DSP).
     // Nets between PEs: act/bank flow along a row (index c = entering column c),
@@ -235,17 +236,15 @@ module mxu_array #(
     logic [DataW-1:0] wgt  [N+1][N];
 
     for (genvar r = 0; r < N; r++) begin : gen_row_edge
-      assign act[r][0]  = act_i[r];
-      assign bank[r][0] = act_bank_i[r];
-      assign bf16[r][0] = act_bf16_i[r];
+      assign act[r][0]  = act_i[r][DataW-1:0];
+      assign bank[r][0] = act_i[r][DataW];
+      assign bf16[r][0] = Mixed ? act_i[r][ActLaneW-1] : Datapath == tpu_pkg::DatapathBf16;
     end
 
     for (genvar c = 0; c < N; c++) begin : gen_col_edge
       assign psum[0][c]  = '0;
       assign wv[0][c]    = wgt_valid_i[c];
-      assign wrow[0][c]  = wgt_row_i[c];
-      assign wbank[0][c] = wgt_bank_i[c];
-      assign wgt[0][c]   = wgt_i[c];
+      assign {wrow[0][c], wbank[0][c], wgt[0][c]} = wgt_i[c];
       assign psum_o[c]   = psum[N][c];
     end
 
@@ -264,7 +263,7 @@ module mxu_array #(
           .clear_i,
           .act_i      (act[r][c]),
           .act_bank_i (bank[r][c]),
-          .act_bf16_i (Datapath == tpu_pkg::DatapathBoth ? bf16[r][c] : act_bf16_i[r]),
+          .act_bf16_i (Mixed ? bf16[r][c] : Datapath == tpu_pkg::DatapathBf16),
           .act_o      (act[r][c+1]),
           .act_bank_o (bank[r][c+1]),
           .act_bf16_o (bf16[r][c+1]),

@@ -183,10 +183,15 @@ module vpu_act_row #(
   // ---------------------------------------------------------------------------
   // Stage 8: LUT lookup at index q + 128 (q with its sign bit inverted). The
   // table's read register is this stage's register for the looked-up value;
-  // q itself is registered beside it.
+  // q itself is registered beside it. The table is read only for a stage-7
+  // row that uses it (lut_rd): stage 8 reads lut_val only for such a row, and
+  // the 16 lookups of an idle or a non-LUT row would cost the block RAMs
+  // their read power and a simulator a table read per lane in every cycle.
   // ---------------------------------------------------------------------------
   logic [N-1:0][7:0] lut_idx, lut_val, s8_q_q, row_d;
-  logic              s8_valid, s8_lut;
+  logic              s8_valid, s8_lut, lut_rd;
+
+  assign lut_rd = en && side_valid_q[Side-2] && side_lut_q[Side-2];
 
   for (genvar j = 0; j < N; j++) begin : gen_idx
     assign lut_idx[j] = {~q7[j][7], q7[j][6:0]};
@@ -201,7 +206,7 @@ module vpu_act_row #(
     .wr_en_i  (lut_wr_en_i),
     .wr_idx_i (lut_wr_idx_i),
     .wr_data_i(lut_wr_data_i),
-    .rd_en_i  (en),
+    .rd_en_i  (lut_rd),
     .rd_idx_i (lut_idx),
     .rd_data_o(lut_val)
   );

@@ -13,6 +13,10 @@
 //          and clocks in one evaluation; a concurrent one would read values
 //          sampled before those inputs, and Verilator copies every sampled
 //          value on every evaluation (docs/decisions.md).
+// ASSERT_IF : ASSERT(name, cond -> prop) with prop evaluated only in the
+//          cycles cond holds, for a rare cond and a prop of several terms
+//          (a request's fields, a range check): a simulator computes both
+//          sides of an `->` in every cycle.
 // ASSERT_NEXT : ASSERT(name, $past(cond) -> prop) without $past: in every
 //          cycle after one in which `cond` held, `prop`. `cond` is kept in a
 //          register of its own (name_after_q); $past would have Verilator
@@ -52,6 +56,9 @@
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)                      \
   always_ff @(posedge clk) if (rst_n) name: assert (prop)                    \
     else $error("assertion %s failed", `"name`");
+`define ASSERT_IF(name, cond, prop, clk = clk_i, rst_n = rst_ni)             \
+  always_ff @(posedge clk) if (rst_n && (cond)) name: assert (prop)          \
+    else $error("assertion %s failed", `"name`");
 `define ASSERT_NEXT(name, cond, prop, clk = clk_i, rst_n = rst_ni)           \
   logic name``_after_q;                                                     \
   always_ff @(posedge clk) name``_after_q <= rst_n && (cond);               \
@@ -72,6 +79,7 @@
   name: cover property (@(posedge clk) disable iff (!rst_n) (prop));
 `else
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)
+`define ASSERT_IF(name, cond, prop, clk = clk_i, rst_n = rst_ni)
 `define ASSERT_NEXT(name, cond, prop, clk = clk_i, rst_n = rst_ni)
 `define ASSERT_HELD(name, waiting, payload, now = 1'b1, valid = 1'b1, clk = clk_i, rst_n = rst_ni)
 `define COVER(name, prop, clk = clk_i, rst_n = rst_ni)

@@ -128,7 +128,7 @@ module mem_arbiter #(
 
   `ASSERT(ReadDataHasRequest, mem_rd_valid_i -> ids_valid)
   `ASSERT(AckHasWrite, mem_wr_ack_valid_i -> writes_q != '0)
-  `ASSERT(NoEmptyRequest, mem_req_valid_o -> mem_req_rows_o != '0)
+  `ASSERT_IF(NoEmptyRequest, mem_req_valid_o, mem_req_rows_o != '0)
   `ASSERT(RequestHeld, held -> mem_req_valid_o && sel == $past(sel))
 
 endmodule

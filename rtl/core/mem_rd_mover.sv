@@ -142,7 +142,7 @@ module mem_rd_mover #(
   `FF(arrived_q, start_i ? '0 : arrived_q + 16'(rd_fire), '0)
   `FF(moved_q, start_i ? '0 : moved_q + 16'(ub_wr_fire), '0)
 
-  `ASSERT(RdMoverTakesRhm, start_i -> cmd_i.ins.op == tpu_isa_pkg::OpRhm && !active)
+  `ASSERT_IF(RdMoverTakesRhm, start_i, cmd_i.ins.op == tpu_isa_pkg::OpRhm && !active)
   `ASSERT(ReadsOnlyWhenActive, rd_valid_i -> active)
 
 endmodule

@@ -196,8 +196,9 @@ module mem_wr_mover #(
   `FF(owed_q, owed_d, '0)
   `FFNR(pc_q, pc_d)
 
-  `ASSERT(WrMoverTakesWhm, start_i -> cmd_i.ins.op == tpu_isa_pkg::OpWhm && !sending && n_q != 2'd2)
-  `ASSERT(AckHasRequest, wr_ack_valid_i -> owed_q[ack_to_1] != '0)
+  `ASSERT_IF(WrMoverTakesWhm, start_i,
+             cmd_i.ins.op == tpu_isa_pkg::OpWhm && !sending && n_q != 2'd2)
+  `ASSERT_IF(AckHasRequest, wr_ack_valid_i, owed_q[ack_to_1] != '0)
   `ASSERT(AckBeforeAFaultIsTheOldest, wr_ack_valid_i && !faulted -> owed_q[0] != '0)
   `ASSERT(RequestsOnlyWhileSending, req_fire -> sending)
 

@@ -328,9 +328,9 @@ module unit_mem #(
   assign rd_req_ready = req_ready_i && !sel;
   assign wr_req_ready = req_ready_i && sel;
 
-  `ASSERT(MemCmdIsRhmOrWhm, cmd_valid_i -> (cmd_i.ins.op == tpu_isa_pkg::OpRhm) ||
-                                            (cmd_i.ins.op == tpu_isa_pkg::OpWhm))
-  `ASSERT(ReportsOnlyOpenCommands, done_o -> rd_open_q || wr_open_q != '0)
+  `ASSERT_IF(MemCmdIsRhmOrWhm, cmd_valid_i,
+             (cmd_i.ins.op == tpu_isa_pkg::OpRhm) || (cmd_i.ins.op == tpu_isa_pkg::OpWhm))
+  `ASSERT_IF(ReportsOnlyOpenCommands, done_o, rd_open_q || wr_open_q != '0)
   `ASSERT(WritesPendingAreOpen, wr_pending <= wr_open_q)
   `ASSERT(StartsOnlyOnAFreeSide, dispatch -> !side_busy[pend_side])
 

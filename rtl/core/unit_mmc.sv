@@ -300,6 +300,6 @@ module unit_mmc #(
   assign unused_out_last   = out_last ^ out_bf16;
 
   `ASSERT(MetaBesideEveryRow, out_valid -> meta_valid)
-  `ASSERT(MmcCmdIsMmc, cmd_valid_i -> cmd_i.ins.op == tpu_isa_pkg::OpMmc)
+  `ASSERT_IF(MmcCmdIsMmc, cmd_valid_i, cmd_i.ins.op == tpu_isa_pkg::OpMmc)
 
 endmodule

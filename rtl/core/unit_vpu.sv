@@ -518,6 +518,6 @@ module unit_vpu #(
   logic unused_cmd;
   assign unused_cmd = ^{cmd_i.pc, ins.c[63:32], src_a_q, src_b_q, dst_q};
 
-  `ASSERT(VpuCmdIsVpu, cmd_valid_i -> ins.op inside {OpAct, OpVop, OpCfg})
+  `ASSERT_IF(VpuCmdIsVpu, cmd_valid_i, ins.op inside {OpAct, OpVop, OpCfg})
 
 endmodule

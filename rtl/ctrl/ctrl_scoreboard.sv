@@ -174,10 +174,10 @@ module ctrl_scoreboard #(
     // and not completing now, conflicting, and of another unit.
     assign new_dep[u] = (pend_unit_q == 2'(u)) ? '0 : conf[u] & valid_q[u] & ~clr[u];
 
-    `ASSERT(DoneHasCommand, done_i[u] && !clear_i -> valid_q[u][head_q[u]])
-    `ASSERT(StartHasCommand, start_i[u] && !clear_i -> valid_q[u][start_q[u]])
+    `ASSERT_IF(DoneHasCommand, done_i[u] && !clear_i, valid_q[u][head_q[u]])
+    `ASSERT_IF(StartHasCommand, start_i[u] && !clear_i, valid_q[u][start_q[u]])
     `ASSERT(HeldNotStarted, hold_o[u] -> !start_i[u])
-    `ASSERT(AllocHasRoom, alloc[u] -> !full_o[u])
+    `ASSERT_IF(AllocHasRoom, alloc[u], !full_o[u])
   end
 
   // ---------------------------------------------------------------------------
@@ -341,12 +341,14 @@ module ctrl_scoreboard #(
   `COVER(HazardHeldVpu, valid_q[UnitVpu][start_q[UnitVpu]] && head_dep[UnitVpu] != '0)
 
   // The kept fields are every field each unit's opcodes set (ctrl_pkg).
-  `ASSERT(MemFootprint, alloc[UnitMem] -> (alloc_fp_i.ub_wr.v != alloc_fp_i.ub_rd0.v) &&
-          !alloc_fp_i.ub_rd1.v && !alloc_fp_i.acc_rd.v && !alloc_fp_i.acc_wr.v)
-  `ASSERT(WgtFootprint, alloc[UnitWgt] -> alloc_fp_i == '0)
-  `ASSERT(MmcFootprint, alloc[UnitMmc] -> !alloc_fp_i.ub_rd1.v && !alloc_fp_i.ub_wr.v &&
-          (!alloc_fp_i.acc_rd.v || alloc_fp_i.acc_rd == alloc_fp_i.acc_wr))
-  `ASSERT(VpuFootprint, alloc[UnitVpu] -> !alloc_fp_i.acc_wr.v)
+  `ASSERT_IF(MemFootprint, alloc[UnitMem],
+             (alloc_fp_i.ub_wr.v != alloc_fp_i.ub_rd0.v) && !alloc_fp_i.ub_rd1.v &&
+             !alloc_fp_i.acc_rd.v && !alloc_fp_i.acc_wr.v)
+  `ASSERT_IF(WgtFootprint, alloc[UnitWgt], alloc_fp_i == '0)
+  `ASSERT_IF(MmcFootprint, alloc[UnitMmc],
+             !alloc_fp_i.ub_rd1.v && !alloc_fp_i.ub_wr.v &&
+             (!alloc_fp_i.acc_rd.v || alloc_fp_i.acc_rd == alloc_fp_i.acc_wr))
+  `ASSERT_IF(VpuFootprint, alloc[UnitVpu], !alloc_fp_i.acc_wr.v)
 
   if (Depth != (1 << PtrW) || Depth < 2) begin : gen_bad_depth
     $error("ctrl_scoreboard: Depth must be a power of two, at least 2");

@@ -264,9 +264,9 @@ module dma_engine #(
   // ---------------------------------------------------------------------------
   // Interface rules
   // ---------------------------------------------------------------------------
-  `ASSERT(RqNoCross4K, rq_valid_o -> (13'(rq_o.addr[11:0]) + rq_o.len) <= 13'd4096)
-  `ASSERT(RqLenNonZero, rq_valid_o -> rq_o.len != '0)
-  `ASSERT(RqReadOneBeat, rq_valid_o && !rq_o.write -> rq_o.last)
+  `ASSERT_IF(RqNoCross4K, rq_valid_o, (13'(rq_o.addr[11:0]) + rq_o.len) <= 13'd4096)
+  `ASSERT_IF(RqLenNonZero, rq_valid_o, rq_o.len != '0)
+  `ASSERT_IF(RqReadOneBeat, rq_valid_o && !rq_o.write, rq_o.last)
   `ASSERT(RqNothingWhileClear, clear -> !rq_valid_o)
   `ASSERT(RcAlwaysReady, rc_ready_o)
   `ASSERT_HELD(WrDataHeld, wr_data_valid_i && !wr_data_ready_o && !rst_req, wr_data_i, !rst_req,

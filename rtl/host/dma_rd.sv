@@ -525,30 +525,30 @@ module dma_rd #(
        rob_re, '0)
 
   // ---- rules ----
-  `ASSERT(RdLenInRange, accept -> req_i.len <= 32'(1 << 20))
+  `ASSERT_IF(RdLenInRange, accept, req_i.len <= 32'(1 << 20))
   // A client may withdraw a descriptor only during a soft reset.
   `ASSERT_HELD(RdReqHeld, req_valid_i && !req_ready_o && start_ok_i, req_i, start_ok_i, req_valid_i)
   `ASSERT(RdOutRoom, pend_q -> out_ready)
-  `ASSERT(RdNoCross4K, rq_valid_o -> (13'(iss_addr[11:0]) + sub_len_w) <= 13'd4096)
-  `ASSERT(RdSubLenMax, rq_valid_o -> (sub_len_w != '0) && (sub_len_w <= max_read_req_i))
+  `ASSERT_IF(RdNoCross4K, rq_valid_o, (13'(iss_addr[11:0]) + sub_len_w) <= 13'd4096)
+  `ASSERT_IF(RdSubLenMax, rq_valid_o, (sub_len_w != '0) && (sub_len_w <= max_read_req_i))
   // Nothing is received for a descriptor that is not in the table.
   `ASSERT(RdIdleNoCpl, !have_head -> !commit)
   // done <= rd <= iss <= tail, at most MaxXfers in flight.
   `ASSERT(RdPtrOrder, ((rd_q - done_q) <= in_flight) && ((iss_q - rd_q) <= (tail_q - rd_q)) &&
                       (in_flight <= PtrW'(MaxXfers)))
   // The issue window stays ahead of the head and within 2^20 + RobBytes + 4 KiB of its base.
-  `ASSERT(RdIssAhead, iss_has -> have_head && !behind(iss_rel_h))
-  `ASSERT(RdIssWindow, rq_valid_o -> have_head &&
-                       (iss_end_h <= (OffW + 1)'((1 << 20) + RobBytes + 4096)))
+  `ASSERT_IF(RdIssAhead, iss_has, have_head && !behind(iss_rel_h))
+  `ASSERT_IF(RdIssWindow, rq_valid_o,
+             have_head && (iss_end_h <= (OffW + 1)'((1 << 20) + RobBytes + 4096)))
   // The frontier is never behind the head's base (line_done checks it all the same).
   `ASSERT(RdFrontierAhead, run -> !behind(rel_f))
   // The descriptor with a recorded error is never passed by the head, and a
   // new later error can only come from a descriptor before it.
-  `ASSERT(RdPerrAhead, perr_q && have_head -> !behind(rel_perr))
-  `ASSERT(RdPerrEarlier, perr_q && (cpl_later || to_later) && !head_err ->
-                         (cpl_later ? rel_cpl : rel_to) < rel_perr)
+  `ASSERT_IF(RdPerrAhead, perr_q && have_head, !behind(rel_perr))
+  `ASSERT_IF(RdPerrEarlier, perr_q && (cpl_later || to_later) && !head_err,
+             (cpl_later ? rel_cpl : rel_to) < rel_perr)
   // A terminating head has no tags left, so its own errors cannot come back.
-  `ASSERT(RdTermNoOwnErr, have_head && (state_q == RdTerm) && cpl_err -> rel_cpl >= h_len)
+  `ASSERT_IF(RdTermNoOwnErr, have_head && (state_q == RdTerm) && cpl_err, rel_cpl >= h_len)
   `ASSERT(RdDataNotWithDone, data_valid_o -> !done_valid_o)
 
 endmodule

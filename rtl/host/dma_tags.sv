@@ -206,14 +206,14 @@ module dma_tags #(
   `COVER(TagValueReused, alloc_i && gen_q[alloc_slot] == '1)
   `COVER(TagsAllTaken, !alloc_valid_o)
 
-  `ASSERT(TagAllocFree, alloc_i -> alloc_valid_o && !abandon_i)
+  `ASSERT_IF(TagAllocFree, alloc_i, alloc_valid_o && !abandon_i)
   // One stamp write per cycle: a timeout abandons, so nothing is allocated.
   `ASSERT(TagAllocNotTimeout, alloc_i -> !timeout_o)
-  `ASSERT(TagAllocLen, alloc_i -> (alloc_len_i != '0) && (alloc_len_i <= 13'd4096))
-  `ASSERT(TagCommitActive, commit_i -> cpl_active_o && (commit_len_i <= cpl_rem_o))
-  `ASSERT(TagRetireKnown, retire_i -> (cpl_zombie_o || (cpl_active_o && abandon_i)))
-  `ASSERT(TagReleaseDone, release_i -> active_q[head_slot_i] &&
-                                        (head_rem_o == '0) && !expect_q[head_slot_i])
+  `ASSERT_IF(TagAllocLen, alloc_i, (alloc_len_i != '0) && (alloc_len_i <= 13'd4096))
+  `ASSERT_IF(TagCommitActive, commit_i, cpl_active_o && (commit_len_i <= cpl_rem_o))
+  `ASSERT_IF(TagRetireKnown, retire_i, (cpl_zombie_o || (cpl_active_o && abandon_i)))
+  `ASSERT_IF(TagReleaseDone, release_i,
+             active_q[head_slot_i] && (head_rem_o == '0) && !expect_q[head_slot_i])
   // expect mirrors the remaining bytes of every Active slot (checked at the scanner).
   logic [12:0] scan_rem;
   assign scan_rem = fresh_q[scan_q] ? len_q[scan_q] : rem_q[scan_q];

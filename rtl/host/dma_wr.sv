@@ -239,9 +239,9 @@ module dma_wr #(
   // ---- rules ----
   logic data_fire;
   assign data_fire = data_valid_i && data_ready_o;
-  `ASSERT(WrLenInRange, accept -> req_i.len <= 32'(1 << 20))
-  `ASSERT(WrLastMatchesLen, data_fire -> data_i.last == pk_in_last)
-  `ASSERT(WrKeepPacked, data_fire -> data_i.keep == pk_in_keep)
+  `ASSERT_IF(WrLenInRange, accept, req_i.len <= 32'(1 << 20))
+  `ASSERT_IF(WrLastMatchesLen, data_fire, data_i.last == pk_in_last)
+  `ASSERT_IF(WrKeepPacked, data_fire, data_i.keep == pk_in_keep)
   `ASSERT(WrPacketBuffered, rq_valid_o -> df_valid)
   `ASSERT(WrPayloadFits, max_payload_i <= 13'(BufBeats * 8))
   `ASSERT(WrStartIdle, accept -> !pk_valid)  // so a length-0 header never meets a packet's
@@ -250,7 +250,7 @@ module dma_wr #(
   `ASSERT(WrDoneRoom, done_push -> done_room)
   `ASSERT(WrDoneCounted, done_count <= xfers_q)
   `ASSERT(WrInFlight, xfers_q <= XfW'(Xfers) && fin_q <= xfers_q)
-  `ASSERT(WrActivePacket, active_q -> hf_valid && !hf_zero)
+  `ASSERT_IF(WrActivePacket, active_q, hf_valid && !hf_zero)
   `ASSERT_HELD(WrReqHeld, req_valid_i && !req_ready_o && start_ok_i, req_i, start_ok_i, req_valid_i)
 
 endmodule

@@ -143,7 +143,7 @@ module dma_wr_pack #(
   `FFL(pkt_len_q, plen_q, pkt_start, '0)
   `FFNR(buf_q, buf_d)
 
-  `ASSERT(PackStartIdle, start_i -> !busy_o && (len_i != '0))
+  `ASSERT_IF(PackStartIdle, start_i, !busy_o && (len_i != '0))
   `ASSERT(PackCntMax, cnt_q <= 6'd32)
 
 endmodule

@@ -248,9 +248,9 @@ module vpu_act_row #(
         in_qmin_i, in_qmax_i, in_relu6_max_i, in_func_i, in_user_i}))
   // A write changes the table under a LUT row in flight, and (through port 0
   // of the RAM) the looked-up value a stalled stage 8 holds.
-  `ASSERT(LutWriteNoLutRowInFlight, lut_wr_en_i ->
-      !(in_fire && in_func_i == tpu_isa_pkg::ActLut) &&
-      !(s1_valid_q && s1_func_q == tpu_isa_pkg::ActLut) && !(|(side_valid_q & side_lut_q)))
+  `ASSERT_IF(LutWriteNoLutRowInFlight, lut_wr_en_i,
+             !(in_fire && in_func_i == tpu_isa_pkg::ActLut) &&
+             !(s1_valid_q && s1_func_q == tpu_isa_pkg::ActLut) && !(|(side_valid_q & side_lut_q)))
   `ASSERT(LutWriteAfterClear, lut_wr_en_i -> lut_ready)
 
 endmodule

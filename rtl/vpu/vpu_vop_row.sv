@@ -243,7 +243,7 @@ module vpu_vop_row #(
   `ASSERT_NEXT(InValidHeld, in_valid_i && !in_ready_o && !clear_i, in_valid_i)
   `ASSERT_HELD(InDataHeld, in_valid_i && !in_ready_o && !clear_i,
       ({in_a_i, in_b_i, in_op_i, in_shift_i, in_first_i, in_last_i, in_user_i}))
-  `ASSERT(InOpDefined, in_valid_i -> in_op_i <= tpu_isa_pkg::VopPoolAvg)
+  `ASSERT_IF(InOpDefined, in_valid_i, in_op_i <= tpu_isa_pkg::VopPoolAvg)
 
 `ifndef SYNTHESIS
   logic              group_open_q;
@@ -252,8 +252,8 @@ module vpu_vop_row #(
   `FFL(group_open_q, !in_last_i && !clear_i, (in_fire && is_pool(in_op_i)) || clear_i, 1'b0)
   `FFLNR(group_op_q, in_op_i, in_fire && is_pool(in_op_i) && in_first_i)
 
-  `ASSERT(InGroupOrder, in_valid_i && is_pool(in_op_i) ->
-      (in_first_i != group_open_q) && (in_first_i || in_op_i == group_op_q))
+  `ASSERT_IF(InGroupOrder, in_valid_i && is_pool(in_op_i),
+             (in_first_i != group_open_q) && (in_first_i || in_op_i == group_op_q))
   `ASSERT(InGroupClosed, in_valid_i && !is_pool(in_op_i) -> !group_open_q)
 `endif
 

@@ -5,7 +5,8 @@
 // device), so that an assertion reading values sampled before the inputs
 // arrive would see its old value. `ASSERT_NEXT and `ASSERT_HELD: the rules of
 // a stream that offers data_i, as the device's streams use them (an offer
-// waits while ready_i is low and may be withdrawn with clear_i).
+// waits while ready_i is low and may be withdrawn with clear_i). `ASSERT_IF:
+// a rule for the cycles an offer is taken only (its data is not zero).
 `include "tpu_macros.svh"
 
 module assert_probe (
@@ -30,4 +31,5 @@ module assert_probe (
   assign waiting = valid_i && !ready_i && !clear_i;
   `ASSERT_NEXT(ValidHeld, waiting, clear_i || valid_i)
   `ASSERT_HELD(DataHeld, waiting, data_i, !clear_i)
+  `ASSERT_IF(TakenNotZero, valid_i && ready_i && !clear_i, data_i != '0)
 endmodule

@@ -5,6 +5,8 @@
 // the edge and in one that sets the inputs and the edge in one evaluation.
 // `ASSERT_NEXT and `ASSERT_HELD fail in the cycle after a waiting one that
 // drops the offer or changes its data, and not when a clear withdraws it.
+// `ASSERT_IF fails only in a cycle whose condition holds (an offer taken
+// with data 0), not for the same data when the condition does not.
 #include <gtest/gtest.h>
 
 #include <iterator>
@@ -55,6 +57,10 @@ constexpr StreamCycle kStream[] = {
     {0, 0, 0, 0, 0},  // ... or withdraw it
     {1, 1, 0, 3, 0},  // taken at once: never waits
     {0, 0, 0, 4, 0},
+    {0, 1, 0, 0, 0},  // data 0, nothing offered
+    {1, 0, 0, 0, 0},  // offered with 0, waits: not taken
+    {1, 1, 0, 0, 1},  // taken with 0: TakenNotZero fails
+    {1, 1, 0, 2, 0},  // taken with 2
 };
 
 template <class Tick>
@@ -72,11 +78,11 @@ void expect_stream_failures(Tick tick) {
   }
 }
 
-TEST(AssertMacro, HeldAndNextFailOnlyWhenAWaitingOfferChanges) {
+TEST(AssertMacro, HeldNextAndIfFailOnlyInTheCyclesTheyCheck) {
   expect_stream_failures([](tb::Sim<Vassert_probe>& s) { s.tick(); });
 }
 
-TEST(AssertMacro, HeldAndNextFailOnlyWhenAWaitingOfferChangesInOneEvaluation) {
+TEST(AssertMacro, HeldNextAndIfFailOnlyInTheCyclesTheyCheckInOneEvaluation) {
   expect_stream_failures([](tb::Sim<Vassert_probe>& s) { s.tick_unsettled(); });
 }
 

@@ -27,7 +27,7 @@ BUILT_LIST    := $(subst $(eval) ,;,$(BUILT_CONFIGS))
 CMAKE_FLAGS   := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(BUILT_LIST)"
 
 .DEFAULT_GOAL := build
-.PHONY: help setup configure build test sim regress coverage fuzz lint regs config wave synth fpga fpga-xilinx bench bench-large demo clean
+.PHONY: help setup configure build test sim regress coverage fuzz lint regs config wave synth fpga fpga-xilinx bench bench-large sim-cost demo clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -119,6 +119,9 @@ bench: build ## Benchmarks: MXU streaming, a GEMM sweep on the TPU (CSV + plot),
 	$(BUILD)/tb/mxu_bench --n 4 --tiles 80000
 	python3 scripts/bench_gemm.py --tpu $(BUILD)/bin/tpu --config $(CONFIG) --out $(BUILD)/bench
 	$(BUILD)/sim/uart_link_bench --config tiny --div 10 --clock-mhz 30
+
+sim-cost: build ## Host instructions per simulated device cycle (Valgrind callgrind, tpu bench 128^3 minus 64^3): the simulator's cost, free of timing noise
+	python3 scripts/sim_cost.py --tpu $(BUILD)/bin/tpu --config $(CONFIG)
 
 bench-large: ## The v2 (128x128) and v1 (256x256) configurations: build each (time, memory), a 512^3 GEMM exact vs numpy, cycles/s; the 128x128 bf16 MXU alone
 	python3 scripts/bench_large.py --build $(BUILD)/large --out $(BUILD)/bench-large --jobs $(JOBS)

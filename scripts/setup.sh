@@ -13,7 +13,8 @@ apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave xvfb xauth 
           g++ cmake ninja-build make python3 python3-pip python3-venv git
           nlohmann-json3-dev libcli11-dev
           clang libclang-rt-14-dev   # make fuzz: libFuzzer (-fsanitize=fuzzer)
-          lcov gcovr)                # make coverage: genhtml (RTL), gcovr (C++)
+          lcov gcovr                 # make coverage: genhtml (RTL), gcovr (C++)
+          valgrind)                  # make sim-cost: callgrind counts host instructions
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi

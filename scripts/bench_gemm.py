@@ -55,13 +55,14 @@ def shapes(quick):
     return [s for s in all_shapes if not quick or max(s) <= QUICK_MAX]
 
 
-def run_one(tpu, config, shape, tmp, stream=None, depth=None):
+def run_one(tpu, config, shape, tmp, stream=None, depth=None, wrapper=()):
     """One `tpu bench` (with --stream: a stream of products); returns its JSON, or raises
-    RuntimeError with the tool's output."""
+    RuntimeError with the tool's output. wrapper: a command that runs the tool (e.g. valgrind
+    and its options, scripts/sim_cost.py)."""
     m, k, n = shape
     out = Path(tmp) / f"bench_{m}x{k}x{n}_{stream}_{depth}.json"
-    cmd = [str(tpu), "--config", config, "bench", "--m", str(m), "--k", str(k), "--n", str(n),
-           "--json", str(out)]
+    cmd = [*wrapper, str(tpu), "--config", config, "bench", "--m", str(m), "--k", str(k),
+           "--n", str(n), "--json", str(out)]
     if stream:
         cmd += ["--stream", str(stream)] + (["--depth", str(depth)] if depth else [])
     try:

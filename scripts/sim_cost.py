@@ -21,12 +21,13 @@ change to the simulator's speed. Exits 1 if a run fails or is not exact.
 """
 
 import argparse
-import json
 import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gemm import run_one  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,14 +35,11 @@ REPO = Path(__file__).resolve().parent.parent
 def run(tpu: Path, config: str, side: int, tmp: Path) -> tuple:
     """(host instructions, device cycles) of one `tpu bench` side^3 under callgrind."""
     out = tmp / f"callgrind_{side}.out"
-    stats = tmp / f"bench_{side}.json"
-    cmd = ["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}", str(tpu),
-           "--config", config, "bench", "--m", str(side), "--k", str(side), "--n", str(side),
-           "--json", str(stats)]
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        sys.exit(f"sim_cost: `{' '.join(cmd)}` failed:\n{result.stdout}{result.stderr}")
-    bench = json.loads(stats.read_text())
+    try:
+        bench = run_one(tpu, config, (side, side, side), tmp,
+                        wrapper=("valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}"))
+    except RuntimeError as e:
+        sys.exit(f"sim_cost: {side}^3 on {config}: {e}")
     if not bench.get("exact"):
         sys.exit(f"sim_cost: the {side}^3 GEMM does not match the CPU reference")
     # callgrind writes the whole run's count as "summary: N" (older: "totals: N").

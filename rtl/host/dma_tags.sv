@@ -211,7 +211,7 @@ module dma_tags #(
   `ASSERT(TagAllocNotTimeout, alloc_i -> !timeout_o)
   `ASSERT_IF(TagAllocLen, alloc_i, (alloc_len_i != '0) && (alloc_len_i <= 13'd4096))
   `ASSERT_IF(TagCommitActive, commit_i, cpl_active_o && (commit_len_i <= cpl_rem_o))
-  `ASSERT_IF(TagRetireKnown, retire_i, (cpl_zombie_o || (cpl_active_o && abandon_i)))
+  `ASSERT_IF(TagRetireKnown, retire_i, cpl_zombie_o || (cpl_active_o && abandon_i))
   `ASSERT_IF(TagReleaseDone, release_i,
              active_q[head_slot_i] && (head_rem_o == '0) && !expect_q[head_slot_i])
   // expect mirrors the remaining bytes of every Active slot (checked at the scanner).

@@ -148,9 +148,9 @@ module link_msg_tx
   assign beat_rem = state_q == Idle ? 9'(rq_i.len) : rem_q;
 
   `ASSERT_IF(MsgTxWriteLen, beat_take && state_q == Idle && rq_i.write,
-             (rq_i.len != '0 && rq_i.len <= 13'd256))
-  `ASSERT_IF(MsgTxWriteKeep, (beat_take && (rq_i.write || state_q == NextBeat)),
-             (rq_i.keep == low_keep(beat_rem) && rq_i.last == (beat_rem <= 9'd16)))
+             rq_i.len != '0 && rq_i.len <= 13'd256)
+  `ASSERT_IF(MsgTxWriteKeep, beat_take && (rq_i.write || state_q == NextBeat),
+             rq_i.keep == low_keep(beat_rem) && rq_i.last == (beat_rem <= 9'd16))
   `ASSERT(MsgTxReadLast, (beat_take && state_q == Idle && !rq_i.write) -> rq_i.last)
 
 endmodule

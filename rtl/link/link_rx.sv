@@ -233,6 +233,6 @@ module link_rx
 
   `ASSERT(RxNoOverrun, pay_we -> (wr_q - rd_q) < PtrW'(Depth))
   `ASSERT(RxUsedMax, used <= PtrW'(Depth))
-  `ASSERT_IF(RxLenEntry, pend_q && pend_len_q, (ram_rdata != '0 && ram_rdata <= 9'(MaxPayload)))
+  `ASSERT_IF(RxLenEntry, pend_q && pend_len_q, ram_rdata != '0 && ram_rdata <= 9'(MaxPayload))
 
 endmodule

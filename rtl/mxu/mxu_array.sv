@@ -71,8 +71,9 @@ module mxu_array #(
     // mixed array fmt_q is its format register (bf16_q). Only the mixed
     // datapath writes the format arrays; in the others they are never
     // written and synthesis removes them.
-    // Mixed (the row format chooses) is a localparam of the module.
-    localparam bit Fp = Datapath != tpu_pkg::DatapathInt8;  // bf16 arithmetic, in some rows or all
+    // Fp: bf16 arithmetic, in some rows or all; Mixed (a module localparam,
+    // as the lane widths need it): the row format chooses.
+    localparam bit Fp = Datapath != tpu_pkg::DatapathInt8;
     if (Fp && (DataW != 16 || PsumW != 32)) begin : gen_bad_width
       $error("mxu_array: the bf16 and mixed datapaths need DataW = 16 and PsumW = 32");
     end

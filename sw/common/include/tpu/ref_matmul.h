@@ -29,17 +29,24 @@ struct Matrix {
 using MatrixI8 = Matrix<int8_t>;
 using MatrixI32 = Matrix<int32_t>;
 
-// C = A * B with int8 operands and int32 accumulation. Sums are formed in
-// 64 bits and wrapped to 32, which is what a two's-complement int32
-// accumulator does; callers that must not wrap check the K bound.
+// C = A * B with int8 operands and int32 accumulation, wrapping as a
+// two's-complement int32 accumulator does (callers that must not wrap check
+// the K bound). The sums are formed modulo 2^32 in unsigned arithmetic, where
+// the order of the additions does not matter, so the loops run along rows of
+// B and C (i, k, j) and the compiler vectorizes the inner one: the CPU's
+// reference for a 512^3 GEMM takes a fraction of the time of column walks.
 inline MatrixI32 matmul_i8(const MatrixI8& a, const MatrixI8& b) {
+  std::vector<uint32_t> row(size_t(b.cols));
   MatrixI32 c(a.rows, b.cols);
-  for (int i = 0; i < a.rows; ++i)
-    for (int j = 0; j < b.cols; ++j) {
-      int64_t acc = 0;
-      for (int k = 0; k < a.cols; ++k) acc += int64_t{a.at(i, k)} * b.at(k, j);
-      c.at(i, j) = static_cast<int32_t>(static_cast<uint32_t>(acc));
+  for (int i = 0; i < a.rows; ++i) {
+    std::fill(row.begin(), row.end(), 0u);
+    for (int k = 0; k < a.cols; ++k) {
+      const int32_t x = a.at(i, k);
+      const int8_t* b_row = &b.data[size_t(k) * b.cols];
+      for (int j = 0; j < b.cols; ++j) row[j] += static_cast<uint32_t>(x * b_row[j]);
     }
+    for (int j = 0; j < b.cols; ++j) c.at(i, j) = static_cast<int32_t>(row[j]);
+  }
   return c;
 }
 

@@ -178,7 +178,8 @@ module cmd_proc #(
   logic [15:0]   status_q, status_d;
   logic [31:0]   err_pc_q, err_pc_d, cycles_q, cycles_d;
   logic [31:0]   cyc_base_q, cyc_base_d;  // the core's cycle counter when the command started
-  dma_pkg::window_t [MaxW-1:0] win_q, win_d;
+  dma_pkg::window_t [MaxW-1:0] win_q;
+  logic          win_b_clr, win_b_wr;  // the window table: the back end clears it, writes a window
   logic          fail;         // the command completes now, without running
   logic [15:0]   fail_status;
 
@@ -486,7 +487,8 @@ module cmd_proc #(
     status_d    = status_q;
     err_pc_d    = err_pc_q;
     cycles_d    = cycles_q;
-    win_d       = win_q;
+    win_b_clr   = 1'b0;
+    win_b_wr    = 1'b0;
     wc_start    = 1'b0;
     fail        = 1'b0;
     fail_status = '0;
@@ -539,7 +541,7 @@ module cmd_proc #(
             release_slot = 1'b1;
             b_state_d    = BRun;
           end else begin
-            win_d     = '0;  // the previous command's windows end here
+            win_b_clr = 1'b1;  // the previous command's windows end here
             b_state_d = BLoad;
           end
         end
@@ -554,8 +556,7 @@ module cmd_proc #(
       // ---- its window list from the buffer into the window table ----
       BWinCopy: begin
         if (wc_rd_q) begin
-          win_d[wc_wr_idx_q] = '{valid: 1'b1, rd: c_access[0], wr: c_access[1],
-                                 base: c_base, last: c_last};
+          win_b_wr = 1'b1;
         end
         if (32'(wc_idx_q) == 32'(e_win_count) && !wc_rd_q) begin
           if (nx_long_q) begin
@@ -657,14 +658,6 @@ module cmd_proc #(
       default: b_state_d = BIdle;
     endcase
 
-    // The prefetch's windows, straight into the table (no command is being
-    // executed then).
-    if (f_win_clr) win_d = '0;
-    if (f_win_wr) begin
-      win_d[f_win_idx_q] = '{valid: w_ok, rd: w_access[0], wr: w_access[1],
-                             base: w_base, last: w_end[63:0] - 64'd1};
-    end
-
     // A command that ends before it runs (bad entry or window list, fetch
     // fault) completes with its status and no instruction or cycles.
     if (fail) begin
@@ -704,7 +697,6 @@ module cmd_proc #(
   b_state_e      b_state_n;
   logic [15:0]   sq_head_n, cq_tail_n;
   logic          phase_n, sq_error_n, nx_valid_n, cp_active_n, cp_done_n;
-  dma_pkg::window_t [MaxW-1:0] win_n;
 
   always_comb begin
     f_state_n   = f_state_d;
@@ -718,7 +710,6 @@ module cmd_proc #(
     nx_valid_n  = nx_fill || (nx_valid_q && !release_slot);
     cp_active_n = cp_active_d;
     cp_done_n   = cp_done_d && !release_slot;
-    win_n       = win_d;
     if (soft_reset_i) begin
       f_state_n   = FIdle;
       b_state_n   = BIdle;
@@ -729,7 +720,6 @@ module cmd_proc #(
       nx_valid_n  = 1'b0;
       cp_active_n = 1'b0;
       cp_done_n   = 1'b0;
-      win_n       = '0;
     end
   end
 
@@ -773,7 +763,27 @@ module cmd_proc #(
   assign cyc_base_d = !core_start_o        ? cyc_base_q :
                       core_keep_counters_o ? core_cycles_i : '0;
   `FF(cyc_base_q, cyc_base_d, '0)
-  `FF(win_q, win_n, '0)
+  // The window table changes only where a window is written or the table
+  // cleared, so it is not copied in every cycle (a model's work). The back
+  // end clears it for a command whose windows are not in place and copies a
+  // window list into it; the prefetch writes its windows straight into it (no
+  // command is being executed then), after the back end's change, and its
+  // clear drops that change; a soft reset empties it.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      win_q <= '0;
+    end else if (soft_reset_i) begin
+      win_q <= '0;
+    end else begin
+      if (win_b_clr || f_win_clr) win_q <= '0;
+      else if (win_b_wr)
+        win_q[wc_wr_idx_q] <= '{valid: 1'b1, rd: c_access[0], wr: c_access[1],
+                                base: c_base, last: c_last};
+      if (f_win_wr)
+        win_q[f_win_idx_q] <= '{valid: w_ok, rd: w_access[0], wr: w_access[1],
+                                base: w_base, last: w_end[63:0] - 64'd1};
+    end
+  end
   assign windows_o = win_q;
 
   // ---------------------------------------------------------------------------

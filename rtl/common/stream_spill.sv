@@ -25,7 +25,7 @@ module stream_spill #(
   // Slot A drives the output; slot B catches the beat that arrives while A
   // is full and blocked.
   logic             a_full_q, a_full_d, b_full_q, b_full_d;
-  logic [Width-1:0] a_data_q, a_data_d, b_data_q;
+  logic [Width-1:0] a_data_q, b_data_q;
   logic             in_fire, a_load, b_load;
 
   assign ready_o = !b_full_q;
@@ -36,13 +36,11 @@ module stream_spill #(
   always_comb begin
     a_full_d = a_full_q;
     b_full_d = b_full_q;
-    a_data_d = a_data_q;
     a_load   = 1'b0;
     b_load   = 1'b0;
     if (b_full_q) begin
       // Upstream is stalled; B moves to A when A drains.
       if (ready_i) begin
-        a_data_d = b_data_q;
         a_load   = 1'b1;
         b_full_d = 1'b0;
       end
@@ -51,7 +49,6 @@ module stream_spill #(
         b_load   = 1'b1;
         b_full_d = 1'b1;
       end else begin
-        a_data_d = data_i;
         a_load   = 1'b1;
         a_full_d = 1'b1;
       end
@@ -66,7 +63,9 @@ module stream_spill #(
 
   `FF(a_full_q, a_full_d, 1'b0)
   `FF(b_full_q, b_full_d, 1'b0)
-  `FFLNR(a_data_q, a_data_d, a_load)
+  // A loads from B when B is full, from the input otherwise; the payload is
+  // chosen only when A loads (a model copies a wide payload no more often).
+  `FFLNR(a_data_q, b_full_q ? b_data_q : data_i, a_load)
   `FFLNR(b_data_q, data_i, b_load)
 
   `ASSERT_NEXT(SpillValidHeld, valid_o && !ready_i && !clear_i, valid_o)

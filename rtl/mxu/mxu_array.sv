@@ -166,12 +166,23 @@ module mxu_array #(
       psum_last_d = psum_last_q;
       if (en_i) begin
         for (r = N - 1; r >= 0; r--) begin
-          for (int c = 0; c < N; c++) begin
-            if (Fp && (!Mixed || pfmt_q[r][c]))
-              psum_q[r][c] = psum_t'(fp_pkg::fp32_add(r == 0 ? '0 : 32'(psum_q[r-1][c]),
-                                                      32'(prod_q[r][c])));
-            else
-              psum_q[r][c] = (r == 0 ? '0 : psum_q[r-1][c]) + prod_q[r][c];
+          // The top row adds its product to zero; the test is made once per
+          // row, not per element, so that a row's sums are one simple loop
+          // (which a model's compiler vectorizes).
+          if (r == 0) begin
+            for (int c = 0; c < N; c++) begin
+              if (Fp && (!Mixed || pfmt_q[0][c]))
+                psum_q[0][c] = psum_t'(fp_pkg::fp32_add('0, 32'(prod_q[0][c])));
+              else
+                psum_q[0][c] = prod_q[0][c];
+            end
+          end else begin
+            for (int c = 0; c < N; c++) begin
+              if (Fp && (!Mixed || pfmt_q[r][c]))
+                psum_q[r][c] = psum_t'(fp_pkg::fp32_add(32'(psum_q[r-1][c]), 32'(prod_q[r][c])));
+              else
+                psum_q[r][c] = psum_q[r-1][c] + prod_q[r][c];
+            end
           end
           for (int c = 0; c < N; c++) begin
             if (Fp && (!Mixed || fmt_q[r][c]))

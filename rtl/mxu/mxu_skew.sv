@@ -42,16 +42,7 @@ module mxu_skew #(
     // stage_q[s]: data_i of s + 1 cycles ago. The output register of a lane
     // of delay D loads from stage D - 2, or from data_i if D = 1.
     row_t stage_q [Stages];
-    row_t out_q, out_d;
-
-    // What the output registers load.
-    always_comb begin
-      out_d = out_q;
-      for (int unsigned i = 0; i < Lanes; i++) begin
-        if (delay(i) == 1)      out_d[i] = data_i[i];
-        else if (delay(i) >= 2) out_d[i] = stage_q[delay(i) - 2][i];
-      end
-    end
+    row_t out_q;
 
     if (Reset) begin : gen_rst
       always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -62,7 +53,10 @@ module mxu_skew #(
           out_q <= '0;
           for (int s = 0; s < Stages; s++) stage_q[s] = '0;
         end else if (en_i) begin
-          out_q <= out_d;
+          for (int unsigned i = 0; i < Lanes; i++) begin
+            if (delay(i) == 1)      out_q[i] <= data_i[i];
+            else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
+          end
           for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
           stage_q[0] = data_i;
         end
@@ -70,7 +64,10 @@ module mxu_skew #(
     end else begin : gen_nrst
       always_ff @(posedge clk_i) begin
         if (en_i) begin
-          out_q <= out_d;
+          for (int unsigned i = 0; i < Lanes; i++) begin
+            if (delay(i) == 1)      out_q[i] <= data_i[i];
+            else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
+          end
           for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
           stage_q[0] = data_i;
         end

@@ -59,7 +59,7 @@ module dma_wr_pack #(
   logic [OffW-1:0]  in_rem_q, in_rem_d, out_rem_q, out_rem_d, rest_q, rest_d;
   logic [12:0]      pkt_rem_q, pkt_rem_d, pkt_len_q, plen_q, cur_rem;
   logic [63:0]      pkt_addr_q, next_addr_q, next_addr_d;
-  logic [31:0][7:0] buf_q, buf_d;
+  logic [31:0][7:0] buf_q;
   logic [5:0]       cnt_q, cnt_d, base;
   logic [4:0]       in_n, out_n, pop_n;
   logic             new_pkt, push, pop, pkt_start, plen_ok_q;
@@ -101,13 +101,15 @@ module dma_wr_pack #(
   // Popped bytes leave from byte 0 (zeros shift in at the top); the client
   // beat's in_n bytes land at byte base. Whole-vector shifts, and nothing in
   // the cycles nothing moves: the same byte muxes in hardware, and a
-  // simulator's model does not visit 32 bytes in every cycle.
-  always_comb begin
-    buf_d = buf_q;
-    if (pop)  buf_d = buf_d >> {pop_n, 3'b000};
-    if (push) buf_d = (buf_d & ~byte_window(base, in_n)) |
-                      ((256'(in_data_i) << {base, 3'b000}) & byte_window(base, in_n));
-  end
+  // simulator's model does not visit 32 bytes in every cycle (buf_next is
+  // evaluated only when the buffer loads, below).
+  function automatic logic [255:0] buf_next(logic [255:0] b, logic [4:0] popped, logic pushed,
+                                            logic [5:0] at, logic [4:0] n, logic [127:0] data);
+    logic [255:0] next;
+    next = b >> {popped, 3'b000};
+    if (pushed) next = (next & ~byte_window(at, n)) | ((256'(data) << {at, 3'b000}) & byte_window(at, n));
+    return next;
+  endfunction
 
   always_comb begin
     cnt_d       = base + (push ? 6'(in_n) : 6'd0);
@@ -141,7 +143,7 @@ module dma_wr_pack #(
   `FF(next_addr_q, next_addr_d, '0)
   `FFL(pkt_addr_q, next_addr_q, pkt_start, '0)
   `FFL(pkt_len_q, plen_q, pkt_start, '0)
-  `FFNR(buf_q, buf_d)
+  `FFLNR(buf_q, buf_next(buf_q, pop_n, push, base, in_n, in_data_i), pop || push)
 
   `ASSERT_IF(PackStartIdle, start_i, !busy_o && (len_i != '0))
   `ASSERT(PackCntMax, cnt_q <= 6'd32)

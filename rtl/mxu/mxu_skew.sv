@@ -42,6 +42,9 @@ module mxu_skew #(
     // stage_q[s]: data_i of s + 1 cycles ago. The output register of a lane
     // of delay D loads from stage D - 2, or from data_i if D = 1.
     row_t stage_q [Stages];
+    // out_q[i] loads in the clocked blocks below, lane by lane and only when
+    // the line advances, before the stages shift (so it reads their old
+    // values); a lane of delay 0 has no output register.
     row_t out_q;
 
     if (Reset) begin : gen_rst

@@ -107,7 +107,8 @@ module dma_wr_pack #(
                                             logic [5:0] at, logic [4:0] n, logic [127:0] data);
     logic [255:0] next;
     next = b >> {popped, 3'b000};
-    if (pushed) next = (next & ~byte_window(at, n)) | ((256'(data) << {at, 3'b000}) & byte_window(at, n));
+    if (pushed) next = (next & ~byte_window(at, n)) |
+                       ((256'(data) << {at, 3'b000}) & byte_window(at, n));
     return next;
   endfunction
 

@@ -179,7 +179,8 @@ module mxu_array #(
           end else begin
             for (int c = 0; c < N; c++) begin
               if (Fp && (!Mixed || pfmt_q[r][c]))
-                psum_q[r][c] = psum_t'(fp_pkg::fp32_add(32'(psum_q[r-1][c]), 32'(prod_q[r][c])));
+                psum_q[r][c] = psum_t'(fp_pkg::fp32_add(32'(psum_q[r-1][c]),
+                                                        32'(prod_q[r][c])));
               else
                 psum_q[r][c] = psum_q[r-1][c] + prod_q[r][c];
             end

@@ -69,7 +69,10 @@ module stream_fifo #(
     if (push) mem_q[wr_ptr_q] <= data_i;
   end
 
-  `ASSERT(FifoNoOverflow, 32'(count_q) <= Depth)
+  // The count can pass Depth only where CntW bits hold more than Depth.
+  if (2 ** CntW - 1 > Depth) begin : gen_count_check
+    `ASSERT(FifoNoOverflow, 32'(count_q) <= Depth)
+  end
   `ASSERT_NEXT(FifoValidHeld, valid_o && !ready_i && !clear_i, valid_o)
 
 endmodule

@@ -53,17 +53,24 @@
   always_ff @(posedge clk) if (load) q <= (d);
 
 `ifndef SYNTHESIS
+`ifdef VERILATOR
+// For a Verilated model the check is an if and a $error, which reports and
+// stops (counts an error) as a failed assert does, without the assert's test
+// of the run-time assertion switch in every cycle (docs/decisions.md).
+`define TPU_CHECK(name, prop) \
+  if (!(prop)) $error("assertion %s failed", `"name`");
+`else
+`define TPU_CHECK(name, prop) \
+  name: assert (prop) else $error("assertion %s failed", `"name`");
+`endif
 `define ASSERT(name, prop, clk = clk_i, rst_n = rst_ni)                      \
-  always_ff @(posedge clk) if (rst_n) name: assert (prop)                    \
-    else $error("assertion %s failed", `"name`");
+  always_ff @(posedge clk) if (rst_n) `TPU_CHECK(name, prop)
 `define ASSERT_IF(name, cond, prop, clk = clk_i, rst_n = rst_ni)             \
-  always_ff @(posedge clk) if (rst_n && (cond)) name: assert (prop)          \
-    else $error("assertion %s failed", `"name`");
+  always_ff @(posedge clk) if (rst_n && (cond)) `TPU_CHECK(name, prop)
 `define ASSERT_NEXT(name, cond, prop, clk = clk_i, rst_n = rst_ni)           \
   logic name``_after_q;                                                     \
   always_ff @(posedge clk) name``_after_q <= rst_n && (cond);               \
-  always_ff @(posedge clk) if (rst_n && name``_after_q) name: assert (prop) \
-    else $error("assertion %s failed", `"name`");
+  always_ff @(posedge clk) if (rst_n && name``_after_q) `TPU_CHECK(name, prop)
 `define ASSERT_HELD(name, waiting, payload, now = 1'b1, valid = 1'b1, clk = clk_i, rst_n = rst_ni) \
   logic                      name``_waiting_q;                              \
   logic [$bits(payload)-1:0] name``_held_q;                                 \
@@ -73,8 +80,7 @@
   end                                                                       \
   always_ff @(posedge clk)                                                  \
     if (rst_n && name``_waiting_q && (now))                                 \
-      name: assert ((valid) && ((payload) == name``_held_q))                \
-      else $error("assertion %s failed", `"name`");
+      `TPU_CHECK(name, (valid) && ((payload) == name``_held_q))
 `define COVER(name, prop, clk = clk_i, rst_n = rst_ni)                       \
   name: cover property (@(posedge clk) disable iff (!rst_n) (prop));
 `else

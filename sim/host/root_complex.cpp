@@ -228,20 +228,26 @@ void RootComplex::accept_rq(const RqBeat& beat) {
 
 void RootComplex::finish_write() {
   const RqBeat h = wr_beats_.front();
-  std::ostringstream where;
-  where << "write addr 0x" << std::hex << h.addr << std::dec << " len " << h.len;
-  if (h.len == 0 || h.len > 4096) error("rq: bad length, " + where.str());
-  if (h.len > cfg_.mps) error("rq: longer than MPS, " + where.str());
-  if ((h.addr & 0xfff) + h.len > 4096) error("rq: crosses 4 KiB, " + where.str());
+  // The request in an error message, formatted only when there is one (a
+  // request arrives every few cycles).
+  auto where = [&h] {
+    std::ostringstream os;
+    os << "write addr 0x" << std::hex << h.addr << std::dec << " len " << h.len;
+    return os.str();
+  };
+  if (h.len == 0 || h.len > 4096) error("rq: bad length, " + where());
+  if (h.len > cfg_.mps) error("rq: longer than MPS, " + where());
+  if ((h.addr & 0xfff) + h.len > 4096) error("rq: crosses 4 KiB, " + where());
   const size_t want_beats = (h.len + kBeatBytes - 1) / kBeatBytes;
-  if (wr_beats_.size() != want_beats) error("rq: wrong beat count, " + where.str());
+  if (wr_beats_.size() != want_beats) error("rq: wrong beat count, " + where());
   std::vector<uint8_t> bytes;
+  bytes.reserve(wr_beats_.size() * kBeatBytes);
   for (size_t i = 0; i < wr_beats_.size(); ++i) {
     const RqBeat& b = wr_beats_[i];
     const bool last = i + 1 == wr_beats_.size();
     const unsigned n = last ? unsigned(h.len - std::min<size_t>(h.len, i * kBeatBytes)) : kBeatBytes;
-    if (b.keep != low_keep(n)) error("rq: keep not packed, " + where.str());
-    if (b.last != last) error("rq: last misplaced, " + where.str());
+    if (b.keep != low_keep(n)) error("rq: keep not packed, " + where());
+    if (b.last != last) error("rq: last misplaced, " + where());
     const unsigned take = unsigned(std::popcount(b.keep));
     bytes.insert(bytes.end(), b.data.begin(), b.data.begin() + std::min(take, kBeatBytes));
   }
@@ -253,14 +259,17 @@ void RootComplex::finish_write() {
 }
 
 void RootComplex::accept_read(const RqBeat& beat) {
-  std::ostringstream where;
-  where << "read tag " << unsigned(beat.tag) << " addr 0x" << std::hex << beat.addr << std::dec
-        << " len " << beat.len;
-  if (beat.len == 0 || beat.len > 4096) error("rq: bad length, " + where.str());
-  if (beat.len > cfg_.mrrs) error("rq: longer than MRRS, " + where.str());
-  if ((beat.addr & 0xfff) + beat.len > 4096) error("rq: crosses 4 KiB, " + where.str());
-  if (!beat.last) error("rq: read without last, " + where.str());
-  if (tag_in_flight(beat.tag)) error("rq: tag reused while in flight, " + where.str());
+  auto where = [&beat] {  // as in finish_write(): only for a message
+    std::ostringstream os;
+    os << "read tag " << unsigned(beat.tag) << " addr 0x" << std::hex << beat.addr << std::dec
+       << " len " << beat.len;
+    return os.str();
+  };
+  if (beat.len == 0 || beat.len > 4096) error("rq: bad length, " + where());
+  if (beat.len > cfg_.mrrs) error("rq: longer than MRRS, " + where());
+  if ((beat.addr & 0xfff) + beat.len > 4096) error("rq: crosses 4 KiB, " + where());
+  if (!beat.last) error("rq: read without last, " + where());
+  if (tag_in_flight(beat.tag)) error("rq: tag reused while in flight, " + where());
 
   const uint64_t seq = seq_++;
   reads_.push_back(ReadRecord{seq, now_, beat.tag, beat.addr, beat.len});
@@ -314,27 +323,30 @@ void RootComplex::accept_read(const RqBeat& beat) {
       rec.hit_addr = beat.addr + beat.len - c.byte_count;
       rec.hit_len = c.len;
     }
-    // Extra completions around completion k.
-    std::vector<Completion> out;
-    for (size_t k = 0; k < cpls.size(); ++k) {
-      auto at = [&](FaultKind kind) {
-        const FaultRule* r = has(kind);
-        return r && std::min<size_t>(r->cpl_index, cpls.size() - 1) == k;
-      };
-      if (at(FaultKind::kBadByteCount)) {
-        Completion c = cpls[k];
-        c.hdr.byte_count = uint16_t((c.hdr.byte_count + 1) & 0x1fff);
-        out.push_back(c);
+    // Extra completions around completion k. Without a fault there are none,
+    // and the completions are not copied.
+    if (!hit.empty()) {
+      std::vector<Completion> out;
+      for (size_t k = 0; k < cpls.size(); ++k) {
+        auto at = [&](FaultKind kind) {
+          const FaultRule* r = has(kind);
+          return r && std::min<size_t>(r->cpl_index, cpls.size() - 1) == k;
+        };
+        if (at(FaultKind::kBadByteCount)) {
+          Completion c = cpls[k];
+          c.hdr.byte_count = uint16_t((c.hdr.byte_count + 1) & 0x1fff);
+          out.push_back(c);
+        }
+        if (at(FaultKind::kBadLen)) {
+          Completion c = cpls[k];
+          c.hdr.len = uint16_t(c.hdr.len + 1);
+          out.push_back(c);
+        }
+        out.push_back(cpls[k]);
+        if (at(FaultKind::kDuplicate)) out.push_back(cpls[k]);
       }
-      if (at(FaultKind::kBadLen)) {
-        Completion c = cpls[k];
-        c.hdr.len = uint16_t(c.hdr.len + 1);
-        out.push_back(c);
-      }
-      out.push_back(cpls[k]);
-      if (at(FaultKind::kDuplicate)) out.push_back(cpls[k]);
+      cpls = std::move(out);
     }
-    cpls = std::move(out);
   }
   if (has(FaultKind::kBadTag)) {
     Completion c;
@@ -351,7 +363,7 @@ void RootComplex::accept_read(const RqBeat& beat) {
   if (const FaultRule* r = has(FaultKind::kDelay)) ready += r->delay;
 
   Request req{seq, beat.tag, ready, false, {}};
-  req.cpls.assign(cpls.begin(), cpls.end());
+  req.cpls.assign(std::make_move_iterator(cpls.begin()), std::make_move_iterator(cpls.end()));
   pending_.push_back(std::move(req));
   stats_.max_outstanding = std::max<uint64_t>(stats_.max_outstanding, pending_.size());
 }

@@ -364,6 +364,7 @@ void RootComplex::accept_read(const RqBeat& beat) {
 
   Request req{seq, beat.tag, ready, false, {}};
   req.cpls.assign(std::make_move_iterator(cpls.begin()), std::make_move_iterator(cpls.end()));
+  quiet_until_ = std::min(quiet_until_, req.ready);
   pending_.push_back(std::move(req));
   stats_.max_outstanding = std::max<uint64_t>(stats_.max_outstanding, pending_.size());
 }
@@ -429,15 +430,24 @@ uint8_t RootComplex::pick_bad_tag() {
 }
 
 void RootComplex::start_completion() {
-  // Runs in every cycle the link has no completion to send: no allocation.
+  // Runs in every cycle the link has no completion to send: no allocation,
+  // and no scan of the requests while none can be ready (quiet_until_).
+  if (now_ < quiet_until_) return;
   auto eligible = [this](const Request& r) { return r.ready <= now_ && !r.cpls.empty(); };
   size_t count = 0;
+  uint64_t next_ready = UINT64_MAX;
   for (const Request& r : pending_) {
+    if (!r.cpls.empty()) next_ready = std::min(next_ready, r.ready);
     if (!eligible(r)) continue;
     ++count;
     if (!cfg_.reorder) break;
   }
-  if (count == 0) return;
+  if (count == 0) {
+    // A request's ready cycle never changes; a new request lowers the bound
+    // (accept_read).
+    quiet_until_ = next_ready;
+    return;
+  }
   // In order: the first eligible request; reordering: a random one of them.
   size_t skip = cfg_.reorder ? std::uniform_int_distribution<size_t>(0, count - 1)(rng_) : 0;
   for (cur_ = 0;; ++cur_)

@@ -269,6 +269,7 @@ class RootComplex {
   std::deque<Request> pending_;  // reads with completions still to send
   std::deque<RcBeat> beats_;     // rest of the completion being sent
   size_t cur_ = SIZE_MAX;        // index in pending_ of the request being served
+  uint64_t quiet_until_ = 0;     // no request in pending_ has a completion ready before this cycle
   bool rc_offer_ = false;        // a beat is on rc (held until taken)
   double rc_tokens_ = 0;
 

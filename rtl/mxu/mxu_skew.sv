@@ -42,10 +42,21 @@ module mxu_skew #(
     // stage_q[s]: data_i of s + 1 cycles ago. The output register of a lane
     // of delay D loads from stage D - 2, or from data_i if D = 1.
     row_t stage_q [Stages];
-    // out_q[i] loads in the clocked blocks below, lane by lane and only when
-    // the line advances, before the stages shift (so it reads their old
-    // values); a lane of delay 0 has no output register.
+    // out_q[i] loads lane by lane and only when the line advances, before
+    // the stages shift (so it reads their old values); a lane of delay 0 has
+    // no output register.
     row_t out_q;
+
+    // One step of the line, for either clocked block below: the output
+    // registers load from the stages, then the stages shift.
+    task automatic advance();
+      for (int unsigned i = 0; i < Lanes; i++) begin
+        if (delay(i) == 1)      out_q[i] <= data_i[i];
+        else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
+      end
+      for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
+      stage_q[0] = data_i;
+    endtask
 
     if (Reset) begin : gen_rst
       always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -56,23 +67,13 @@ module mxu_skew #(
           out_q <= '0;
           for (int s = 0; s < Stages; s++) stage_q[s] = '0;
         end else if (en_i) begin
-          for (int unsigned i = 0; i < Lanes; i++) begin
-            if (delay(i) == 1)      out_q[i] <= data_i[i];
-            else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
-          end
-          for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
-          stage_q[0] = data_i;
+          advance();
         end
       end
     end else begin : gen_nrst
       always_ff @(posedge clk_i) begin
         if (en_i) begin
-          for (int unsigned i = 0; i < Lanes; i++) begin
-            if (delay(i) == 1)      out_q[i] <= data_i[i];
-            else if (delay(i) >= 2) out_q[i] <= stage_q[delay(i) - 2][i];
-          end
-          for (int s = Lanes - 3; s > 0; s--) stage_q[s] = stage_q[s-1];
-          stage_q[0] = data_i;
+          advance();
         end
       end
     end

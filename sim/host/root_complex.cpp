@@ -79,6 +79,18 @@ static_assert(cfg::bus_master_en.width == 1 && fits<uint16_t>(cfg::max_payload) 
 
 uint16_t low_keep(unsigned n) { return n >= 16 ? 0xffff : uint16_t((1u << n) - 1); }
 
+// A request as the error messages name it. Formatted only for a message: a
+// request arrives every few cycles.
+std::string describe(const RqBeat& b) {
+  std::ostringstream os;
+  if (b.write)
+    os << "write";
+  else
+    os << "read tag " << unsigned(b.tag);
+  os << " addr 0x" << std::hex << b.addr << std::dec << " len " << b.len;
+  return os.str();
+}
+
 }  // namespace
 
 RqBeat unpack_rq(const uint32_t* w) {
@@ -228,26 +240,19 @@ void RootComplex::accept_rq(const RqBeat& beat) {
 
 void RootComplex::finish_write() {
   const RqBeat h = wr_beats_.front();
-  // The request in an error message, formatted only when there is one (a
-  // request arrives every few cycles).
-  auto where = [&h] {
-    std::ostringstream os;
-    os << "write addr 0x" << std::hex << h.addr << std::dec << " len " << h.len;
-    return os.str();
-  };
-  if (h.len == 0 || h.len > 4096) error("rq: bad length, " + where());
-  if (h.len > cfg_.mps) error("rq: longer than MPS, " + where());
-  if ((h.addr & 0xfff) + h.len > 4096) error("rq: crosses 4 KiB, " + where());
+  if (h.len == 0 || h.len > 4096) error("rq: bad length, " + describe(h));
+  if (h.len > cfg_.mps) error("rq: longer than MPS, " + describe(h));
+  if ((h.addr & 0xfff) + h.len > 4096) error("rq: crosses 4 KiB, " + describe(h));
   const size_t want_beats = (h.len + kBeatBytes - 1) / kBeatBytes;
-  if (wr_beats_.size() != want_beats) error("rq: wrong beat count, " + where());
+  if (wr_beats_.size() != want_beats) error("rq: wrong beat count, " + describe(h));
   std::vector<uint8_t> bytes;
   bytes.reserve(wr_beats_.size() * kBeatBytes);
   for (size_t i = 0; i < wr_beats_.size(); ++i) {
     const RqBeat& b = wr_beats_[i];
     const bool last = i + 1 == wr_beats_.size();
     const unsigned n = last ? unsigned(h.len - std::min<size_t>(h.len, i * kBeatBytes)) : kBeatBytes;
-    if (b.keep != low_keep(n)) error("rq: keep not packed, " + where());
-    if (b.last != last) error("rq: last misplaced, " + where());
+    if (b.keep != low_keep(n)) error("rq: keep not packed, " + describe(h));
+    if (b.last != last) error("rq: last misplaced, " + describe(h));
     const unsigned take = unsigned(std::popcount(b.keep));
     bytes.insert(bytes.end(), b.data.begin(), b.data.begin() + std::min(take, kBeatBytes));
   }
@@ -259,17 +264,11 @@ void RootComplex::finish_write() {
 }
 
 void RootComplex::accept_read(const RqBeat& beat) {
-  auto where = [&beat] {  // as in finish_write(): only for a message
-    std::ostringstream os;
-    os << "read tag " << unsigned(beat.tag) << " addr 0x" << std::hex << beat.addr << std::dec
-       << " len " << beat.len;
-    return os.str();
-  };
-  if (beat.len == 0 || beat.len > 4096) error("rq: bad length, " + where());
-  if (beat.len > cfg_.mrrs) error("rq: longer than MRRS, " + where());
-  if ((beat.addr & 0xfff) + beat.len > 4096) error("rq: crosses 4 KiB, " + where());
-  if (!beat.last) error("rq: read without last, " + where());
-  if (tag_in_flight(beat.tag)) error("rq: tag reused while in flight, " + where());
+  if (beat.len == 0 || beat.len > 4096) error("rq: bad length, " + describe(beat));
+  if (beat.len > cfg_.mrrs) error("rq: longer than MRRS, " + describe(beat));
+  if ((beat.addr & 0xfff) + beat.len > 4096) error("rq: crosses 4 KiB, " + describe(beat));
+  if (!beat.last) error("rq: read without last, " + describe(beat));
+  if (tag_in_flight(beat.tag)) error("rq: tag reused while in flight, " + describe(beat));
 
   const uint64_t seq = seq_++;
   reads_.push_back(ReadRecord{seq, now_, beat.tag, beat.addr, beat.len});

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -685,7 +686,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   // pass's tiles are contiguous in D, and tiles leave in column order within
   // a pass). Tiles next to each other in the ACC and in the UB share one ACT
   // (not with a bias or per-channel scales: those registers are per tile).
-  std::vector<int32_t> lane_bias(size_t(n), 0);  // the BIAS registers' values
+  // The BIAS registers' values once this program has written them: before
+  // that they hold whatever the previous command left (registers persist
+  // from one command to the next), so the first value of each lane is always
+  // written (as the chained MLP's programs do, mlp_program.cpp).
+  std::vector<std::optional<int32_t>> lane_bias(static_cast<size_t>(n));
   // The CH_MULT / CH_SHIFT registers' values: QMULT and QSHIFT above set every lane.
   std::vector<quant::LaneScale> lane_scale(size_t(n), quant::tensor_scale(epi.q));
   int regions_used = 0, batch_j0 = 0, batch_tiles = 0;
@@ -735,7 +740,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
           const int32_t bias = col >= p.shape.n_out ? 0
                                : epi.bias.empty()   ? int32_t(epi.bias_f32[size_t(col)])
                                                     : epi.bias[size_t(col)];
-          if (bias != lane_bias[size_t(l)]) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(bias)));
+          if (lane_bias[size_t(l)] != bias) out.add(isa::cfg(isa::kCfgBiasBase + uint32_t(l), uint32_t(bias)));
           lane_bias[size_t(l)] = bias;
         }
       }

@@ -297,6 +297,27 @@ TEST_F(OpsTest, DensePerChannelMatchesReference) {
 
 // A tall shape without a bias would take the transposed plan (C^T = W^T x
 // A^T), where lanes are rows of C; per-channel scales keep the plan upright.
+// The BIAS registers keep their values from one command to the next
+// (docs/driver.md): a product whose bias is 0 in some columns, after one
+// that left other values in those lanes, must write them again.
+TEST_F(OpsTest, BiasOfZeroAfterAnotherCommandsBias) {
+  const std::array<int8_t, 256> no_lut{};
+  const MatrixI8 x = random(5, 20), w = random(20, 6);
+  const std::vector<tpu::LaneScale> scales(6, tpu::quant::quantize_multiplier(std::exp2(-8.0)));
+  const tpu::QuantParams q{.zero_point = 0};
+  const MatrixI32 acc = tpu::model::matmul_i8(x, w);
+  for (tpu::Device* dev : {default_.get(), tiny_.get()})
+    for (const int32_t b : {5000, 0}) {
+      const std::vector<int32_t> bias(6, b);
+      const MatrixI8 got = tpu::dense(*dev, x, w, bias, scales, q, tpu::Activation::kNone);
+      for (int i = 0; i < x.rows; ++i)
+        for (int j = 0; j < w.cols; ++j)
+          ASSERT_EQ(got.at(i, j), tpu::quant::act_lane(acc.at(i, j), b, scales[size_t(j)], q,
+                                                       tpu::Activation::kNone, no_lut.data()))
+              << dev->info().name << " bias " << b << " at " << i << "," << j;
+    }
+}
+
 TEST_F(OpsTest, PerChannelScalesOnATallShapeStayPerColumn) {
   const std::array<int8_t, 256> no_lut{};
   const MatrixI8 a = random(700, 24), b = random(24, 6);

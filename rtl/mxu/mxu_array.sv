@@ -96,7 +96,11 @@ module mxu_array #(
     endfunction
 
     op_t   act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
-    logic  abank_q[N][N];     // its weight bank
+    // Its weight bank as a mask of OpW copies of the bank bit, so that choosing
+    // the weight is bitwise logic on equal-width values, which a simulator's
+    // compiler vectorizes across a row, where an indexed read is a load per
+    // PE. Synthesis merges the copies' flops into one.
+    op_t   abank_q[N][N];
     logic  fmt_q  [N][N];     // mixed: its format (1 = bf16)
     // A weight beat in flight: its destination row, bank and value, packed
     // so that passing it down a row is one copy (the simulator's work per PE
@@ -107,7 +111,8 @@ module mxu_array #(
       data_t data;
     } beat_t;
     beat_t wbeat_q[N][N];     // weight beat leaving PE (r, c) downwards
-    op_t   bank_q [N][N][2];  // the two stationary weights
+    op_t   bank0_q[N][N];     // the two stationary weights
+    op_t   bank1_q[N][N];
     op_t   w_q    [N][N];     // MAC weight register
     // The int8 product is sign-extended to the sum's width where it is made:
     // its upper bits are copies of bit 2*DataW-1 (synthesis merges their
@@ -200,19 +205,21 @@ module mxu_array #(
             pfmt_q[r][0] = fmt_q[r][0];
             fmt_q[r][0]  = act_in[r][ActLaneW-1];
           end
-          for (int c = N - 1; c > 0; c--) w_q[r][c] = bank_q[r][c][abank_q[r][c-1]];
-          w_q[r][0] = bank_q[r][0][act_in[r][DataW]];
+          for (int c = N - 1; c > 0; c--)
+            w_q[r][c] = bank0_q[r][c] ^ ((bank0_q[r][c] ^ bank1_q[r][c]) & abank_q[r][c-1]);
+          w_q[r][0] = act_in[r][DataW] ? bank1_q[r][0] : bank0_q[r][0];
           for (int c = N - 1; c > 0; c--) begin
             act_q[r][c]   = act_q[r][c-1];
             abank_q[r][c] = abank_q[r][c-1];
           end
           act_q[r][0]   = operand(act_in[r][DataW-1:0]);
-          abank_q[r][0] = act_in[r][DataW];
+          abank_q[r][0] = {OpW{act_in[r][DataW]}};
           if (r > 0 && |wv_row[r-1]) begin
             for (int c = 0; c < N; c++) begin
               if (wv_row[r-1][c]) begin
                 if (wbeat_q[r-1][c].row == RowW'(r))
-                  bank_q[r][c][wbeat_q[r-1][c].bank] = operand(wbeat_q[r-1][c].data);
+                  if (wbeat_q[r-1][c].bank) bank1_q[r][c] = operand(wbeat_q[r-1][c].data);
+                  else                      bank0_q[r][c] = operand(wbeat_q[r-1][c].data);
                 wbeat_q[r][c] = wbeat_q[r-1][c];
               end
             end
@@ -224,7 +231,10 @@ module mxu_array #(
         for (int c = 0; c < N; c++) begin
           if (wgt_valid_i[c]) begin
             wbeat_q[0][c] = beat_t'(wgt_i[c]);
-            if (wbeat_q[0][c].row == '0) bank_q[0][c][wbeat_q[0][c].bank] = operand(wbeat_q[0][c].data);
+            if (wbeat_q[0][c].row == '0) begin
+              if (wbeat_q[0][c].bank) bank1_q[0][c] = operand(wbeat_q[0][c].data);
+              else                    bank0_q[0][c] = operand(wbeat_q[0][c].data);
+            end
           end
         end
       end

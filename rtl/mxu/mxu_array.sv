@@ -122,23 +122,27 @@ module mxu_array #(
     logic  pfmt_q [N][N];     // mixed: the product's format
     psum_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: below)
     logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
-    logic [N-1:0][N-1:0]     wv_q;  // row r: weight-valid leaving row r
-    // Each row's activation lane and weight-valid flags, unpacked: the row
-    // loop reads them with a variable index, which is one access in an array
-    // and a multi-word shift in a packed vector (the simulator's work per row
-    // and cycle).
+    // Row r: the weight-valid flags of wbeat_q[r], unpacked (the row loop
+    // reads them with a variable index, which is one access in an array and
+    // a multi-word shift in a packed vector). A beat stops at its row: the
+    // PE that stores it does not pass it on, so it travels (row + 1) rows,
+    // not N (mxu_pe's wgt_valid_o).
+    logic [N-1:0]            wv_q [N];
+    // High in reset and in the first cycle after it: the flags are updated
+    // in place with the other arrays, in a block without a reset, which
+    // clears them when this is high, as it does on clear_i.
+    logic                    wv_flush_q;
+    // Each row's activation lane, unpacked for the same reason.
     typedef logic [ActLaneW-1:0] act_lane_t;
     act_lane_t               act_in [N];
-    logic [N-1:0]            wv_row [N];
 
     for (genvar r = 0; r < N; r++) begin : gen_rows_in
       assign act_in[r] = act_i[r];
-      assign wv_row[r] = wv_q[r];
     end
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni)              wv_q <= '0;
-      else if (en_i || clear_i) wv_q <= clear_i ? '0 : {wv_q[N-2:0], wgt_valid_i};
+      if (!rst_ni) wv_flush_q <= 1'b1;
+      else         wv_flush_q <= 1'b0;
     end
 
     // The clocked block updates the registers in place with blocking
@@ -157,10 +161,10 @@ module mxu_array #(
     // reads these arrays: the weight-valid flags and the column sums are
     // ordinary non-blocking registers.
     //
-    // A weight beat's registers load only with a valid beat (mxu_pe's clock
-    // enable): an invalid beat is never read, and a row that no beat enters
-    // is skipped. When en_i is low nothing moves, so the loops are skipped
-    // whole.
+    // A weight beat's registers load only with a valid beat that goes on
+    // down (mxu_pe's clock enable): an invalid or stored beat is never read,
+    // and a row that no beat enters is skipped. When en_i is low nothing
+    // moves, so the loops are skipped whole.
     always_ff @(posedge clk_i) begin
       // Untraced and assigned before any branch, so that Verilator makes the
       // row index a C++ local rather than a member of the model.
@@ -214,13 +218,19 @@ module mxu_array #(
           end
           act_q[r][0]   = operand(act_in[r][DataW-1:0]);
           abank_q[r][0] = {OpW{act_in[r][DataW]}};
-          if (r > 0 && |wv_row[r-1]) begin
-            for (int c = 0; c < N; c++) begin
-              if (wv_row[r-1][c]) begin
-                if (wbeat_q[r-1][c].row == RowW'(r))
-                  if (wbeat_q[r-1][c].bank) bank1_q[r][c] = operand(wbeat_q[r-1][c].data);
-                  else                      bank0_q[r][c] = operand(wbeat_q[r-1][c].data);
-                wbeat_q[r][c] = wbeat_q[r-1][c];
+          if (r > 0) begin
+            wv_q[r] = wv_q[r-1];
+            if (|wv_q[r]) begin
+              for (int c = 0; c < N; c++) begin
+                if (wv_q[r][c]) begin
+                  if (wbeat_q[r-1][c].row == RowW'(r)) begin
+                    wv_q[r][c] = 1'b0;
+                    if (wbeat_q[r-1][c].bank) bank1_q[r][c] = operand(wbeat_q[r-1][c].data);
+                    else                      bank0_q[r][c] = operand(wbeat_q[r-1][c].data);
+                  end else begin
+                    wbeat_q[r][c] = wbeat_q[r-1][c];
+                  end
+                end
               end
             end
           end
@@ -228,23 +238,27 @@ module mxu_array #(
         for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][c];
         // Row 0's weight beats come from the top edge, not from a row above,
         // so they are loaded here rather than in the row loop's r > 0 branch.
-        for (int c = 0; c < N; c++) begin
-          if (wgt_valid_i[c]) begin
-            wbeat_q[0][c] = beat_t'(wgt_i[c]);
-            if (wbeat_q[0][c].row == '0) begin
-              if (wbeat_q[0][c].bank) bank1_q[0][c] = operand(wbeat_q[0][c].data);
-              else                    bank0_q[0][c] = operand(wbeat_q[0][c].data);
+        wv_q[0] = wgt_valid_i;
+        if (|wgt_valid_i) begin
+          for (int c = 0; c < N; c++) begin
+            if (wgt_valid_i[c]) begin
+              wbeat_q[0][c] = beat_t'(wgt_i[c]);
+              if (wbeat_q[0][c].row == '0) begin
+                wv_q[0][c] = 1'b0;
+                if (wbeat_q[0][c].bank) bank1_q[0][c] = operand(wbeat_q[0][c].data);
+                else                    bank0_q[0][c] = operand(wbeat_q[0][c].data);
+              end
             end
           end
         end
+      end
+      if (clear_i || wv_flush_q) begin
+        for (int i = 0; i < N; i++) wv_q[i] = '0;
       end
       psum_last_q <= psum_last_d;
     end
 
     assign psum_o = psum_last_q;
-
-    logic unused_edges;  // the last row's weight beats
-    assign unused_edges = ^wv_q[N-1];
   end else begin : gen_pes
     // int8 on the ECP5 multiplier cells (TPU_ECP5_DSP).
     // Nets between PEs: act/bank flow along a row (index c = entering column c),

@@ -9,7 +9,8 @@
 //   activations + bank tag   left  -> right
 //   partial sums             top   -> bottom
 //   weight beats             top   -> bottom; a beat tagged with this PE's
-//                            row is written into the tagged bank.
+//                            row is written into the tagged bank and goes
+//                            no further (no PE below reads it).
 //
 // The multiply-add is pipelined (mxu_mac.sv, MacStages = 3 cycles from an
 // activation at act_i to its partial sum in psum_o): in the cycle an
@@ -62,7 +63,7 @@ module mxu_pe #(
   // Packed: two flops per bit and a 2:1 mux (as an unpacked array read into
   // a register, Yosys would make it LUT RAM, larger than the flops).
   logic [1:0][DataW-1:0] bank_q;
-  logic                  wgt_write;
+  logic                  wgt_mine, wgt_write, wgt_pass;
 
   mxu_mac #(
     .Datapath(Datapath),
@@ -78,7 +79,9 @@ module mxu_pe #(
     .psum_o(psum_o)
   );
 
-  assign wgt_write = en_i && wgt_valid_i && (wgt_row_i == RowW'(Row));
+  assign wgt_mine  = wgt_row_i == RowW'(Row);
+  assign wgt_write = en_i && wgt_valid_i && wgt_mine;
+  assign wgt_pass  = wgt_valid_i && !wgt_mine;
 
   always_ff @(posedge clk_i) begin
     if (wgt_write) bank_q[wgt_bank_i] <= wgt_i;
@@ -91,11 +94,11 @@ module mxu_pe #(
   end else begin : gen_mode_const
     assign act_bf16_o = act_bf16_i;
   end
-  // A beat's row, bank and weight load only with a valid beat (a clock
-  // enable): an invalid beat is never read below.
-  `FFL(wgt_valid_o, wgt_valid_i && !clear_i, en_i || clear_i, 1'b0)
-  `FFLNR(wgt_row_o, wgt_row_i, en_i && wgt_valid_i)
-  `FFLNR(wgt_bank_o, wgt_bank_i, en_i && wgt_valid_i)
-  `FFLNR(wgt_o, wgt_i, en_i && wgt_valid_i)
+  // A beat's row, bank and weight load only with a beat that goes on down
+  // (a clock enable): an invalid beat is never read below.
+  `FFL(wgt_valid_o, wgt_pass && !clear_i, en_i || clear_i, 1'b0)
+  `FFLNR(wgt_row_o, wgt_row_i, en_i && wgt_pass)
+  `FFLNR(wgt_bank_o, wgt_bank_i, en_i && wgt_pass)
+  `FFLNR(wgt_o, wgt_i, en_i && wgt_pass)
 
 endmodule

@@ -128,10 +128,17 @@ module mxu_array #(
     // PE that stores it does not pass it on, so it travels (row + 1) rows,
     // not N (mxu_pe's wgt_valid_o).
     logic [N-1:0]            wv_q [N];
-    // High in reset and in the first cycle after it: the flags are updated
-    // in place with the other arrays, in a block without a reset, which
-    // clears them when this is high, as it does on clear_i.
-    logic                    wv_flush_q;
+    // A row's bank tags load only while a tag change travels along the row:
+    // tag_moves_q[r] counts the loads it still needs to reach the row's end
+    // (N - 1 when a new tag enters). Otherwise every tag register of the row
+    // holds the tag at its input, and loading would not change it (a clock
+    // enable; a simulator skips the row's N copies).
+    logic [RowW-1:0]         tag_moves_q [N];
+    // High in reset and in the first cycle after it: the weight-valid flags
+    // and the tag counters are updated in place with the other arrays, in a
+    // block without a reset, which clears the flags (as on clear_i) and has
+    // every row's tags load N - 1 times when this is high.
+    logic                    flush_q;
     // Each row's activation lane, unpacked for the same reason.
     typedef logic [ActLaneW-1:0] act_lane_t;
     act_lane_t               act_in [N];
@@ -141,8 +148,8 @@ module mxu_array #(
     end
 
     always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) wv_flush_q <= 1'b1;
-      else         wv_flush_q <= 1'b0;
+      if (!rst_ni) flush_q <= 1'b1;
+      else         flush_q <= 1'b0;
     end
 
     // The clocked block updates the registers in place with blocking
@@ -212,12 +219,14 @@ module mxu_array #(
           for (int c = N - 1; c > 0; c--)
             w_q[r][c] = bank0_q[r][c] ^ ((bank0_q[r][c] ^ bank1_q[r][c]) & abank_q[r][c-1]);
           w_q[r][0] = act_in[r][DataW] ? bank1_q[r][0] : bank0_q[r][0];
-          for (int c = N - 1; c > 0; c--) begin
-            act_q[r][c]   = act_q[r][c-1];
-            abank_q[r][c] = abank_q[r][c-1];
+          for (int c = N - 1; c > 0; c--) act_q[r][c] = act_q[r][c-1];
+          act_q[r][0] = operand(act_in[r][DataW-1:0]);
+          if (tag_moves_q[r] != '0 || abank_q[r][0][0] != act_in[r][DataW]) begin
+            tag_moves_q[r] = abank_q[r][0][0] != act_in[r][DataW] ? RowW'(N - 1)
+                                                                   : tag_moves_q[r] - 1'b1;
+            for (int c = N - 1; c > 0; c--) abank_q[r][c] = abank_q[r][c-1];
+            abank_q[r][0] = {OpW{act_in[r][DataW]}};
           end
-          act_q[r][0]   = operand(act_in[r][DataW-1:0]);
-          abank_q[r][0] = {OpW{act_in[r][DataW]}};
           if (r > 0) begin
             wv_q[r] = wv_q[r-1];
             if (|wv_q[r]) begin
@@ -252,8 +261,11 @@ module mxu_array #(
           end
         end
       end
-      if (clear_i || wv_flush_q) begin
+      if (clear_i || flush_q) begin
         for (int i = 0; i < N; i++) wv_q[i] = '0;
+      end
+      if (flush_q) begin
+        for (int i = 0; i < N; i++) tag_moves_q[i] = RowW'(N - 1);
       end
       psum_last_q <= psum_last_d;
     end

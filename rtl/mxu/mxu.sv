@@ -196,6 +196,8 @@ module mxu #(
   localparam int unsigned WgtLaneW = RowW + 1 + DataW;  // {row, bank, value}
 
   logic                       wgt_valid_q;
+  logic [RowW-1:0]            wgt_flight_q, wgt_flight_d;
+  logic                       wgt_skew_en;
   logic [N-1:0][WgtLaneW-1:0] wgt_lanes_q, wgt_skewed;
   logic [N-1:0]               wgt_valid_lanes, wgt_valid_skewed;
 
@@ -212,6 +214,8 @@ module mxu #(
     assign wgt_valid_lanes[c] = wgt_valid_q;
   end
 
+  // The valid skew too advances only while a beat is in it (wgt_skew_en,
+  // below): otherwise every stage holds zero and the input is zero.
   mxu_skew #(
     .Lanes    (N),
     .Width    (1),
@@ -220,7 +224,7 @@ module mxu #(
   ) u_wgt_valid_skew (
     .clk_i,
     .rst_ni,
-    .en_i  (en),
+    .en_i  (wgt_skew_en),
     .clear_i,
     .data_i(wgt_valid_lanes),
     .data_o(wgt_valid_skewed)
@@ -230,9 +234,8 @@ module mxu #(
   // read only beside its valid bit, so with no beat in flight it may stand
   // still (a clock enable; a simulator skips its stages). wgt_flight_q counts
   // the advances the last beat in still needs to leave (N - 1 after it
-  // enters).
-  logic [RowW-1:0] wgt_flight_q, wgt_flight_d;
-  logic            wgt_skew_en;
+  // enters); the last of them also moves its valid bit out of the valid
+  // skew, which therefore holds only zeros when it stands still.
 
   assign wgt_skew_en = en && (wgt_valid_q || wgt_flight_q != '0);
   always_comb begin

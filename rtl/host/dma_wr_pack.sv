@@ -105,10 +105,12 @@ module dma_wr_pack #(
   // evaluated only when the buffer loads, below).
   function automatic logic [255:0] buf_next(logic [255:0] b, logic [4:0] popped, logic pushed,
                                             logic [5:0] at, logic [4:0] n, logic [127:0] data);
-    logic [255:0] next;
+    logic [255:0] next, window;
     next = b >> {popped, 3'b000};
-    if (pushed) next = (next & ~byte_window(at, n)) |
-                       ((256'(data) << {at, 3'b000}) & byte_window(at, n));
+    if (pushed) begin
+      window = byte_window(at, n);
+      next   = (next & ~window) | ((256'(data) << {at, 3'b000}) & window);
+    end
     return next;
   endfunction
 

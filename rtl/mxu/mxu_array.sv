@@ -95,7 +95,12 @@ module mxu_array #(
       return op_t'($signed(x));
     endfunction
 
-    op_t   act_q  [N][N];     // activation leaving PE (r, c) to the right; MAC operand
+    // Every N x N array below holds row r's PEs from the right: element k is
+    // column N-1-k. Moving a row's activations one column to the right is
+    // then an ascending copy (element k from element k+1), which the
+    // simulator's compiler turns into vector moves; it copies a descending
+    // one element by element.
+    op_t   act_q  [N][N];     // activation leaving PE (r, N-1-k) to the right; MAC operand
     // Its weight bank as a mask of OpW copies of the bank bit, so that choosing
     // the weight is bitwise logic on equal-width values, which a simulator's
     // compiler vectorizes across a row, where an indexed read is a load per
@@ -110,7 +115,7 @@ module mxu_array #(
       logic  bank;
       data_t data;
     } beat_t;
-    beat_t wbeat_q[N][N];     // weight beat leaving PE (r, c) downwards
+    beat_t wbeat_q[N][N];     // weight beat leaving PE (r, N-1-k) downwards
     op_t   bank0_q[N][N];     // the two stationary weights
     op_t   bank1_q[N][N];
     op_t   w_q    [N][N];     // MAC weight register
@@ -120,7 +125,7 @@ module mxu_array #(
     // (docs/decisions.md, "The MXU array is written as loops").
     psum_t prod_q [N][N];
     logic  pfmt_q [N][N];     // mixed: the product's format
-    psum_t psum_q [N][N];     // partial sum leaving PE (r, c) downwards (row N-1: below)
+    psum_t psum_q [N][N];     // partial sum leaving PE (r, N-1-k) downwards (row N-1: below)
     logic [N-1:0][PsumW-1:0] psum_last_q, psum_last_d;  // ... and leaving row N-1
     // Row r: the weight-valid flags of wbeat_q[r], unpacked (the row loop
     // reads them with a variable index, which is one access in an array and
@@ -186,76 +191,78 @@ module mxu_array #(
           // row, not per element, so that a row's sums are one simple loop
           // (which a model's compiler vectorizes).
           if (r == 0) begin
-            for (int c = 0; c < N; c++) begin
-              if (Fp && (!Mixed || pfmt_q[0][c]))
-                psum_q[0][c] = psum_t'(fp_pkg::fp32_add('0, 32'(prod_q[0][c])));
+            for (int k = 0; k < N; k++) begin
+              if (Fp && (!Mixed || pfmt_q[0][k]))
+                psum_q[0][k] = psum_t'(fp_pkg::fp32_add('0, 32'(prod_q[0][k])));
               else
-                psum_q[0][c] = prod_q[0][c];
+                psum_q[0][k] = prod_q[0][k];
             end
           end else begin
-            for (int c = 0; c < N; c++) begin
-              if (Fp && (!Mixed || pfmt_q[r][c]))
-                psum_q[r][c] = psum_t'(fp_pkg::fp32_add(32'(psum_q[r-1][c]),
-                                                        32'(prod_q[r][c])));
+            for (int k = 0; k < N; k++) begin
+              if (Fp && (!Mixed || pfmt_q[r][k]))
+                psum_q[r][k] = psum_t'(fp_pkg::fp32_add(32'(psum_q[r-1][k]),
+                                                        32'(prod_q[r][k])));
               else
-                psum_q[r][c] = psum_q[r-1][c] + prod_q[r][c];
+                psum_q[r][k] = psum_q[r-1][k] + prod_q[r][k];
             end
           end
-          for (int c = 0; c < N; c++) begin
-            if (Fp && (!Mixed || fmt_q[r][c]))
-              prod_q[r][c] = psum_t'(fp_pkg::bf16_mul(16'(act_q[r][c]), 16'(w_q[r][c])));
+          for (int k = 0; k < N; k++) begin
+            if (Fp && (!Mixed || fmt_q[r][k]))
+              prod_q[r][k] = psum_t'(fp_pkg::bf16_mul(16'(act_q[r][k]), 16'(w_q[r][k])));
             else  // int8 (see OpW); a mixed array's int8 row: the operands' low bytes
-              prod_q[r][c] = Fp ? psum_t'(int'($signed(act_q[r][c][7:0])) * int'($signed(w_q[r][c][7:0])))
-                                : psum_t'($signed(op_t'(act_q[r][c] * w_q[r][c])));
+              prod_q[r][k] = Fp ? psum_t'(int'($signed(act_q[r][k][7:0])) * int'($signed(w_q[r][k][7:0])))
+                                : psum_t'($signed(op_t'(act_q[r][k] * w_q[r][k])));
           end
+          // Element k's left neighbour is element k+1; column 0 (element
+          // N-1) takes the row's input.
           if (Mixed) begin
-            for (int c = N - 1; c > 0; c--) begin
-              pfmt_q[r][c] = fmt_q[r][c];
-              fmt_q[r][c]  = fmt_q[r][c-1];
+            for (int k = 0; k < N - 1; k++) begin
+              pfmt_q[r][k] = fmt_q[r][k];
+              fmt_q[r][k]  = fmt_q[r][k+1];
             end
-            pfmt_q[r][0] = fmt_q[r][0];
-            fmt_q[r][0]  = act_in[r][ActLaneW-1];
+            pfmt_q[r][N-1] = fmt_q[r][N-1];
+            fmt_q[r][N-1]  = act_in[r][ActLaneW-1];
           end
-          for (int c = N - 1; c > 0; c--)
-            w_q[r][c] = bank0_q[r][c] ^ ((bank0_q[r][c] ^ bank1_q[r][c]) & abank_q[r][c-1]);
-          w_q[r][0] = act_in[r][DataW] ? bank1_q[r][0] : bank0_q[r][0];
-          for (int c = N - 1; c > 0; c--) act_q[r][c] = act_q[r][c-1];
-          act_q[r][0] = operand(act_in[r][DataW-1:0]);
-          if (tag_moves_q[r] != '0 || abank_q[r][0][0] != act_in[r][DataW]) begin
-            tag_moves_q[r] = abank_q[r][0][0] != act_in[r][DataW] ? RowW'(N - 1)
-                                                                   : tag_moves_q[r] - 1'b1;
-            for (int c = N - 1; c > 0; c--) abank_q[r][c] = abank_q[r][c-1];
-            abank_q[r][0] = {OpW{act_in[r][DataW]}};
+          for (int k = 0; k < N - 1; k++)
+            w_q[r][k] = bank0_q[r][k] ^ ((bank0_q[r][k] ^ bank1_q[r][k]) & abank_q[r][k+1]);
+          w_q[r][N-1] = act_in[r][DataW] ? bank1_q[r][N-1] : bank0_q[r][N-1];
+          for (int k = 0; k < N - 1; k++) act_q[r][k] = act_q[r][k+1];
+          act_q[r][N-1] = operand(act_in[r][DataW-1:0]);
+          if (tag_moves_q[r] != '0 || abank_q[r][N-1][0] != act_in[r][DataW]) begin
+            tag_moves_q[r] = abank_q[r][N-1][0] != act_in[r][DataW] ? RowW'(N - 1)
+                                                                     : tag_moves_q[r] - 1'b1;
+            for (int k = 0; k < N - 1; k++) abank_q[r][k] = abank_q[r][k+1];
+            abank_q[r][N-1] = {OpW{act_in[r][DataW]}};
           end
           if (r > 0) begin
             wv_q[r] = wv_q[r-1];
             if (|wv_q[r]) begin
               for (int c = 0; c < N; c++) begin
                 if (wv_q[r][c]) begin
-                  if (wbeat_q[r-1][c].row == RowW'(r)) begin
+                  if (wbeat_q[r-1][N-1-c].row == RowW'(r)) begin
                     wv_q[r][c] = 1'b0;
-                    if (wbeat_q[r-1][c].bank) bank1_q[r][c] = operand(wbeat_q[r-1][c].data);
-                    else                      bank0_q[r][c] = operand(wbeat_q[r-1][c].data);
+                    if (wbeat_q[r-1][N-1-c].bank) bank1_q[r][N-1-c] = operand(wbeat_q[r-1][N-1-c].data);
+                    else                          bank0_q[r][N-1-c] = operand(wbeat_q[r-1][N-1-c].data);
                   end else begin
-                    wbeat_q[r][c] = wbeat_q[r-1][c];
+                    wbeat_q[r][N-1-c] = wbeat_q[r-1][N-1-c];
                   end
                 end
               end
             end
           end
         end
-        for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][c];
+        for (int c = 0; c < N; c++) psum_last_d[c] = psum_q[N-1][N-1-c];
         // Row 0's weight beats come from the top edge, not from a row above,
         // so they are loaded here rather than in the row loop's r > 0 branch.
         wv_q[0] = wgt_valid_i;
         if (|wgt_valid_i) begin
           for (int c = 0; c < N; c++) begin
             if (wgt_valid_i[c]) begin
-              wbeat_q[0][c] = beat_t'(wgt_i[c]);
-              if (wbeat_q[0][c].row == '0) begin
+              wbeat_q[0][N-1-c] = beat_t'(wgt_i[c]);
+              if (wbeat_q[0][N-1-c].row == '0) begin
                 wv_q[0][c] = 1'b0;
-                if (wbeat_q[0][c].bank) bank1_q[0][c] = operand(wbeat_q[0][c].data);
-                else                    bank0_q[0][c] = operand(wbeat_q[0][c].data);
+                if (wbeat_q[0][N-1-c].bank) bank1_q[0][N-1-c] = operand(wbeat_q[0][N-1-c].data);
+                else                        bank0_q[0][N-1-c] = operand(wbeat_q[0][N-1-c].data);
               end
             end
           end

@@ -170,8 +170,8 @@ module mxu_array #(
     // product choose with if/else, not ?:, so that a model evaluates only the
     // arithmetic of the row's format; the casts only match the widths of the
     // arithmetic that a datapath does not use. Nothing outside the block
-    // reads these arrays: the weight-valid flags and the column sums are
-    // ordinary non-blocking registers.
+    // reads these arrays (the weight-valid flags and the tag counters
+    // included): the column sums are ordinary non-blocking registers.
     //
     // A weight beat's registers load only with a valid beat that goes on
     // down (mxu_pe's clock enable): an invalid or stored beat is never read,

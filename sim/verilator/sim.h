@@ -33,9 +33,13 @@ class Sim {
   static constexpr uint64_t kHalfPeriodNs = 5;  // 100 MHz, so waves read in ns
 
   // wave_path empty: no tracing. The model is reset before returning.
-  explicit Sim(uint64_t seed, const std::string& wave_path = "") : seed_(seed), rng_(seed) {
+  // state_seed other than 0: every variable starts random (drawn from that
+  // seed) instead of zero, as a register without a reset does in hardware.
+  explicit Sim(uint64_t seed, const std::string& wave_path = "", uint64_t state_seed = 0)
+      : seed_(seed), rng_(seed) {
     ctx_ = std::make_unique<VerilatedContext>();
-    ctx_->randReset(0);
+    ctx_->randReset(state_seed ? 2 : 0);
+    if (state_seed) ctx_->randSeed(int(state_seed % 0x7fffffff) + 1);  // 0 would mean "any seed"
     ctx_->fatalOnError(false);  // a failed SV assertion is counted, not fatal
     if (!wave_path.empty()) ctx_->traceEverOn(true);
     Verilated::threadContextp(ctx_.get());

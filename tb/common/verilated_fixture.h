@@ -92,6 +92,15 @@ class VerilatedFixture : public ::testing::Test {
   uint64_t cycle() const { return sim_->cycle(); }
   int64_t rand_int(int64_t lo, int64_t hi) { return sim_->rand_int(lo, hi); }
   bool chance(double p) { return sim_->chance(p); }
+  // A new model whose variables start random instead of zero (the registers
+  // without a reset), reset like the first one, with the same seed and waves.
+  // Each `state` gives other random values, drawn from the test's seed.
+  void restart_with_random_state(uint64_t state = 0) {
+    const uint64_t seed = sim_->seed();
+    const std::string wave = sim_->wave_path();
+    sim_.reset();
+    sim_ = std::make_unique<Sim<Model>>(seed, wave, seed * 8 + state + 1);
+  }
 
  private:
   void check_assertions() {

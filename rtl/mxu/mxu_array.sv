@@ -225,6 +225,8 @@ module mxu_array #(
           end
           for (int k = 0; k < N - 1; k++)
             w_q[r][k] = bank0_q[r][k] ^ ((bank0_q[r][k] ^ bank1_q[r][k]) & abank_q[r][k+1]);
+          // Column 0 chooses on the input bit with ?: : written like the
+          // others, it stopped GCC vectorizing the whole row's choices.
           w_q[r][N-1] = act_in[r][DataW] ? bank1_q[r][N-1] : bank0_q[r][N-1];
           for (int k = 0; k < N - 1; k++) act_q[r][k] = act_q[r][k+1];
           act_q[r][N-1] = operand(act_in[r][DataW-1:0]);

@@ -4,7 +4,10 @@
 //
 // Host side (tpu_top connects it to the command processor and the DMA engine):
 //   imem_wr_*   writes the program into instruction memory, while no program
-//               runs or once the running one's HALT is decoded (imem_free_o)
+//               runs or once the running one's HALT is decoded (imem_free_o),
+//               or behind a running program that started before it had all
+//               arrived (imem_filling_i: only its first imem_words_i words
+//               are fetched; imem_fault_i: the rest will not come)
 //   start_i     runs it from start_pc_i; done_o pulses at the end with
 //               err_code_o / err_pc_o (index of the faulting instruction)
 //   mem_*       one memory port for RHM, WHM and RW, in bursts of rows of N
@@ -42,6 +45,9 @@ module tpu_core #(
   input  logic                        start_i,
   input  logic                        keep_counters_i,  // with start_i: the counters go on from their values
   input  logic [31:0]                 start_pc_i,
+  input  logic                        imem_filling_i,  // the program still arriving: only
+  input  logic [PcW:0]                imem_words_i,    // ... its first words are in imem,
+  input  logic                        imem_fault_i,    // ... and the rest never will be
   output logic                        imem_free_o,  // imem may be written: no word read now is issued
   output logic                        busy_o,
   output logic                        done_o,
@@ -134,6 +140,9 @@ module tpu_core #(
     .rst_ni,
     .start_i,
     .start_pc_i,
+    .imem_filling_i,
+    .imem_words_i,
+    .imem_fault_i,
     .busy_o,
     .done_o,
     .err_code_o    (err_code),

@@ -19,6 +19,12 @@
 //
 // Words past a HALT or an error are fetched and never issued; run_i low
 // empties everything.
+//
+// A program may start before all of it is in the instruction memory
+// (filling_i): fetch then reads only the first words_i words and waits at
+// the next. When the rest will never come (fill_fault_i), it hands decode an
+// all-zero word there instead, an illegal opcode, which ends the program
+// with an error at that pc (the command processor reports FETCH_FAULT).
 `include "tpu_macros.svh"
 
 module ctrl_fetch #(
@@ -31,6 +37,10 @@ module ctrl_fetch #(
   input  logic                 run_i,         // program running
   input  logic                 start_i,       // (not running) load start_pc_i
   input  logic [31:0]          start_pc_i,
+  // ---- the program still arriving ----
+  input  logic                 filling_i,     // only words [0, words_i) are in the memory
+  input  logic [PcW:0]         words_i,
+  input  logic                 fill_fault_i,  // ... and the rest never will be
   // ---- instruction memory ----
   output logic [PcW-1:0]       imem_rd_addr_o,
   input  tpu_isa_pkg::instr_t  imem_rd_data_i, // the word at last cycle's address
@@ -68,13 +78,19 @@ module ctrl_fetch #(
   logic        req_q;                       // a read was made last cycle
   logic [31:0] req_pc_q;
   logic        req_in_loop_q, req_back_q;
+  logic        req_missing_q;               // the word read is not in the memory
+
+  logic        word_here, word_missing;
 
   logic [CntW-1:0] count;
   logic            req, at_last, back;
 
   // Room for one more word, counting the read in flight (not the pop: the
   // read must not wait for the issue decision).
-  assign req     = run_i && !loop_i && ({1'b0, count} + (CntW + 1)'(req_q) < (CntW + 1)'(Depth));
+  assign word_here    = !filling_i || fpc_q < 32'(words_i);
+  assign word_missing = !word_here && fill_fault_i;
+  assign req     = run_i && !loop_i && (word_here || word_missing) &&
+                   ({1'b0, count} + (CntW + 1)'(req_q) < (CntW + 1)'(Depth));
   assign at_last = loop_q && (fpc_q == loop_last_q);
   assign back    = at_last && (loop_left_q != 0);
 
@@ -89,6 +105,7 @@ module ctrl_fetch #(
       req_pc_q      <= '0;
       req_in_loop_q <= 1'b0;
       req_back_q    <= 1'b0;
+      req_missing_q <= 1'b0;
     end else if (!run_i) begin
       req_q <= 1'b0;
       if (start_i) begin
@@ -109,6 +126,7 @@ module ctrl_fetch #(
         req_pc_q      <= fpc_q;
         req_in_loop_q <= loop_q;
         req_back_q    <= back;
+        req_missing_q <= word_missing;
         if (back) begin
           fpc_q       <= loop_first_q;
           loop_left_q <= loop_left_q - 16'd1;
@@ -128,7 +146,7 @@ module ctrl_fetch #(
   entry_t push_entry, head;
   logic   queue_ready;   // always, by the read condition (NoOverflow)
 
-  assign push_entry = '{word: imem_rd_data_i, pc: req_pc_q, in_loop: req_in_loop_q,
+  assign push_entry = '{word: req_missing_q ? '0 : imem_rd_data_i, pc: req_pc_q, in_loop: req_in_loop_q,
                         back_edge: req_back_q};
 
   stream_fifo #(

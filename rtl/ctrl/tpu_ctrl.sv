@@ -52,6 +52,9 @@ module tpu_ctrl #(
   // ---- host control ----
   input  logic                         start_i,
   input  logic [31:0]                  start_pc_i,
+  input  logic                         imem_filling_i, // the program still arriving: only
+  input  logic [PcW:0]                 imem_words_i,   // ... its first words are in imem,
+  input  logic                         imem_fault_i,   // ... and the rest never will be
   output logic                         busy_o,
   output logic                         done_o,       // one cycle at program end
   output tpu_isa_pkg::err_e            err_code_o,   // valid from done_o until the next start
@@ -153,6 +156,9 @@ module tpu_ctrl #(
     .run_i         (run),
     .start_i       (state_q == StIdle && start_i),
     .start_pc_i,
+    .filling_i     (imem_filling_i),
+    .words_i       (imem_words_i),
+    .fill_fault_i  (imem_fault_i),
     .imem_rd_addr_o,
     .imem_rd_data_i,
     .loop_i        (take_loop),

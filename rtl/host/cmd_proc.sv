@@ -14,7 +14,12 @@
 // and fills the slot. Where they go depends on whether a command is being
 // executed when the entry arrives:
 //   - none (direct): the windows go straight into the window table and the
-//     program into instruction memory, as they arrive;
+//     program into instruction memory, as they arrive, and the slot fills
+//     with the program's first instruction: the core starts on it while the
+//     rest arrives (core_imem_filling_o: it fetches only the instructions
+//     already written). Should the rest not arrive (a fault), the core's
+//     fetch ends the program at the first missing instruction and the
+//     command completes with FETCH_FAULT once the core has stopped;
 //   - one (ahead): the core runs it meanwhile (the DMA engine's read channel
 //     is shared with the core's bridge in tpu_top, its data routed back by
 //     request order); the windows and the program go into the prefetch
@@ -107,6 +112,9 @@ module cmd_proc #(
   output logic [127:0]       imem_wr_data_o,
   input  logic               core_imem_free_i, // imem may be written now
   output logic               core_start_o,
+  output logic               core_imem_filling_o,  // the running program is still arriving:
+  output logic [PcW:0]       core_imem_words_o,    // ... its first words are in imem
+  output logic               core_imem_fault_o,    // ... and the rest never will be
   output logic               core_keep_counters_o,  // with core_start_o: entry flag KEEP_COUNTERS
   input  logic               core_done_i,
   input  logic [3:0]         core_err_i,
@@ -140,7 +148,7 @@ module cmd_proc #(
 
   typedef enum logic [3:0] {
     BIdle, BLoad, BWinCopy, BProgReq, BProgData, BProgDone, BRun,
-    BCplWait, BCplReq, BCplData, BCplDone, BMsiReq, BMsiData, BMsiDone
+    BFetchEnd, BCplWait, BCplReq, BCplData, BCplDone, BMsiReq, BMsiData, BMsiDone
   } b_state_e;
 
   // ---------------------------------------------------------------------------
@@ -164,6 +172,14 @@ module cmd_proc #(
   logic          nx_fault_q, nx_fault_d;     // the list or the program could not be read
   logic          nx_long_q, nx_long_d;       // the program is not in the buffer
   logic          nx_direct_q, nx_direct_d;   // windows and program went straight to the core
+  logic          nx_early_q, nx_early_d;     // ... and the slot filled at its first instruction
+  // The running command's program, started before it had all arrived
+  logic          arriving_q, arriving_d;     // more of it is still to come
+  logic          st_fault_q, st_fault_d;     // the rest could not be read
+  logic          st_fault_clr;               // the back end has reported it
+  dma_pkg::err_e st_fclass_q, st_fclass_d;
+  logic [63:0]   st_faddr_q, st_faddr_d;
+  logic [PcW:0]  st_words_q, st_words_d;     // the instructions that did arrive
   dma_pkg::err_e nx_fclass_q, nx_fclass_d;   // the fault to report when taken
   logic [63:0]   nx_faddr_q, nx_faddr_d;
   // Copy of the slot's program into instruction memory
@@ -290,6 +306,12 @@ module cmd_proc #(
     nx_fclass_d  = nx_fclass_q;
     nx_faddr_d   = nx_faddr_q;
     nx_direct_d  = nx_direct_q;
+    nx_early_d   = nx_early_q;
+    arriving_d   = arriving_q;
+    st_fault_d   = st_fault_q && !st_fault_clr;
+    st_fclass_d  = st_fclass_q;
+    st_faddr_d   = st_faddr_q;
+    st_words_d   = st_words_q;
     f_win_clr    = 1'b0;
     f_win_wr     = 1'b0;
     f_imem_wr    = 1'b0;
@@ -333,6 +355,7 @@ module cmd_proc #(
           nx_long_d    = 1'b0;
           nx_efault_d  = 1'b0;
           nx_direct_d  = f_direct;
+          nx_early_d   = 1'b0;
           f_win_idx_d  = '0;
           f_prog_idx_d = '0;
           f_state_d    = FIdle;
@@ -413,27 +436,46 @@ module cmd_proc #(
         f_rd_data_ready = 1'b1;
         if (rd_data_valid_i) begin
           // Straight into imem, unless the list was bad or unreadable (the
-          // command will not run); or into the buffer.
-          f_imem_wr    = nx_direct_q && 32'(f_prog_idx_q) < 32'(ImemDepth) && !nx_win_bad_q &&
-                         !nx_fault_q;
+          // command will not run); or into the buffer. A beat without data
+          // (keep 0) ends a read that failed.
+          f_imem_wr    = nx_direct_q && rd_data_i.keep == '1 && 32'(f_prog_idx_q) < 32'(ImemDepth) &&
+                         !nx_win_bad_q && !nx_fault_q;
           pf_wr_en     = !nx_direct_q && 32'(f_prog_idx_q) < 32'(PfProg);
           pf_wr_addr   = prog_word;
-          f_prog_idx_d = f_prog_idx_q + 1'b1;
+          f_prog_idx_d = f_prog_idx_q + IdxW'(rd_data_i.keep == '1);
+          // Direct: the command can start on its first instruction.
+          if (f_imem_wr && !nx_early_q) begin
+            nx_fill    = 1'b1;
+            nx_early_d = 1'b1;
+            arriving_d = 1'b1;
+          end
           if (rd_data_i.last) f_state_d = FProgDone;
         end
       end
       FProgDone: begin
         f_rd_done_ready = 1'b1;
         if (rd_done_valid_i) begin
-          // The program's fault counts only when its list was fine (as the
-          // list's fault or malformation is the status then).
-          if (rd_done_i.err != dma_pkg::ErrNone && !nx_fault_q && !nx_win_bad_q) begin
-            nx_fault_d  = 1'b1;
-            nx_fclass_d = rd_done_i.err;
-            nx_faddr_d  = rd_done_i.err_addr;
+          f_state_d = FIdle;
+          if (nx_early_q) begin
+            // Its command runs already: the words that arrived are all it
+            // will get when the rest failed.
+            arriving_d = 1'b0;
+            if (rd_done_i.err != dma_pkg::ErrNone) begin
+              st_fault_d  = 1'b1;
+              st_fclass_d = rd_done_i.err;
+              st_faddr_d  = rd_done_i.err_addr;
+              st_words_d  = (PcW+1)'(f_prog_idx_q);
+            end
+          end else begin
+            // The program's fault counts only when its list was fine (as the
+            // list's fault or malformation is the status then).
+            if (rd_done_i.err != dma_pkg::ErrNone && !nx_fault_q && !nx_win_bad_q) begin
+              nx_fault_d  = 1'b1;
+              nx_fclass_d = rd_done_i.err;
+              nx_faddr_d  = rd_done_i.err_addr;
+            end
+            nx_fill = 1'b1;
           end
-          f_state_d  = FIdle;
-          nx_fill    = 1'b1;
         end
       end
       default: f_state_d = FIdle;
@@ -493,6 +535,7 @@ module cmd_proc #(
     fail        = 1'b0;
     fail_status = '0;
     release_slot = 1'b0;
+    st_fault_clr = 1'b0;
 
     b_rd_req_valid  = 1'b0;
     b_rd_req        = '0;
@@ -607,7 +650,24 @@ module cmd_proc #(
           status_d  = 16'(core_err_i);
           err_pc_d  = core_err_pc_i;
           cycles_d  = core_cycles_i - cyc_base_q;
-          b_state_d = BCplWait;
+          b_state_d = (arriving_q || st_fault_q) ? BFetchEnd : BCplWait;
+        end
+      end
+      // ---- a program started before it had all arrived: its fetch's end ----
+      BFetchEnd: begin
+        if (!arriving_q) begin
+          // Not all of it could be read: FETCH_FAULT at the first instruction
+          // missing, whatever the core ended with (it stopped there at the
+          // latest), with the cycles it ran.
+          if (st_fault_q) begin
+            dma_fault_o       = 1'b1;
+            dma_fault_class_o = st_fclass_q;
+            dma_fault_addr_o  = st_faddr_q;
+            status_d          = StFetchFault;
+            err_pc_d          = 32'(st_words_q);
+          end
+          st_fault_clr = 1'b1;
+          b_state_d    = BCplWait;
         end
       end
       // ---- 5. completion entry, then MSI ----
@@ -741,6 +801,12 @@ module cmd_proc #(
   `FF(nx_fault_q, nx_fault_d, 1'b0)
   `FF(nx_long_q, nx_long_d, 1'b0)
   `FF(nx_direct_q, nx_direct_d, 1'b0)
+  `FF(nx_early_q, nx_early_d, 1'b0)
+  `FF(arriving_q, arriving_d && !soft_reset_i, 1'b0)
+  `FF(st_fault_q, st_fault_d && !soft_reset_i, 1'b0)
+  `FF(st_fclass_q, st_fclass_d, dma_pkg::ErrNone)
+  `FF(st_faddr_q, st_faddr_d, '0)
+  `FF(st_words_q, st_words_d, '0)
   `FF(nx_fclass_q, nx_fclass_d, dma_pkg::ErrNone)
   `FF(nx_faddr_q, nx_faddr_d, '0)
   `FF(cp_active_q, cp_active_n, 1'b0)
@@ -804,6 +870,12 @@ module cmd_proc #(
                           f_imem_wr ? f_prog_idx_q[PcW-1:0] : prog_idx_q[PcW-1:0];
   assign imem_wr_data_o = cp_rd_q ? pf_rd_data : rd_data_i.data;
 
+  // The running program's words while it arrives, and after a fault the
+  // ones that did (the core's fetch waits at the next, or ends there).
+  assign core_imem_filling_o = arriving_q || st_fault_q;
+  assign core_imem_words_o   = arriving_q ? (PcW+1)'(f_prog_idx_q) : st_words_q;
+  assign core_imem_fault_o   = st_fault_q;
+
   assign run_o      = b_state_q == BRun;
   assign busy_o     = f_state_q != FIdle || b_state_q != BIdle || nx_valid_q;
   assign sq_head_o  = sq_head_q;
@@ -818,7 +890,9 @@ module cmd_proc #(
   `ASSERT(OneReader, !(f_rd_req_valid && b_rd_req_valid) &&
                      !((f_rd_data_ready || f_rd_done_ready) && (b_rd_data_ready || b_rd_done_ready)))
   `ASSERT(OneImemWriter, 32'(cp_rd_q) + 32'(b_imem_wr) + 32'(f_imem_wr) <= 1)
-  `ASSERT(DirectOnlyWhileIdle, !(f_imem_wr || f_win_wr || f_win_clr) || (b_state_q == BIdle && !run_o))
+  `ASSERT(DirectOnlyWhileIdle, !(f_win_wr || f_win_clr) || (b_state_q == BIdle && !run_o))
+  `ASSERT(DirectProgramWhileIdleOrArriving, !f_imem_wr || (b_state_q == BIdle && !run_o) || arriving_q)
+  `ASSERT(FaultOnlyAfterArrival, !(arriving_q && st_fault_q))
   `ASSERT(FillOnlyEmptySlot, !nx_fill || !nx_valid_q)
   `ASSERT(CopyWhileImemFree, !cp_rd_q || core_imem_free_i || soft_reset_i)
   `ASSERT(StartAfterCopy, !core_start_o || nx_long_q || nx_direct_q || cp_done_q)
@@ -851,12 +925,13 @@ module cmd_proc #(
   // for the previous completion.
   `COVER(PrefetchWhileRunning, f_state_q == FEntryReq && rd_req_ready_i && b_state_q == BRun)
   `COVER(DirectFetch,          nx_fill && nx_direct_d && b_state_q == BIdle)
+  `COVER(RunsWhileArriving,    run_o && arriving_q && f_imem_wr)
+  `COVER(FaultWhileRunning,    arriving_q && st_fault_d)
   `COVER(CopyWhileDraining,    cp_start && b_state_q == BRun)
   `COVER(LongProgramFetched,   b_state_q == BProgDone && rd_done_valid_i)
   `COVER(SlotWaitsForCpl,      nx_valid_q && b_state_q inside {BCplWait, BCplReq, BCplData, BCplDone})
 
-  // Entries and programs are whole beats (their lengths are multiples of 16).
   logic unused;
-  assign unused = ^{rd_data_i.keep, wr_done_i, c_access[7:2]};
+  assign unused = ^{wr_done_i, c_access[7:2]};
 
 endmodule

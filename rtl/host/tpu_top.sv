@@ -311,6 +311,8 @@ module tpu_top #(
   logic               imem_wr_en, core_start, core_keep_counters, core_done, core_busy, core_irq, core_imem_free;
   logic [PcW-1:0]     imem_wr_addr;
   logic [127:0]       imem_wr_data;
+  logic               imem_filling, imem_fault;
+  logic [PcW:0]       imem_words;
   logic [3:0]         core_err;
   logic [31:0]        core_err_pc;
   logic [63:0]        perf_cycles, perf_mxu_busy, perf_macs, perf_wgt_stall, perf_wgt_shift;
@@ -384,6 +386,9 @@ module tpu_top #(
     .imem_wr_data_o (imem_wr_data),
     .core_imem_free_i(core_imem_free),
     .core_start_o   (core_start),
+    .core_imem_filling_o(imem_filling),
+    .core_imem_words_o  (imem_words),
+    .core_imem_fault_o  (imem_fault),
     .core_keep_counters_o(core_keep_counters),
     .core_done_i    (core_done),
     .core_err_i     (core_err),
@@ -420,6 +425,9 @@ module tpu_top #(
     .start_i           (core_start),
     .keep_counters_i   (core_keep_counters),
     .start_pc_i        ('0),
+    .imem_filling_i    (imem_filling),
+    .imem_words_i      (imem_words),
+    .imem_fault_i      (imem_fault),
     .imem_free_o       (core_imem_free),
     .busy_o            (core_busy),
     .done_o            (core_done),

@@ -114,6 +114,9 @@ class CoreHarness {
 
   void idle_inputs() {
     dut_.imem_wr_en_i = 0;
+    dut_.imem_filling_i = 0;  // programs are loaded whole before they start
+    dut_.imem_words_i = 0;
+    dut_.imem_fault_i = 0;
     dut_.start_i = 0;
     dut_.mem_req_ready_i = 0;
     dut_.mem_rd_valid_i = 0;

@@ -541,6 +541,78 @@ TEST_F(DeviceTest, ProgramFetchFaultAndBadCommand) {
   check_gemm(5, 4, 3, 10);
 }
 
+// A command fetched while the device is idle starts on its program's first
+// instruction: the core's first read goes out while most of the program is
+// still on its way, and the program still runs whole.
+TEST_F(DeviceTest, ProgramStartsBeforeItHasAllArrived) {
+  RootComplexConfig cfg;
+  cfg.latency = 100;
+  start(cfg);
+  const uint64_t in = 0x90000, out = 0xA0000, out2 = 0xB0000;
+  std::vector<uint8_t> bytes(4 * N);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  dev_->mem().write(in, bytes);
+  const int len = std::min(TopCfg::Imem, 400);
+  // A LOOP whose body arrives just behind it.
+  std::vector<isa::Instr> prog{isa::rhm(0, 4, in, N), isa::whm(0, 4, out, N), isa::loop(50, 2),
+                               isa::sync(0), isa::sync(0)};
+  while (int(prog.size()) < len - 2) prog.push_back(isa::sync(0));
+  prog.push_back(isa::whm(0, 4, out2, N));  // the last instructions run too
+  prog.push_back(isa::halt());
+  const tb::CqEntry cpl = run(prog);
+  EXPECT_EQ(cpl.status, 0);
+  EXPECT_EQ(dev_->mem().read(out, bytes.size()), bytes);
+  EXPECT_EQ(dev_->mem().read(out2, bytes.size()), bytes);
+  // The program's first read and the core's read of `in`: the program's
+  // last word lands at least latency + len - 1 cycles after its first read
+  // (a word a cycle); the core's read follows its first word.
+  uint64_t prog_read = 0, data_read = 0;
+  for (const auto& r : dev_->rc().reads()) {
+    if (r.addr == kProg && prog_read == 0) prog_read = r.cycle;
+    if (r.addr == in && data_read == 0) data_read = r.cycle;
+  }
+  ASSERT_NE(prog_read, 0u);
+  ASSERT_NE(data_read, 0u);
+  EXPECT_LT(data_read, prog_read + cfg.latency + uint64_t(len) / 2)
+      << "the core waited for the whole program";
+}
+
+// The rest of a program that had started cannot be read: the program ends at
+// the first instruction missing, after the ones before it ran, and the
+// command completes with FETCH_FAULT there; the next command runs.
+TEST_F(DeviceTest, ProgramFetchFaultAfterItStartedEndsItThere) {
+  RootComplexConfig cfg;
+  cfg.latency = 100;
+  start(cfg);
+  dev_->mmio_write(TPU_REG(ERR_CAUSE), 0xffffffff);
+  const uint64_t in = 0x90000, out = 0xA0000, out2 = 0xB0000;
+  std::vector<uint8_t> bytes(4 * N);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  dev_->mem().write(in, bytes);
+  const std::vector<uint8_t> untouched(bytes.size(), 0);
+  dev_->mem().write(out2, untouched);
+  std::vector<isa::Instr> prog{isa::rhm(0, 4, in, N), isa::whm(0, 4, out, N)};
+  while (prog.size() < 150) prog.push_back(isa::sync(0));
+  prog.push_back(isa::whm(0, 4, out2, N));  // beyond the fault: must not run
+  prog.push_back(isa::halt());
+  // Instructions 96..127 are one read request of 512 bytes (the default MRRS).
+  const uint64_t fault_at = kProg + 96 * 16;
+  dev_->rc().add_fault(FaultRule{FaultKind::kUr, fault_at, 16});
+  const tb::CqEntry cpl = run(prog, 3);
+  EXPECT_EQ(cpl.status, tb::kStatusFetchFault);
+  EXPECT_GE(cpl.err_pc, 2u) << "the first instructions did not arrive before the fault";
+  EXPECT_LE(cpl.err_pc, 96u);
+  EXPECT_GT(cpl.cycles, 0u);
+  EXPECT_EQ(dev_->mem().read(out, bytes.size()), bytes) << "the instructions before the fault did not run";
+  EXPECT_EQ(dev_->mem().read(out2, bytes.size()), untouched) << "an instruction past the fault ran";
+  const uint32_t cause = reg(TPU_REG(ERR_CAUSE));
+  EXPECT_TRUE(cause & TPU_REGS__ERR_CAUSE__DMA_UR_bm) << std::hex << cause;
+  const uint64_t err_addr = reg(TPU_REG(ERR_ADDR_LO)) | uint64_t(reg(TPU_REG(ERR_ADDR_HI))) << 32;
+  EXPECT_EQ(err_addr, fault_at);
+  dev_->rc().clear_faults();
+  check_gemm(9, 40, 20, 4);
+}
+
 // Every program error code reaches the host in its completion entry, with
 // the failing instruction's index, and the ring goes on (the cover points
 // Cpl* of rtl/host/cmd_proc.sv). The core's tests check each error in depth

@@ -22,9 +22,9 @@
 //
 // A program may start before all of it is in the instruction memory
 // (filling_i): fetch then reads only the first words_i words and waits at
-// the next. When the rest will never come (fill_fault_i), it hands decode an
-// all-zero word there instead, an illegal opcode, which ends the program
-// with an error at that pc (the command processor reports FETCH_FAULT).
+// the next. When the rest will never come (fill_fault_i), it hands decode
+// that word with opcode 0, which is illegal, so the program ends with an
+// error at that pc (the command processor reports FETCH_FAULT).
 `include "tpu_macros.svh"
 
 module ctrl_fetch #(
@@ -87,7 +87,7 @@ module ctrl_fetch #(
 
   // Room for one more word, counting the read in flight (not the pop: the
   // read must not wait for the issue decision).
-  assign word_here    = !filling_i || fpc_q < 32'(words_i);
+  assign word_here    = !filling_i || (fpc_q[31:PcW+1] == '0 && fpc_q[PcW:0] < words_i);
   assign word_missing = !word_here && fill_fault_i;
   assign req     = run_i && !loop_i && (word_here || word_missing) &&
                    ({1'b0, count} + (CntW + 1)'(req_q) < (CntW + 1)'(Depth));
@@ -146,8 +146,10 @@ module ctrl_fetch #(
   entry_t push_entry, head;
   logic   queue_ready;   // always, by the read condition (NoOverflow)
 
-  assign push_entry = '{word: req_missing_q ? '0 : imem_rd_data_i, pc: req_pc_q, in_loop: req_in_loop_q,
-                        back_edge: req_back_q};
+  always_comb begin
+    push_entry = '{word: imem_rd_data_i, pc: req_pc_q, in_loop: req_in_loop_q, back_edge: req_back_q};
+    if (req_missing_q) push_entry.word.op = '0;  // not in the memory: illegal
+  end
 
   stream_fifo #(
     .Width($bits(entry_t)),

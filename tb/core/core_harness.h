@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,36 @@ class CoreHarness {
  public:
   explicit CoreHarness(Sim<Model>& sim) : sim_(sim), dut_(sim.dut()) { idle_inputs(); }
 
+  // Runs prog from 0 with only its first `present` words in instruction
+  // memory at the start (imem_filling_i); the next arrives every `gap`
+  // cycles. With fault, none arrives after the first `present`, and the
+  // core is told the rest never will (imem_fault_i).
+  CoreRun run_arriving(const std::vector<tpu::isa::Instr>& prog, uint32_t present, uint64_t gap, bool fault,
+                       tpu::HostMemory& mem, const MemoryTiming& timing) {
+    load_program(0, std::vector<tpu::isa::Instr>(prog.begin(), prog.begin() + present));
+    uint32_t words = present;
+    uint64_t wait = gap;
+    dut_.imem_filling_i = 1;
+    dut_.imem_words_i = words;
+    dut_.imem_fault_i = fault;
+    const CoreRun r = run(0, mem, timing, 2'000'000, [&] {
+      // The word written last cycle counts from now on (as cmd_proc's count).
+      dut_.imem_wr_en_i = 0;
+      dut_.imem_words_i = words;
+      if (words == prog.size()) dut_.imem_filling_i = 0;
+      if (fault || words == prog.size() || --wait > 0) return;
+      wait = gap;
+      const auto w = prog[words].encode();
+      dut_.imem_wr_en_i = 1;
+      dut_.imem_wr_addr_i = words;
+      set_field(dut_.imem_wr_data_i, 0, 64, w[0]);
+      set_field(dut_.imem_wr_data_i, 64, 64, w[1]);
+      ++words;
+    });
+    idle_inputs();
+    return r;
+  }
+
   void load_program(uint32_t start, const std::vector<tpu::isa::Instr>& prog) {
     for (size_t i = 0; i < prog.size(); ++i) {
       const auto w = prog[i].encode();
@@ -63,8 +94,10 @@ class CoreHarness {
     dut_.imem_wr_en_i = 0;
   }
 
+  // each_cycle, when given, runs at every cycle of the program before the
+  // inputs settle (e.g. to write the rest of an arriving program).
   CoreRun run(uint32_t start_pc, tpu::HostMemory& mem, const MemoryTiming& timing,
-              uint64_t max_cycles = 2'000'000) {
+              uint64_t max_cycles = 2'000'000, const std::function<void()>& each_cycle = {}) {
     CoreRun res;
     dut_.start_i = 1;
     dut_.start_pc_i = start_pc;
@@ -77,6 +110,7 @@ class CoreHarness {
         break;
       }
       serve_memory(mem, timing);
+      if (each_cycle) each_cycle();
       sim_.settle();
       if (res.first_mxu_cycle == 0 && dut_.perf_mxu_busy_o != 0) res.first_mxu_cycle = sim_.cycle() - t0;
       if (dut_.irq_o) ++res.irqs;

@@ -157,39 +157,53 @@ TEST_F(CoreTest, VectorOps) {
       ASSERT_EQ(out.at(52 + i, j), q::pool_avg(x.at(2 * i, j) + x.at(2 * i + 1, j), 1)) << "pool avg " << i;
 }
 
-// A LOOP that multiplies four row blocks by one tile, with UB, ACC and host
-// increments, against the reference matmul per block.
+// A LOOP that multiplies four row blocks of A by one tile W, with UB, ACC and
+// host increments. Block b reads UB rows b*Rows (ub_inc) and accumulates
+// into ACC rows b*Rows (acc_inc); its RAW results land in UB rows
+// 100 + b*Rows and go to host memory one block apart. The host increment is
+// shared by RHM and WHM, so the input blocks are laid out that far apart too.
+struct LoopBlocks {
+  static constexpr int Rows = 6, Blocks = 4;
+  int n;
+  MatrixI8 a, w;
+
+  std::vector<isa::Instr> program() const {
+    return {isa::rw(kInput + 0x1000, 1, uint32_t(n)),
+            isa::loop(Blocks, 4, Rows, Rows, Rows * n * 4),
+            isa::rhm(0, Rows, kInput, uint32_t(n)),
+            isa::mmc(0, 0, Rows, false, false),
+            isa::act(0, 100, Rows, isa::Act::kNone, false, true),
+            isa::whm(100, Rows * 4, kOutput, uint32_t(n)),
+            isa::sync(0),
+            isa::halt()};
+  }
+  HostMemory memory() const {
+    HostMemory mem;
+    for (int b = 0; b < Blocks; ++b)
+      for (int r = 0; r < Rows; ++r)
+        mem.write(kInput + uint64_t(b) * Rows * n * 4 + uint64_t(r) * n,
+                  std::span<const int8_t>(&a.at(b * Rows + r, 0), size_t(n)));
+    tpu::model::write_matrix(mem, kInput + 0x1000, w);
+    return mem;
+  }
+  // The results in host memory equal the reference matmul, block by block.
+  void expect_results(const HostMemory& mem) const {
+    const MatrixI32 expect = tpu::model::matmul_i8(a, w);
+    for (int b = 0; b < Blocks; ++b)
+      for (int i = 0; i < Rows; ++i)
+        for (int j = 0; j < n; ++j) {
+          const uint64_t addr = kOutput + uint64_t(b) * Rows * n * 4 + uint64_t(i) * n * 4 + uint64_t(j) * 4;
+          ASSERT_EQ(int32_t(mem.read32(addr)), expect.at(b * Rows + i, j)) << "block " << b << " row " << i;
+        }
+  }
+};
+
 TEST_F(CoreTest, LoopWithIncrements) {
-  constexpr int Rows = 6, Blocks = 4;
-  const MatrixI8 a = random_matrix(Rows * Blocks, N), w = random_matrix(N, N);
-  // Block b reads UB rows b*Rows (ub_inc) and accumulates into ACC rows
-  // b*Rows (acc_inc); its RAW results land in UB rows 100 + b*Rows and go to
-  // host memory one block apart. The host increment is shared by RHM and WHM,
-  // so the input blocks are laid out that far apart too.
-  const std::vector<isa::Instr> prog{
-      isa::rw(kInput + 0x1000, 1, N),
-      isa::loop(Blocks, 4, Rows, Rows, Rows * N * 4),
-      isa::rhm(0, Rows, kInput, N),
-      isa::mmc(0, 0, Rows, false, false),
-      isa::act(0, 100, Rows, isa::Act::kNone, false, true),
-      isa::whm(100, Rows * 4, kOutput, N),
-      isa::sync(0),
-      isa::halt()};
-  HostMemory mem2;
-  for (int b = 0; b < Blocks; ++b)
-    for (int r = 0; r < Rows; ++r)
-      mem2.write(kInput + uint64_t(b) * Rows * N * 4 + uint64_t(r) * N,
-                 std::span<const int8_t>(&a.at(b * Rows + r, 0), N));
-  tpu::model::write_matrix(mem2, kInput + 0x1000, w);
-  const tb::CoreRun r = run_rtl(prog, mem2, {.latency = 4});
+  const LoopBlocks t{N, random_matrix(LoopBlocks::Rows * LoopBlocks::Blocks, N), random_matrix(N, N)};
+  HostMemory mem = t.memory();
+  const tb::CoreRun r = run_rtl(t.program(), mem, {.latency = 4});
   ASSERT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err) << " at " << r.err_pc;
-  const MatrixI32 expect = tpu::model::matmul_i8(a, w);
-  for (int b = 0; b < Blocks; ++b)
-    for (int i = 0; i < Rows; ++i)
-      for (int j = 0; j < N; ++j) {
-        const uint64_t addr = kOutput + uint64_t(b) * Rows * N * 4 + uint64_t(i) * N * 4 + uint64_t(j) * 4;
-        ASSERT_EQ(int32_t(mem2.read32(addr)), expect.at(b * Rows + i, j)) << "block " << b << " row " << i;
-      }
+  t.expect_results(mem);
 }
 
 // A program that starts before all of it is in instruction memory (as the
@@ -198,53 +212,32 @@ TEST_F(CoreTest, LoopWithIncrements) {
 // program. When the rest never comes, the program ends with ILLEGAL_OPCODE
 // at the first missing word, after the words before it ran.
 TEST_F(CoreTest, ProgramArrivingWhileItRuns) {
-  constexpr int Rows = 6, Blocks = 4;
-  const MatrixI8 a = random_matrix(Rows * Blocks, N), w = random_matrix(N, N);
-  const std::vector<isa::Instr> prog{
-      isa::rw(kInput + 0x1000, 1, N),
-      isa::loop(Blocks, 4, Rows, Rows, Rows * N * 4),
-      isa::rhm(0, Rows, kInput, N),
-      isa::mmc(0, 0, Rows, false, false),
-      isa::act(0, 100, Rows, isa::Act::kNone, false, true),
-      isa::whm(100, Rows * 4, kOutput, N),
-      isa::sync(0),
-      isa::halt()};
-  HostMemory mem;
-  for (int b = 0; b < Blocks; ++b)
-    for (int r = 0; r < Rows; ++r)
-      mem.write(kInput + uint64_t(b) * Rows * N * 4 + uint64_t(r) * N,
-                std::span<const int8_t>(&a.at(b * Rows + r, 0), N));
-  tpu::model::write_matrix(mem, kInput + 0x1000, w);
-  const MatrixI32 expect = tpu::model::matmul_i8(a, w);
+  const LoopBlocks t{N, random_matrix(LoopBlocks::Rows * LoopBlocks::Blocks, N), random_matrix(N, N)};
+  const std::vector<isa::Instr> prog = t.program();
   for (const uint64_t gap : {1, 7, 40}) {
     SCOPED_TRACE("a word every " + std::to_string(gap) + " cycles");
-    HostMemory m = mem;
-    const tb::CoreRun r = harness_->run_arriving(prog, 1, gap, false, m, {.latency = 4});
+    HostMemory mem = t.memory();
+    const tb::CoreRun r = harness_->run_arriving(prog, 1, gap, false, mem, {.latency = 4});
     ASSERT_FALSE(r.timed_out);
     ASSERT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err) << " at " << r.err_pc;
     if (gap == 40) EXPECT_GT(r.cycles, 40u * (prog.size() - 1)) << "the core did not wait for the words";
-    for (int b = 0; b < Blocks; ++b)
-      for (int i = 0; i < Rows; ++i)
-        for (int j = 0; j < N; ++j) {
-          const uint64_t addr = kOutput + uint64_t(b) * Rows * N * 4 + uint64_t(i) * N * 4 + uint64_t(j) * 4;
-          ASSERT_EQ(int32_t(m.read32(addr)), expect.at(b * Rows + i, j)) << "block " << b << " row " << i;
-        }
+    t.expect_results(mem);
   }
-  // Words 0..3 arrive, the rest never: the loop's body is cut at its MMC.
-  HostMemory m = mem;
-  const std::vector<uint8_t> zeros(size_t(Rows) * N * 4, 0);
-  m.write(kOutput, zeros);
-  const tb::CoreRun r = harness_->run_arriving(prog, 3, 1, true, m, {.latency = 4});
+  // Words 0..2 arrive, the rest never: the loop's body is cut at its MMC.
+  HostMemory mem = t.memory();
+  const std::vector<uint8_t> zeros(size_t(LoopBlocks::Rows) * N * 4, 0);
+  mem.write(kOutput, zeros);
+  const tb::CoreRun r = harness_->run_arriving(prog, 3, 1, true, mem, {.latency = 4});
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.err, ErrCode::kIllegalOpcode);
   EXPECT_EQ(r.err_pc, 3u);
-  EXPECT_EQ(m.read(kOutput, zeros.size()), zeros) << "an instruction past the missing one ran";
-  for (int i = 0; i < Rows; ++i)  // the RHM before the missing word ran (block 0 of A)
-    EXPECT_EQ(harness_->ub_row(i), std::vector<int8_t>(&a.at(i, 0), &a.at(i, 0) + N)) << "UB row " << i;
+  EXPECT_EQ(mem.read(kOutput, zeros.size()), zeros) << "an instruction past the missing one ran";
+  for (int i = 0; i < LoopBlocks::Rows; ++i)  // the RHM before the missing word ran (block 0 of A)
+    EXPECT_EQ(harness_->ub_row(i), std::vector<int8_t>(&t.a.at(i, 0), &t.a.at(i, 0) + N)) << "UB row " << i;
   // The core runs the next program whole.
-  HostMemory m2 = mem;
-  const tb::CoreRun again = run_rtl(prog, m2, {.latency = 4});
-  EXPECT_EQ(again.err, ErrCode::kOk);
+  HostMemory again = t.memory();
+  EXPECT_EQ(run_rtl(prog, again, {.latency = 4}).err, ErrCode::kOk);
+  t.expect_results(again);
 }
 
 }  // namespace

@@ -35,7 +35,10 @@
 // instruction memory be written (idle, or the running program's HALT
 // decoded: core_imem_free_i), the program is copied from the buffer into
 // instruction memory, one instruction a cycle, usually while the previous
-// command's last units drain.
+// command's last units drain. Its command may start before the copy ends
+// (the core fetches only the words copied, as for a direct program); the
+// slot stays full until the copy ends, so the next prefetch cannot write
+// the buffer under it.
 //
 // Execute (b_*): takes the slot's command when no command is running (in
 // order: the previous command's completion and MSI have been written) and
@@ -45,10 +48,12 @@
 //     BAD_COMMAND / FETCH_FAULT and no cycles,
 //   - otherwise (fetched ahead) the window list is copied from the buffer
 //     into the window table (core_dma_bridge checks the core's DMA against
-//     it) and a program too long for the buffer is read into instruction
-//     memory now (fault: FETCH_FAULT); then the slot is freed (the next
-//     entry's prefetch may start) and the core starts at instruction 0; RHM,
-//     WHM and RW go through the DMA engine meanwhile,
+//     it; the program's copy pauses meanwhile) and a program too long for
+//     the buffer is read into instruction memory now (fault: FETCH_FAULT);
+//     then the core starts at instruction 0, and the slot is freed (the next
+//     entry's prefetch may start) at once or, when the program's copy is
+//     still going on, once it ends; RHM, WHM and RW go through the DMA
+//     engine meanwhile,
 //   - when the core is done: wait for room in the completion ring, write the
 //     16-byte completion entry, then send the MSI if enabled and not masked.
 // Entry formats and status codes: docs/host_interface.md.
@@ -175,16 +180,18 @@ module cmd_proc #(
   logic          nx_early_q, nx_early_d;     // ... and the slot filled at its first instruction
   // The running command's program, started before it had all arrived
   logic          arriving_q, arriving_d;     // more of it is still to come
-  logic          st_fault_q, st_fault_d;     // the rest could not be read
+  // The rest could not be read (its class and address in nx_fclass_q and
+  // nx_faddr_q, the words that did arrive in f_prog_idx_q: the next prefetch
+  // waits until this is reported).
+  logic          st_fault_q, st_fault_d;
   logic          st_fault_clr;               // the back end has reported it
-  dma_pkg::err_e st_fclass_q, st_fclass_d;
-  logic [63:0]   st_faddr_q, st_faddr_d;
-  logic [PcW:0]  st_words_q, st_words_d;     // the instructions that did arrive
   dma_pkg::err_e nx_fclass_q, nx_fclass_d;   // the fault to report when taken
   logic [63:0]   nx_faddr_q, nx_faddr_d;
   // Copy of the slot's program into instruction memory
   logic          cp_active_q, cp_active_d, cp_rd_q, cp_rd_d, cp_done_q, cp_done_d;
   logic [PfW-1:0] cp_idx_q, cp_idx_d, cp_wr_idx_q, cp_wr_idx_d;
+  logic [PcW:0]  cp_words_q, cp_words_d;    // words copied so far
+  logic          cp_run_q, cp_run_d;        // the slot's command runs while its copy goes on
   // Execute: the current command
   logic [15:0]   cur_id_q, cur_id_d, cur_head_q, cur_head_d;
   logic [PcW:0]  prog_idx_q, prog_idx_d;     // a long program's words into imem
@@ -309,9 +316,6 @@ module cmd_proc #(
     nx_early_d   = nx_early_q;
     arriving_d   = arriving_q;
     st_fault_d   = st_fault_q && !st_fault_clr;
-    st_fclass_d  = st_fclass_q;
-    st_faddr_d   = st_faddr_q;
-    st_words_d   = st_words_q;
     f_win_clr    = 1'b0;
     f_win_wr     = 1'b0;
     f_imem_wr    = 1'b0;
@@ -325,7 +329,8 @@ module cmd_proc #(
 
     unique case (f_state_q)
       FIdle: begin
-        if (!nx_valid_q && enable_i && !sq_error_q && (sq_head_q != sq_tail_i)) f_state_d = FEntryReq;
+        if (!nx_valid_q && !st_fault_q && enable_i && !sq_error_q && (sq_head_q != sq_tail_i))
+          f_state_d = FEntryReq;
       end
       // ---- 1. the submission entry ----
       FEntryReq: begin
@@ -462,9 +467,8 @@ module cmd_proc #(
             arriving_d = 1'b0;
             if (rd_done_i.err != dma_pkg::ErrNone) begin
               st_fault_d  = 1'b1;
-              st_fclass_d = rd_done_i.err;
-              st_faddr_d  = rd_done_i.err_addr;
-              st_words_d  = (PcW+1)'(f_prog_idx_q);
+              nx_fclass_d = rd_done_i.err;
+              nx_faddr_d  = rd_done_i.err_addr;
             end
           end else begin
             // The program's fault counts only when its list was fine (as the
@@ -498,10 +502,12 @@ module cmd_proc #(
     cp_rd_d     = 1'b0;
     cp_wr_idx_d = cp_wr_idx_q;
     cp_done_d   = cp_done_q;
+    cp_words_d  = cp_words_q + (PcW+1)'(cp_rd_q);
     if (cp_start) begin
       cp_active_d = 1'b1;
       cp_idx_d    = '0;
-    end else if (cp_active_q) begin
+      cp_words_d  = '0;
+    end else if (cp_active_q && !wc_active) begin  // the window copy has the buffer's port
       cp_rd_d     = 1'b1;
       cp_wr_idx_d = cp_idx_q;
       cp_idx_d    = cp_idx_q + 1'b1;
@@ -536,6 +542,13 @@ module cmd_proc #(
     fail_status = '0;
     release_slot = 1'b0;
     st_fault_clr = 1'b0;
+    cp_run_d     = cp_run_q;
+    // A command that started during its program's copy frees the slot when
+    // the copy ends.
+    if (cp_run_q && cp_done_q) begin
+      release_slot = 1'b1;
+      cp_run_d     = 1'b0;
+    end
 
     b_rd_req_valid  = 1'b0;
     b_rd_req        = '0;
@@ -558,7 +571,7 @@ module cmd_proc #(
     unique case (b_state_q)
       // ---- take the next command; report what its prefetch found ----
       BIdle: begin
-        if (nx_valid_q && enable_i) begin
+        if (nx_valid_q && !cp_run_q && enable_i) begin
           cur_id_d   = e_id;
           cur_head_d = nx_head_q;
           if (nx_efault_q) begin
@@ -591,7 +604,7 @@ module cmd_proc #(
       end
       // ---- its program in instruction memory (or not in the buffer) ----
       BLoad: begin
-        if (nx_long_q || cp_done_q) begin
+        if (nx_long_q || cp_active_q || cp_rd_q || cp_done_q) begin
           wc_start  = 1'b1;
           b_state_d = BWinCopy;
         end
@@ -605,8 +618,10 @@ module cmd_proc #(
           if (nx_long_q) begin
             b_state_d = BProgReq;
           end else begin
+            // The slot empties once its program is copied whole.
             core_start_o = 1'b1;
-            release_slot = 1'b1;
+            release_slot = cp_done_q;
+            cp_run_d     = !cp_done_q;
             b_state_d    = BRun;
           end
         end
@@ -660,11 +675,9 @@ module cmd_proc #(
           // missing, whatever the core ended with (it stopped there at the
           // latest), with the cycles it ran.
           if (st_fault_q) begin
-            dma_fault_o       = 1'b1;
-            dma_fault_class_o = st_fclass_q;
-            dma_fault_addr_o  = st_faddr_q;
-            status_d          = StFetchFault;
-            err_pc_d          = 32'(st_words_q);
+            dma_fault_o = 1'b1;  // nx_fclass_q, nx_faddr_q
+            status_d    = StFetchFault;
+            err_pc_d    = 32'(f_prog_idx_q);
           end
           st_fault_clr = 1'b1;
           b_state_d    = BCplWait;
@@ -745,10 +758,10 @@ module cmd_proc #(
     end
   end
 
-  // The buffer's read port: the program copy or the window copy (never both:
-  // the window copy waits for the program's).
+  // The buffer's read port: the window copy, or else the program copy (which
+  // waits meanwhile).
   assign pf_rd_en   = cp_active_q || wc_active;
-  assign pf_rd_addr = cp_active_q ? PfW'(MaxW) + cp_idx_q : PfW'(wc_idx_q);
+  assign pf_rd_addr = wc_active ? PfW'(wc_idx_q) : PfW'(MaxW) + cp_idx_q;
 
   // ---------------------------------------------------------------------------
   // Soft reset, flops
@@ -804,9 +817,6 @@ module cmd_proc #(
   `FF(nx_early_q, nx_early_d, 1'b0)
   `FF(arriving_q, arriving_d && !soft_reset_i, 1'b0)
   `FF(st_fault_q, st_fault_d && !soft_reset_i, 1'b0)
-  `FF(st_fclass_q, st_fclass_d, dma_pkg::ErrNone)
-  `FF(st_faddr_q, st_faddr_d, '0)
-  `FF(st_words_q, st_words_d, '0)
   `FF(nx_fclass_q, nx_fclass_d, dma_pkg::ErrNone)
   `FF(nx_faddr_q, nx_faddr_d, '0)
   `FF(cp_active_q, cp_active_n, 1'b0)
@@ -814,6 +824,8 @@ module cmd_proc #(
   `FF(cp_done_q, cp_done_n, 1'b0)
   `FF(cp_idx_q, cp_idx_d, '0)
   `FF(cp_wr_idx_q, cp_wr_idx_d, '0)
+  `FF(cp_words_q, cp_words_d, '0)
+  `FF(cp_run_q, cp_run_d && !soft_reset_i, 1'b0)
   `FF(cur_id_q, cur_id_d, '0)
   `FF(cur_head_q, cur_head_d, '0)
   `FF(prog_idx_q, prog_idx_d, '0)
@@ -870,10 +882,11 @@ module cmd_proc #(
                           f_imem_wr ? f_prog_idx_q[PcW-1:0] : prog_idx_q[PcW-1:0];
   assign imem_wr_data_o = cp_rd_q ? pf_rd_data : rd_data_i.data;
 
-  // The running program's words while it arrives, and after a fault the
-  // ones that did (the core's fetch waits at the next, or ends there).
-  assign core_imem_filling_o = arriving_q || st_fault_q;
-  assign core_imem_words_o   = arriving_q ? (PcW+1)'(f_prog_idx_q) : st_words_q;
+  // The running program's words while it arrives or is copied, and after a
+  // fault the ones that did arrive (the core's fetch waits at the next, or
+  // ends there).
+  assign core_imem_filling_o = arriving_q || st_fault_q || cp_run_q;
+  assign core_imem_words_o   = cp_run_q ? cp_words_q : (PcW+1)'(f_prog_idx_q);
   assign core_imem_fault_o   = st_fault_q;
 
   assign run_o      = b_state_q == BRun;
@@ -894,8 +907,9 @@ module cmd_proc #(
   `ASSERT(DirectProgramWhileIdleOrArriving, !f_imem_wr || (b_state_q == BIdle && !run_o) || arriving_q)
   `ASSERT(FaultOnlyAfterArrival, !(arriving_q && st_fault_q))
   `ASSERT(FillOnlyEmptySlot, !nx_fill || !nx_valid_q)
-  `ASSERT(CopyWhileImemFree, !cp_rd_q || core_imem_free_i || soft_reset_i)
-  `ASSERT(StartAfterCopy, !core_start_o || nx_long_q || nx_direct_q || cp_done_q)
+  `ASSERT(CopyWhileImemFree, !cp_rd_q || core_imem_free_i || cp_run_q || soft_reset_i)
+  `ASSERT(StartAfterCopyStarted, !core_start_o || nx_long_q || nx_direct_q || cp_done_q || cp_active_q || cp_rd_q)
+  `ASSERT(CopyRunsOnlyItsSlot, !cp_run_q || nx_valid_q)
   // Every status a completion can carry but OK (the program's error codes,
   // docs/isa.md, and the command processor's own), and the ring halted on an
   // unreadable entry.
@@ -928,6 +942,8 @@ module cmd_proc #(
   `COVER(RunsWhileArriving,    run_o && arriving_q && f_imem_wr)
   `COVER(FaultWhileRunning,    arriving_q && st_fault_d)
   `COVER(CopyWhileDraining,    cp_start && b_state_q == BRun)
+  `COVER(RunsWhileCopied,      cp_run_q && cp_rd_q && run_o)
+  `COVER(WindowsPauseTheCopy,  cp_active_q && wc_active)
   `COVER(LongProgramFetched,   b_state_q == BProgDone && rd_done_valid_i)
   `COVER(SlotWaitsForCpl,      nx_valid_q && b_state_q inside {BCplWait, BCplReq, BCplData, BCplDone})
 

@@ -1031,6 +1031,47 @@ TEST_F(DeviceTest, ProgramsTooLongForThePrefetchBufferRunAfterTheirPredecessor) 
   }
 }
 
+// A command fetched ahead starts while its program is still being copied
+// from the prefetch buffer into instruction memory (the copy pauses for its
+// window list): its first read goes out soon after the previous command's
+// completion instead of after the copy, and the whole program runs.
+TEST_F(DeviceTest, ProgramFetchedAheadStartsDuringItsCopy) {
+  RootComplexConfig cfg;
+  cfg.latency = 100;
+  start(cfg);
+  const uint64_t in = 0x90000, out = 0xA0000, out2 = 0xB0000;
+  std::vector<uint8_t> bytes(4 * N);
+  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
+  dev_->mem().write(in, bytes);
+  const int len = std::min({kPrefetchProg, TopCfg::Imem, 600});
+  std::vector<isa::Instr> b_prog{isa::rhm(0, 4, in, N), isa::whm(0, 4, out, N)};
+  while (int(b_prog.size()) < len - 2) b_prog.push_back(isa::sync(0));
+  b_prog.push_back(isa::whm(0, 4, out2, N));
+  b_prog.push_back(isa::halt());
+  const std::vector<tpu::Window> b_wins{tpu::Window{in, 0x1000, tpu::kWindowRead},
+                                        tpu::Window{out, 0x1000, tpu::kWindowWrite},
+                                        tpu::Window{out2, 0x1000, tpu::kWindowWrite}};
+  const auto cpls = run_stream({busy_program(3000), b_prog}, {{}, b_wins}, 1, 2);
+  ASSERT_EQ(cpls.size(), 2u);
+  EXPECT_EQ(cpls[0].status, 0);
+  EXPECT_EQ(cpls[1].status, 0);
+  EXPECT_EQ(dev_->mem().read(out, bytes.size()), bytes);
+  EXPECT_EQ(dev_->mem().read(out2, bytes.size()), bytes);
+  // B's program was read ahead, during A.
+  const auto a_cpl = write_seqs(kCq, 16);
+  ASSERT_EQ(a_cpl.size(), 1u);
+  ASSERT_FALSE(read_seqs(prog_slot(1), 16).empty());
+  EXPECT_LT(read_seqs(prog_slot(1), 16).back(), a_cpl[0]) << "B's program was not fetched ahead";
+  uint64_t a_done = 0, b_read = 0;
+  for (const auto& w : dev_->rc().writes())
+    if (w.addr == kCq) a_done = w.cycle;
+  for (const auto& r : dev_->rc().reads())
+    if (r.addr == in) b_read = r.cycle;
+  ASSERT_NE(a_done, 0u);
+  ASSERT_NE(b_read, 0u);
+  EXPECT_LT(b_read, a_done + uint64_t(len) / 2) << "B waited for its whole program's copy";
+}
+
 // The next command's windows are fetched while the current one runs; the
 // current one's late WHM is still checked against its own windows, and the
 // next is held to its own.

@@ -182,6 +182,25 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
   // a slot is reused only after its previous command completed).
   static uint64_t prog_slot(size_t i) { return kProg + (i % 8) * 0x10000; }
 
+  // A program of `len` instructions that copies 4 rows of random bytes from
+  // kCopyIn to kCopyOut first and to kCopyOut2 last, SYNCs in between
+  // (after `middle`); the bytes are written at kCopyIn.
+  static constexpr uint64_t kCopyIn = 0x90000, kCopyOut = 0xA0000, kCopyOut2 = 0xB0000;
+  struct LongCopy {
+    std::vector<isa::Instr> prog;
+    std::vector<uint8_t> bytes;
+  };
+  LongCopy long_copy(int len, const std::vector<isa::Instr>& middle = {}) {
+    LongCopy c{{isa::rhm(0, 4, kCopyIn, N), isa::whm(0, 4, kCopyOut, N)}, std::vector<uint8_t>(4 * N)};
+    for (auto& b : c.bytes) b = uint8_t(this->rand_int(0, 255));
+    dev_->mem().write(kCopyIn, c.bytes);
+    c.prog.insert(c.prog.end(), middle.begin(), middle.end());
+    while (int(c.prog.size()) < len - 2) c.prog.push_back(isa::sync(0));
+    c.prog.push_back(isa::whm(0, 4, kCopyOut2, N));
+    c.prog.push_back(isa::halt());
+    return c;
+  }
+
   // A GEMM of its own: inputs, packed images and output at base.
   struct StreamGemm {
     MatrixI8 a, w;
@@ -548,28 +567,20 @@ TEST_F(DeviceTest, ProgramStartsBeforeItHasAllArrived) {
   RootComplexConfig cfg;
   cfg.latency = 100;
   start(cfg);
-  const uint64_t in = 0x90000, out = 0xA0000, out2 = 0xB0000;
-  std::vector<uint8_t> bytes(4 * N);
-  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
-  dev_->mem().write(in, bytes);
   const int len = std::min(TopCfg::Imem, 400);
   // A LOOP whose body arrives just behind it.
-  std::vector<isa::Instr> prog{isa::rhm(0, 4, in, N), isa::whm(0, 4, out, N), isa::loop(50, 2),
-                               isa::sync(0), isa::sync(0)};
-  while (int(prog.size()) < len - 2) prog.push_back(isa::sync(0));
-  prog.push_back(isa::whm(0, 4, out2, N));  // the last instructions run too
-  prog.push_back(isa::halt());
-  const tb::CqEntry cpl = run(prog);
+  const LongCopy c = long_copy(len, {isa::loop(50, 2), isa::sync(0), isa::sync(0)});
+  const tb::CqEntry cpl = run(c.prog);
   EXPECT_EQ(cpl.status, 0);
-  EXPECT_EQ(dev_->mem().read(out, bytes.size()), bytes);
-  EXPECT_EQ(dev_->mem().read(out2, bytes.size()), bytes);
+  EXPECT_EQ(dev_->mem().read(kCopyOut, c.bytes.size()), c.bytes);
+  EXPECT_EQ(dev_->mem().read(kCopyOut2, c.bytes.size()), c.bytes) << "the last instructions did not run";
   // The program's first read and the core's read of `in`: the program's
   // last word lands at least latency + len - 1 cycles after its first read
   // (a word a cycle); the core's read follows its first word.
   uint64_t prog_read = 0, data_read = 0;
   for (const auto& r : dev_->rc().reads()) {
     if (r.addr == kProg && prog_read == 0) prog_read = r.cycle;
-    if (r.addr == in && data_read == 0) data_read = r.cycle;
+    if (r.addr == kCopyIn && data_read == 0) data_read = r.cycle;
   }
   ASSERT_NE(prog_read, 0u);
   ASSERT_NE(data_read, 0u);
@@ -585,26 +596,19 @@ TEST_F(DeviceTest, ProgramFetchFaultAfterItStartedEndsItThere) {
   cfg.latency = 100;
   start(cfg);
   dev_->mmio_write(TPU_REG(ERR_CAUSE), 0xffffffff);
-  const uint64_t in = 0x90000, out = 0xA0000, out2 = 0xB0000;
-  std::vector<uint8_t> bytes(4 * N);
-  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
-  dev_->mem().write(in, bytes);
-  const std::vector<uint8_t> untouched(bytes.size(), 0);
-  dev_->mem().write(out2, untouched);
-  std::vector<isa::Instr> prog{isa::rhm(0, 4, in, N), isa::whm(0, 4, out, N)};
-  while (prog.size() < 150) prog.push_back(isa::sync(0));
-  prog.push_back(isa::whm(0, 4, out2, N));  // beyond the fault: must not run
-  prog.push_back(isa::halt());
+  const LongCopy c = long_copy(152);  // its last WHM, beyond the fault, must not run
+  const std::vector<uint8_t> untouched(c.bytes.size(), 0);
+  dev_->mem().write(kCopyOut2, untouched);
   // Instructions 96..127 are one read request of 512 bytes (the default MRRS).
   const uint64_t fault_at = kProg + 96 * 16;
   dev_->rc().add_fault(FaultRule{FaultKind::kUr, fault_at, 16});
-  const tb::CqEntry cpl = run(prog, 3);
+  const tb::CqEntry cpl = run(c.prog, 3);
   EXPECT_EQ(cpl.status, tb::kStatusFetchFault);
   EXPECT_GE(cpl.err_pc, 2u) << "the first instructions did not arrive before the fault";
   EXPECT_LE(cpl.err_pc, 96u);
   EXPECT_GT(cpl.cycles, 0u);
-  EXPECT_EQ(dev_->mem().read(out, bytes.size()), bytes) << "the instructions before the fault did not run";
-  EXPECT_EQ(dev_->mem().read(out2, bytes.size()), untouched) << "an instruction past the fault ran";
+  EXPECT_EQ(dev_->mem().read(kCopyOut, c.bytes.size()), c.bytes) << "the instructions before the fault did not run";
+  EXPECT_EQ(dev_->mem().read(kCopyOut2, c.bytes.size()), untouched) << "an instruction past the fault ran";
   const uint32_t cause = reg(TPU_REG(ERR_CAUSE));
   EXPECT_TRUE(cause & TPU_REGS__ERR_CAUSE__DMA_UR_bm) << std::hex << cause;
   const uint64_t err_addr = reg(TPU_REG(ERR_ADDR_LO)) | uint64_t(reg(TPU_REG(ERR_ADDR_HI))) << 32;
@@ -1039,24 +1043,17 @@ TEST_F(DeviceTest, ProgramFetchedAheadStartsDuringItsCopy) {
   RootComplexConfig cfg;
   cfg.latency = 100;
   start(cfg);
-  const uint64_t in = 0x90000, out = 0xA0000, out2 = 0xB0000;
-  std::vector<uint8_t> bytes(4 * N);
-  for (auto& b : bytes) b = uint8_t(rand_int(0, 255));
-  dev_->mem().write(in, bytes);
   const int len = std::min({kPrefetchProg, TopCfg::Imem, 600});
-  std::vector<isa::Instr> b_prog{isa::rhm(0, 4, in, N), isa::whm(0, 4, out, N)};
-  while (int(b_prog.size()) < len - 2) b_prog.push_back(isa::sync(0));
-  b_prog.push_back(isa::whm(0, 4, out2, N));
-  b_prog.push_back(isa::halt());
-  const std::vector<tpu::Window> b_wins{tpu::Window{in, 0x1000, tpu::kWindowRead},
-                                        tpu::Window{out, 0x1000, tpu::kWindowWrite},
-                                        tpu::Window{out2, 0x1000, tpu::kWindowWrite}};
-  const auto cpls = run_stream({busy_program(3000), b_prog}, {{}, b_wins}, 1, 2);
+  const LongCopy b = long_copy(len);
+  const std::vector<tpu::Window> b_wins{tpu::Window{kCopyIn, 0x1000, tpu::kWindowRead},
+                                        tpu::Window{kCopyOut, 0x1000, tpu::kWindowWrite},
+                                        tpu::Window{kCopyOut2, 0x1000, tpu::kWindowWrite}};
+  const auto cpls = run_stream({busy_program(3000), b.prog}, {{}, b_wins}, 1, 2);
   ASSERT_EQ(cpls.size(), 2u);
   EXPECT_EQ(cpls[0].status, 0);
   EXPECT_EQ(cpls[1].status, 0);
-  EXPECT_EQ(dev_->mem().read(out, bytes.size()), bytes);
-  EXPECT_EQ(dev_->mem().read(out2, bytes.size()), bytes);
+  EXPECT_EQ(dev_->mem().read(kCopyOut, b.bytes.size()), b.bytes);
+  EXPECT_EQ(dev_->mem().read(kCopyOut2, b.bytes.size()), b.bytes);
   // B's program was read ahead, during A.
   const auto a_cpl = write_seqs(kCq, 16);
   ASSERT_EQ(a_cpl.size(), 1u);
@@ -1066,7 +1063,7 @@ TEST_F(DeviceTest, ProgramFetchedAheadStartsDuringItsCopy) {
   for (const auto& w : dev_->rc().writes())
     if (w.addr == kCq) a_done = w.cycle;
   for (const auto& r : dev_->rc().reads())
-    if (r.addr == in) b_read = r.cycle;
+    if (r.addr == kCopyIn) b_read = r.cycle;
   ASSERT_NE(a_done, 0u);
   ASSERT_NE(b_read, 0u);
   EXPECT_LT(b_read, a_done + uint64_t(len) / 2) << "B waited for its whole program's copy";

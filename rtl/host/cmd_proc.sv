@@ -177,9 +177,9 @@ module cmd_proc #(
   logic          nx_fault_q, nx_fault_d;     // the list or the program could not be read
   logic          nx_long_q, nx_long_d;       // the program is not in the buffer
   logic          nx_direct_q, nx_direct_d;   // windows and program went straight to the core
-  logic          nx_early_q, nx_early_d;     // ... and the slot filled at its first instruction
   // The running command's program, started before it had all arrived
-  logic          arriving_q, arriving_d;     // more of it is still to come
+  logic          arriving_q, arriving_d;     // more of it is still to come (a direct
+                                             // program, its slot filled at its first word)
   // The rest could not be read (its class and address in nx_fclass_q and
   // nx_faddr_q, the words that did arrive in f_prog_idx_q: the next prefetch
   // waits until this is reported).
@@ -313,7 +313,6 @@ module cmd_proc #(
     nx_fclass_d  = nx_fclass_q;
     nx_faddr_d   = nx_faddr_q;
     nx_direct_d  = nx_direct_q;
-    nx_early_d   = nx_early_q;
     arriving_d   = arriving_q;
     st_fault_d   = st_fault_q && !st_fault_clr;
     f_win_clr    = 1'b0;
@@ -360,7 +359,6 @@ module cmd_proc #(
           nx_long_d    = 1'b0;
           nx_efault_d  = 1'b0;
           nx_direct_d  = f_direct;
-          nx_early_d   = 1'b0;
           f_win_idx_d  = '0;
           f_prog_idx_d = '0;
           f_state_d    = FIdle;
@@ -449,9 +447,8 @@ module cmd_proc #(
           pf_wr_addr   = prog_word;
           f_prog_idx_d = f_prog_idx_q + IdxW'(rd_data_i.keep == '1);
           // Direct: the command can start on its first instruction.
-          if (f_imem_wr && !nx_early_q) begin
+          if (f_imem_wr && !arriving_q) begin
             nx_fill    = 1'b1;
-            nx_early_d = 1'b1;
             arriving_d = 1'b1;
           end
           if (rd_data_i.last) f_state_d = FProgDone;
@@ -461,7 +458,7 @@ module cmd_proc #(
         f_rd_done_ready = 1'b1;
         if (rd_done_valid_i) begin
           f_state_d = FIdle;
-          if (nx_early_q) begin
+          if (arriving_q) begin
             // Its command runs already: the words that arrived are all it
             // will get when the rest failed.
             arriving_d = 1'b0;
@@ -814,7 +811,6 @@ module cmd_proc #(
   `FF(nx_fault_q, nx_fault_d, 1'b0)
   `FF(nx_long_q, nx_long_d, 1'b0)
   `FF(nx_direct_q, nx_direct_d, 1'b0)
-  `FF(nx_early_q, nx_early_d, 1'b0)
   `FF(arriving_q, arriving_d && !soft_reset_i, 1'b0)
   `FF(st_fault_q, st_fault_d && !soft_reset_i, 1'b0)
   `FF(nx_fclass_q, nx_fclass_d, dma_pkg::ErrNone)

@@ -52,43 +52,9 @@ class CoreHarness {
  public:
   explicit CoreHarness(Sim<Model>& sim) : sim_(sim), dut_(sim.dut()) { idle_inputs(); }
 
-  // Runs prog from 0 with only its first `present` words in instruction
-  // memory at the start (imem_filling_i); the next arrives every `gap`
-  // cycles. With fault, none arrives after the first `present`, and the
-  // core is told the rest never will (imem_fault_i).
-  CoreRun run_arriving(const std::vector<tpu::isa::Instr>& prog, uint32_t present, uint64_t gap, bool fault,
-                       tpu::HostMemory& mem, const MemoryTiming& timing) {
-    load_program(0, std::vector<tpu::isa::Instr>(prog.begin(), prog.begin() + present));
-    uint32_t words = present;
-    uint64_t wait = gap;
-    dut_.imem_filling_i = 1;
-    dut_.imem_words_i = words;
-    dut_.imem_fault_i = fault;
-    const CoreRun r = run(0, mem, timing, 2'000'000, [&] {
-      // The word written last cycle counts from now on (as cmd_proc's count).
-      dut_.imem_wr_en_i = 0;
-      dut_.imem_words_i = words;
-      if (words == prog.size()) dut_.imem_filling_i = 0;
-      if (fault || words == prog.size() || --wait > 0) return;
-      wait = gap;
-      const auto w = prog[words].encode();
-      dut_.imem_wr_en_i = 1;
-      dut_.imem_wr_addr_i = words;
-      set_field(dut_.imem_wr_data_i, 0, 64, w[0]);
-      set_field(dut_.imem_wr_data_i, 64, 64, w[1]);
-      ++words;
-    });
-    idle_inputs();
-    return r;
-  }
-
   void load_program(uint32_t start, const std::vector<tpu::isa::Instr>& prog) {
     for (size_t i = 0; i < prog.size(); ++i) {
-      const auto w = prog[i].encode();
-      dut_.imem_wr_en_i = 1;
-      dut_.imem_wr_addr_i = start + uint32_t(i);
-      set_field(dut_.imem_wr_data_i, 0, 64, w[0]);
-      set_field(dut_.imem_wr_data_i, 64, 64, w[1]);
+      write_imem(start + uint32_t(i), prog[i]);
       sim_.tick();
     }
     dut_.imem_wr_en_i = 0;
@@ -133,6 +99,32 @@ class CoreHarness {
     return res;
   }
 
+  // Runs prog from 0 with only its first `present` words in instruction
+  // memory at the start (imem_filling_i); the next arrives every `gap`
+  // cycles. With fault, none arrives after the first `present`, and the
+  // core is told the rest never will (imem_fault_i).
+  CoreRun run_arriving(const std::vector<tpu::isa::Instr>& prog, uint32_t present, uint64_t gap, bool fault,
+                       tpu::HostMemory& mem, const MemoryTiming& timing) {
+    load_program(0, std::vector<tpu::isa::Instr>(prog.begin(), prog.begin() + present));
+    uint32_t words = present;
+    uint64_t wait = gap;
+    dut_.imem_filling_i = 1;
+    dut_.imem_words_i = words;
+    dut_.imem_fault_i = fault;
+    const CoreRun r = run(0, mem, timing, 2'000'000, [&] {
+      // The word written last cycle counts from now on (as cmd_proc's count).
+      dut_.imem_wr_en_i = 0;
+      dut_.imem_words_i = words;
+      if (words == prog.size()) dut_.imem_filling_i = 0;
+      if (fault || words == prog.size() || --wait > 0) return;
+      wait = gap;
+      write_imem(words, prog[words]);
+      ++words;
+    });
+    idle_inputs();
+    return r;
+  }
+
   std::vector<int8_t> ub_row(int r) const { return core_peek::peek_ub_row(dut_.rootp, N, UbRows, r); }
   std::vector<int32_t> acc_row(int r) const { return core_peek::peek_acc_row(dut_.rootp, N, r); }
 
@@ -145,6 +137,15 @@ class CoreHarness {
     uint32_t done = 0;  // rows moved so far
     bool err = false;   // a write row hit a fault
   };
+
+  // Drives an instruction memory write of `in` at addr for the next edge.
+  void write_imem(uint32_t addr, const tpu::isa::Instr& in) {
+    const auto w = in.encode();
+    dut_.imem_wr_en_i = 1;
+    dut_.imem_wr_addr_i = addr;
+    set_field(dut_.imem_wr_data_i, 0, 64, w[0]);
+    set_field(dut_.imem_wr_data_i, 64, 64, w[1]);
+  }
 
   void idle_inputs() {
     dut_.imem_wr_en_i = 0;

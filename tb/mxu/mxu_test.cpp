@@ -176,8 +176,6 @@ TYPED_TEST(MxuTest, WeightsWaitForFreeBank) {
   dut.wgt_valid_i = 0;
 }
 
-// clear_i in the middle of a stream drops tiles, beats and rows in flight;
-// the next stream computes as after reset.
 // The registers without a reset (the array's operands, weights and bank
 // tags, and the weight-valid flags and tag counters its block sets right
 // after reset) start random: after the reset every result is still exact,
@@ -201,6 +199,8 @@ TYPED_TEST(MxuTest, RandomStateBeforeResetIsHarmless) {
   }
 }
 
+// clear_i in the middle of a stream drops tiles, beats and rows in flight;
+// the next stream computes as after reset.
 TYPED_TEST(MxuTest, ClearDropsEverythingInFlight) {
   constexpr int N = TestFixture::N;
   auto& dut = this->dut();

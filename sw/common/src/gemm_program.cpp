@@ -870,8 +870,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
         after[tile_last[size_t(j)]].push_back({false, b, p.group_begin(g) + j, p.group_begin(g) + j + 1, 0});
     if (pass_pieces && pass + 1 < p.passes) {
       // As few pieces as fit, with their read latency, in the memory unit's
-      // time left over by a group's write-back.
-      const int64_t mmc = int64_t(kb) * rows * gt, writes = int64_t(gt) * rows * out_rows + 40;
+      // time left over by a group's write-back. The count is the same for
+      // every group of the pass (a full group's), so that the pieces cover
+      // the whole load: a last group of fewer tiles must not count fewer.
+      const int full = p.tiles_of_group(0);
+      const int64_t mmc = int64_t(kb) * rows * full, writes = int64_t(full) * rows * out_rows + 40;
       const int64_t slack = mmc - writes - int64_t(kReadLatency), load = int64_t(kb) * p.rows_of_pass(pass + 1);
       const int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
       if (g < pieces) after[0].push_back({true, 0, g * kb / pieces, (g + 1) * kb / pieces, size_t(pass + 1)});

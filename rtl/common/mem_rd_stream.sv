@@ -9,6 +9,8 @@
 // own pace. A request is made only when the FIFO has room for it and for
 // every answer still on its way, so the memory never waits for the unit.
 // With Depth >= 3 a unit that pops every cycle gets one word per cycle.
+// With FallThrough an answer reaches the unit in the cycle it arrives when
+// the FIFO is empty.
 // clear_i (the core's flush) drops every word, granted or buffered.
 `include "tpu_macros.svh"
 
@@ -17,6 +19,7 @@ module mem_rd_stream #(
   parameter int unsigned DataW = 64,
   parameter int unsigned UserW = 1,
   parameter int unsigned Depth = 4,
+  parameter bit          FallThrough = 1'b0,  // an answer to an empty FIFO is offered in its cycle
   localparam int unsigned CntW = $clog2(Depth + 1)
 ) (
   input  logic             clk_i,
@@ -59,6 +62,24 @@ module mem_rd_stream #(
   `FF(owed_q, owed_d, '0)
   `FFLNR(user_q, addr_user_i, req_fire)
 
+  // With FallThrough an answer that finds the FIFO empty is offered to the
+  // unit in the cycle it arrives, and enters the FIFO only if the unit does
+  // not take it: a cycle sooner, for a longer path from the memory.
+  logic                   fifo_in, fifo_valid, fifo_pop;
+  logic [UserW+DataW-1:0] fifo_data;
+  if (FallThrough) begin : gen_through
+    logic through;
+    assign through      = rsp_valid_i && !fifo_valid && !clear_i;
+    assign fifo_in      = rsp_valid_i && !(through && data_ready_i);
+    assign data_valid_o = fifo_valid || through;
+    assign {data_user_o, data_o} = fifo_valid ? fifo_data : {user_q, rsp_data_i};
+  end else begin : gen_fifo
+    assign fifo_in      = rsp_valid_i;
+    assign data_valid_o = fifo_valid;
+    assign {data_user_o, data_o} = fifo_data;
+  end
+  assign fifo_pop = data_ready_i && fifo_valid;
+
   stream_fifo #(
     .Width(UserW + DataW),
     .Depth(Depth)
@@ -66,12 +87,12 @@ module mem_rd_stream #(
     .clk_i,
     .rst_ni,
     .clear_i,
-    .valid_i(rsp_valid_i),
+    .valid_i(fifo_in),
     .ready_o(fifo_ready),
     .data_i ({user_q, rsp_data_i}),
-    .valid_o(data_valid_o),
-    .ready_i(data_ready_i),
-    .data_o ({data_user_o, data_o}),
+    .valid_o(fifo_valid),
+    .ready_i(fifo_pop),
+    .data_o (fifo_data),
     .count_o(unused_count)
   );
 

@@ -5,12 +5,14 @@
 // Row i of the command is UB row a+i and goes to host address c + i*b (a
 // wide row, the WIDE flag: 2N bytes from UB rows a+2i, a+2i+1);
 // mem_requests makes the requests. The rows are read from the UB through a
-// mem_rd_stream and sent in order, only for requests already accepted.
+// mem_rd_stream and sent in order, only for requests the port has taken
+// (from the cycle it takes one).
 //
-// A command is sent when its last row has left for the port; busy_o falls
-// then and the next WHM may start, because the last rows take a while to
-// reach the host (the DMA's packets are store-and-forward) and the next
-// command's rows can follow them at once. At most two commands are started
+// A command is sent when its last row has been asked for from the UB;
+// busy_o falls then and the next WHM may start: its rows follow the last
+// ones through the same stream, and the last rows take a while to reach the
+// host anyway (the DMA's packets are store-and-forward), so consecutive
+// WHMs keep the port busy every cycle. At most two commands are started
 // and not done (pending_o): the one sending and the one before it. The port
 // acknowledges each request once, in request order, so an acknowledge
 // belongs to the older command. done_o pulses, in order, when a sent
@@ -19,6 +21,9 @@
 // fault of the read side) the mover requests nothing more, finishes sending
 // the rows of requests already accepted (the port expects them), and waits
 // for the flush.
+//
+// The vector unit's command in progress may still be writing the rows
+// (vpu_fill_*): a row it has yet to write waits until it is written.
 `include "tpu_macros.svh"
 
 module mem_wr_mover #(
@@ -60,19 +65,26 @@ module mem_wr_mover #(
   input  logic                       ub_rd_req_ready_i,
   output logic [UbAddrW-1:0]         ub_rd_req_addr_o,
   input  logic                       ub_rd_rsp_valid_i,
-  input  logic [N-1:0][7:0]          ub_rd_rsp_data_i
+  input  logic [N-1:0][7:0]          ub_rd_rsp_data_i,
+  // ---- the UB rows the vector unit's command in progress writes ----
+  input  logic                       vpu_fill_i,
+  input  logic [UbAddrW-1:0]         vpu_fill_lo_i,
+  input  logic [UbAddrW:0]           vpu_fill_total_i,
+  input  logic [UbAddrW:0]           vpu_fill_rows_i
 );
 
   logic                sending, sent, faulted;
-  logic [15:0]         count, requested;
+  logic [15:0]         count, requested, requested_now;
   logic [15:0]         asked_q;     // UB rows asked for
-  logic [15:0]         beats_q;     // rows that left for the port
   logic [UbAddrW-1:0]  ub_base;
   logic [PcW-1:0]      unused_pc;   // each entry keeps its own
-  logic                req_fire, beat_fire;
+  logic                req_fire;
+  logic                ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user, unwritten;
 
   assign busy_o    = sending;
-  assign beat_fire = wr_valid_o && wr_ready_i;
+  // UB rows of the requests the port has taken, counting the one it takes
+  // now: a row is asked for from the cycle its request goes out.
+  assign requested_now = requested + (req_fire ? 16'(req_rows_o) : 16'd0);
 
   mem_requests #(
     .N     (N),
@@ -88,7 +100,7 @@ module mem_wr_mover #(
     .first_i,
     .last_i,
     .stop_i,
-    .finish_i   (beat_fire && (beats_q + 16'd1 == count)),
+    .finish_i   (ub_addr_fire && (asked_q + 16'd1 == count)),
     .error_i    (wr_ack_valid_i && wr_ack_err_i),
     .active_o   (sending),
     .faulted_o  (faulted),
@@ -107,9 +119,17 @@ module mem_wr_mover #(
     .req_last_o
   );
 
-  // Write data: UB row by row, only for rows already requested.
-  logic ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user;
-  assign ub_addr_valid = sending && (asked_q != requested);
+  // Write data: UB row by row, only for rows already requested. A WHM may
+  // start while the vector unit still writes its rows (the scoreboard lets
+  // it follow that command, docs/controller.md); a row the vector unit has
+  // yet to write is asked for once it has been written (a write lands at the
+  // edge that grants it, and the count follows at that edge).
+  logic [UbAddrW-1:0] ub_addr, vpu_off;
+  assign ub_addr       = ub_base + UbAddrW'(asked_q);
+  assign vpu_off       = ub_addr - vpu_fill_lo_i;
+  assign unwritten     = vpu_fill_i && !({1'b0, vpu_off} < vpu_fill_rows_i) &&
+                         {1'b0, vpu_off} < vpu_fill_total_i;
+  assign ub_addr_valid = sending && (asked_q != requested_now) && !unwritten;
   assign ub_addr_fire  = ub_addr_valid && ub_addr_ready;
 
   mem_rd_stream #(
@@ -122,7 +142,7 @@ module mem_wr_mover #(
     .clear_i     (flush_i),
     .addr_valid_i(ub_addr_valid),
     .addr_ready_o(ub_addr_ready),
-    .addr_i      (ub_base + UbAddrW'(asked_q)),
+    .addr_i      (ub_addr),
     .addr_user_i (1'b0),
     .req_valid_o (ub_rd_req_valid_o),
     .req_ready_i (ub_rd_req_ready_i),
@@ -136,7 +156,6 @@ module mem_wr_mover #(
   );
 
   `FF(asked_q, start_i ? '0 : asked_q + 16'(ub_addr_fire), '0)
-  `FF(beats_q, start_i ? '0 : beats_q + 16'(beat_fire), '0)
 
   // ---- commands started and not done, oldest first ----
   // Entry 0 is the oldest; the last entry is the one sending, if any (so

@@ -92,6 +92,7 @@ module tpu_core #(
   localparam int unsigned UbAddrW  = $clog2(UbRows);
   localparam int unsigned AccAddrW = $clog2(AccRows);
   localparam int unsigned QueueDepth = 4;
+  localparam int unsigned SbDepth  = 8;   // commands in flight per unit (the scoreboard's rings)
 
   // ---------------------------------------------------------------------------
   // Instruction memory
@@ -127,6 +128,16 @@ module tpu_core #(
   logic              rhm_fill;
   logic [$clog2(UbRows)-1:0] rhm_fill_lo, rhm_fill_last;
   logic [$clog2(UbRows):0]   rhm_fill_rows;
+  // The vector unit's command in progress and the UB rows it has written
+  // (a WHM of those rows may follow it).
+  logic                      vpu_fill;
+  logic [$clog2(UbRows)-1:0] vpu_fill_lo;
+  logic [$clog2(UbRows):0]   vpu_fill_total, vpu_fill_rows;
+  // The matrix unit's oldest command and the ACC rows it has written (an
+  // ACT of those rows may follow it).
+  logic                       mmc_fill;
+  logic [$clog2(AccRows)-1:0] mmc_fill_lo;
+  logic [$clog2(AccRows):0]   mmc_fill_total, mmc_fill_rows;
 
   tpu_ctrl #(
     .ImemDepth  (ImemDepth),
@@ -134,6 +145,7 @@ module tpu_core #(
     .AccRows    (AccRows),
     .N          (N),
     .WgtCapacity(WgtFifoTiles + 2),
+    .SbDepth    (SbDepth),
     .Datapath   (Datapath)
   ) u_ctrl (
     .clk_i,
@@ -244,6 +256,7 @@ module tpu_core #(
     .Rows   (UbRows),
     .RdPorts(UbRdPorts),
     .WrPorts(2),
+    .RdFirst(HasBf16 ? (1 << UbRdMmc) | (1 << 4) : (1 << UbRdMmc)),
     .Banks  (HasBf16 ? 8 : 4),  // bf16: four parts of two banks (the planner's
     .Parts  (HasBf16 ? 4 : 1)   // copy of the rule: tpu::ub_parts)
   ) u_ub (
@@ -352,6 +365,10 @@ module tpu_core #(
     .rhm_fill_lo_o  (rhm_fill_lo),
     .rhm_fill_last_o(rhm_fill_last),
     .rhm_fill_rows_o(rhm_fill_rows),
+    .vpu_fill_i      (vpu_fill),
+    .vpu_fill_lo_i   (vpu_fill_lo),
+    .vpu_fill_total_i(vpu_fill_total),
+    .vpu_fill_rows_i (vpu_fill_rows),
     .req_valid_o (mreq_valid[0]),
     .req_ready_i (mreq_ready[0]),
     .req_write_o (mreq_write[0]),
@@ -426,7 +443,8 @@ module tpu_core #(
     .N       (N),
     .UbRows  (UbRows),
     .AccRows (AccRows),
-    .Datapath(Datapath)
+    .Datapath(Datapath),
+    .Cmds    (SbDepth)
   ) u_unit_mmc (
     .clk_i,
     .rst_ni,
@@ -453,6 +471,10 @@ module tpu_core #(
     .acc_wr_bf16_o      (acc_wr_bf16),
     .acc_wr_addr_o      (acc_wr_addr),
     .acc_wr_data_o      (acc_wr_data),
+    .fill_o             (mmc_fill),
+    .fill_lo_o          (mmc_fill_lo),
+    .fill_total_o       (mmc_fill_total),
+    .fill_rows_o        (mmc_fill_rows),
     .row_fire_o         (row_fire),
     .wgt_stall_o        (wgt_stall),
     .wgt_shift_o        (wgt_shift)
@@ -482,7 +504,15 @@ module tpu_core #(
     .ub_wr_valid_o(ub_wr_valid[UbWrVpu]),
     .ub_wr_ready_i(ub_wr_ready[UbWrVpu]),
     .ub_wr_addr_o (ub_wr_addr[UbWrVpu]),
-    .ub_wr_data_o (ub_wr_data[UbWrVpu])
+    .ub_wr_data_o (ub_wr_data[UbWrVpu]),
+    .mmc_fill_i      (mmc_fill),
+    .mmc_fill_lo_i   (mmc_fill_lo),
+    .mmc_fill_total_i(mmc_fill_total),
+    .mmc_fill_rows_i (mmc_fill_rows),
+    .fill_o       (vpu_fill),
+    .fill_lo_o    (vpu_fill_lo),
+    .fill_total_o (vpu_fill_total),
+    .fill_rows_o  (vpu_fill_rows)
   );
 
   // ---------------------------------------------------------------------------

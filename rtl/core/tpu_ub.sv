@@ -31,6 +31,7 @@ module tpu_ub #(
   parameter int unsigned Parts   = 1,                      // parts by the top address bits (a power of two)
   parameter int unsigned RdPorts = 4,
   parameter int unsigned WrPorts = 2,
+  parameter int unsigned RdFirst = 0,   // read ports (a mask) that win a bank over the others
   localparam int unsigned AddrW  = $clog2(Rows)
 ) (
   input  logic                                clk_i,
@@ -101,7 +102,7 @@ module tpu_ub #(
   logic [Banks-1:0][N-1:0][7:0]  bank_data;
 
   for (genvar b = 0; b < Banks; b++) begin : gen_bank
-    logic [RdPorts-1:0] rd_want;
+    logic [RdPorts-1:0] rd_want, rd_want_first;
     logic [WrPorts-1:0] wr_want;
     logic [RdSelW-1:0]  rd_sel, rd_first_q;
     logic [WrSelW-1:0]  wr_sel, wr_first_q;
@@ -116,7 +117,8 @@ module tpu_ub #(
 
     assign rd_any = |rd_want;
     assign wr_any = |wr_want;
-    assign rd_sel = pick_rd(rd_want, rd_first_q);
+    assign rd_want_first = rd_want & RdPorts'(RdFirst);
+    assign rd_sel = pick_rd(rd_want_first != '0 ? rd_want_first : rd_want, rd_first_q);
     assign wr_sel = pick_wr(wr_want, wr_first_q);
 
     always_comb begin

@@ -49,6 +49,12 @@ module unit_mem #(
   output logic [UbAddrW-1:0]         rhm_fill_lo_o,
   output logic [UbAddrW-1:0]         rhm_fill_last_o,
   output logic [UbAddrW:0]           rhm_fill_rows_o,
+  // ---- the UB rows the vector unit's command in progress writes (a WHM
+  //      may follow it: a row is read once it is written) ----
+  input  logic                       vpu_fill_i,
+  input  logic [UbAddrW-1:0]         vpu_fill_lo_i,
+  input  logic [UbAddrW:0]           vpu_fill_total_i,
+  input  logic [UbAddrW:0]           vpu_fill_rows_i,
   // ---- memory port ----
   output logic                       req_valid_o,
   input  logic                       req_ready_i,
@@ -82,7 +88,7 @@ module unit_mem #(
 
   // ---- the stage: the next command, its UB range and host span ----------------
   core_pkg::unit_cmd_t  pend_q;
-  logic                 pend_valid_q, pend_write_q;
+  logic                 pend_valid_q, pend_write_q, pend_burst_q;
   logic [UbAddrW-1:0]   pend_ub_lo_q, pend_ub_last_q;
   logic [63:0]          pend_first_q;
   logic [64:0]          pend_last_q;
@@ -110,6 +116,7 @@ module unit_mem #(
   `FF(pend_valid_q, (pend_valid_q && !dispatch || accept) && !flush_i, 1'b0)
   `FFLNR(pend_q, cmd_i, accept)
   `FFLNR(pend_write_q, cmd_i.ins.op == tpu_isa_pkg::OpWhm, accept)
+  `FFLNR(pend_burst_q, cmd_i.ins.b == (cmd_wide ? 16'(2 * N) : 16'(N)), accept)
   `FFLNR(pend_ub_lo_q, cmd_i.ins.a[UbAddrW-1:0], accept)
   `FFLNR(pend_ub_last_q, cmd_i.ins.a[UbAddrW-1:0] + cmd_ub_rows - UbAddrW'(1), accept)
   `FFLNR(pend_first_q, cmd_i.ins.c, accept)
@@ -134,9 +141,22 @@ module unit_mem #(
   // WHMs (wr_pending); the range registers are the newer one's, so an RHM
   // waits while there are two.
   logic [1:0] wr_pending;
+  // A WHM of one request per row (host rows apart) waits while the vector
+  // unit still has rows of it to write: each request waits at the port for
+  // the previous one's row, and would hold the port, and the weight unit's
+  // reads behind it, until the vector unit writes that row. A contiguous WHM
+  // is one burst request, which the port takes at once: it follows the
+  // writes row by row (mem_wr_mover).
+  logic [UbAddrW:0] vpu_next, vpu_end;
+  logic             vpu_owes;
+  assign vpu_next = {1'b0, vpu_fill_lo_i} + vpu_fill_rows_i;
+  assign vpu_end  = {1'b0, vpu_fill_lo_i} + vpu_fill_total_i;
+  assign vpu_owes = vpu_fill_i && vpu_next < vpu_end &&
+                    {1'b0, pend_ub_lo_q} < vpu_end && vpu_next < {1'b0, pend_ub_last_q} + 1'b1;
+
   always_comb begin
     if (pend_side == Rd) hazard = wr_pending != '0 && (overlap_q[Wr] || wr_pending == 2'd2);
-    else                 hazard = side_busy[Rd] && overlap_q[Rd];
+    else                 hazard = (side_busy[Rd] && overlap_q[Rd]) || (!pend_burst_q && vpu_owes);
   end
 
   // Commands started and not yet reported: at most one RHM and two WHMs. A
@@ -304,7 +324,11 @@ module unit_mem #(
     .ub_rd_req_ready_i,
     .ub_rd_req_addr_o,
     .ub_rd_rsp_valid_i,
-    .ub_rd_rsp_data_i
+    .ub_rd_rsp_data_i,
+    .vpu_fill_i,
+    .vpu_fill_lo_i,
+    .vpu_fill_total_i,
+    .vpu_fill_rows_i
   );
 
   // ---- the request channel, round-robin between the sides --------------------

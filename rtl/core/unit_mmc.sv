@@ -26,6 +26,7 @@ module unit_mmc #(
   parameter int unsigned UbRows  = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned AccRows = tpu_pkg::Cfg.acc_rows,
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,
+  parameter int unsigned Cmds    = 8,   // commands started and not done, at most (the scoreboard's ring)
   localparam bit          HasBf16  = Datapath != tpu_pkg::DatapathInt8,
   localparam int unsigned LaneW    = HasBf16 ? 16 : 8,
   localparam int unsigned UbAddrW  = $clog2(UbRows),
@@ -61,6 +62,11 @@ module unit_mmc #(
   output logic                      acc_wr_bf16_o,      // fp32 row: add in fp32
   output logic [AccAddrW-1:0]       acc_wr_addr_o,
   output logic [N-1:0][31:0]        acc_wr_data_o,
+  // ---- the ACC rows the oldest command in flight writes (an ACT may follow it) ----
+  output logic                      fill_o,         // a command is in flight
+  output logic [AccAddrW-1:0]       fill_lo_o,      // its rows lo + [0, total), in order
+  output logic [AccAddrW:0]         fill_total_o,
+  output logic [AccAddrW:0]         fill_rows_o,    // the first ones readable by the VPU
   // ---- status for the performance counters ----
   output logic                      row_fire_o,     // a row entered the array
   output logic                      wgt_stall_o,    // a row waits for its tile
@@ -291,6 +297,33 @@ module unit_mmc #(
   assign acc_wr_data_o       = out_row;
   `FF(done_q, out_valid && meta_out[AccAddrW+2] && !flush_i, 1'b0)
   assign done_o              = done_q && !flush_i;
+
+  // The ACC rows of the commands started and not done, oldest first. The
+  // oldest one's rows are the next to leave the MXU, in order; a row given
+  // to the accumulators at cycle t is readable from t+2 (tpu_acc), so the
+  // count of its rows given is reported a cycle late. Its entry leaves with
+  // its done, when the next command's count starts from its first row.
+  logic                rng_ready;
+  logic [AccAddrW:0]   given_q;
+  logic [$clog2(Cmds+1)-1:0] unused_rng_count;
+  stream_fifo #(
+    .Width(2 * AccAddrW + 1),
+    .Depth(Cmds)
+  ) u_ranges (
+    .clk_i,
+    .rst_ni,
+    .clear_i(flush_i),
+    .valid_i(start),
+    .ready_o(rng_ready),
+    .data_i ({(AccAddrW + 1)'(cmd_i.ins.count), cmd_i.ins.b[AccAddrW-1:0]}),
+    .valid_o(fill_o),
+    .ready_i(done_o),
+    .data_o ({fill_total_o, fill_lo_o}),
+    .count_o(unused_rng_count)
+  );
+  `FF(given_q, flush_i ? '0 : !out_valid ? given_q : meta_out[AccAddrW+2] ? '0 : given_q + 1'b1, '0)
+  `FF(fill_rows_o, flush_i ? '0 : given_q, '0)
+  `ASSERT_IF(RangeHasRoom, start, rng_ready)
 
   assign row_fire_o  = in_fire;
   assign wgt_shift_o = wgt_valid_i && wgt_ready_o;

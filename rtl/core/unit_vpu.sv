@@ -62,7 +62,18 @@ module unit_vpu #(
   output logic                          ub_wr_valid_o,
   input  logic                          ub_wr_ready_i,
   output logic [UbAddrW-1:0]            ub_wr_addr_o,
-  output logic [N-1:0][7:0]             ub_wr_data_o
+  output logic [N-1:0][7:0]             ub_wr_data_o,
+  // ---- the ACC rows the matrix unit's oldest command writes (an ACT may
+  //      follow it: a row is read once it is written) ----
+  input  logic                          mmc_fill_i,
+  input  logic [AccAddrW-1:0]           mmc_fill_lo_i,
+  input  logic [AccAddrW:0]             mmc_fill_total_i,
+  input  logic [AccAddrW:0]             mmc_fill_rows_i,
+  // ---- the UB rows the command in progress writes ----
+  output logic                          fill_o,        // an ACT or VOP is writing the UB
+  output logic [UbAddrW-1:0]            fill_lo_o,     // its rows lo + [0, total), in order
+  output logic [UbAddrW:0]              fill_total_o,
+  output logic [UbAddrW:0]              fill_rows_o    // the first ones written
 );
 
   import tpu_isa_pkg::*;
@@ -148,7 +159,11 @@ module unit_vpu #(
   assign group_shift    = vbf16_q ? (pool_q ? shift_q + 4'd1 : 4'd1) : shift_q;
   assign vop_group_mask = (16'd1 << group_shift) - 16'd1;
 
-  assign cmd_ready_o = state_q == StIdle && lut_ready;
+  // The next command starts in the cycle the current one writes its last
+  // row: every stage behind the write is empty by then, and its first read
+  // comes a cycle later, after that row has landed. Not a CFG, which
+  // completes in the cycle it starts (one completion a cycle).
+  assign cmd_ready_o = (state_q == StIdle || (last_write && ins.op != OpCfg)) && lut_ready;
   assign start       = cmd_valid_i && cmd_ready_o;
   assign cfg_wr      = start && ins.op == OpCfg;
 
@@ -174,23 +189,35 @@ module unit_vpu #(
   logic               acc_rsp_q;
   logic [2:0]         unused_src_user;
 
-  assign acc_ask = (state_q == StAct || state_q == StRaw) && ask_acc_q != in_total_q;
+  // An ACT asks for its first ACC row in the cycle it starts. It may start
+  // while the matrix unit's oldest command still writes its rows (the
+  // scoreboard lets it follow that command, docs/controller.md): a row that
+  // command has yet to write is asked for once it is readable.
+  logic                start_acc, acc_unwritten;
+  logic [AccAddrW-1:0] acc_addr, mmc_off;
+  assign start_acc     = start && ins.op == OpAct;
+  assign acc_addr      = start_acc ? AccAddrW'(ins.a) : AccAddrW'(src_a_q) + AccAddrW'(ask_acc_q);
+  assign mmc_off       = acc_addr - mmc_fill_lo_i;
+  assign acc_unwritten = mmc_fill_i && !({1'b0, mmc_off} < mmc_fill_rows_i) && {1'b0, mmc_off} < mmc_fill_total_i;
+  assign acc_ask       = (start_acc || ((state_q == StAct || state_q == StRaw) && ask_acc_q != in_total_q)) &&
+                         !acc_unwritten;
   assign a_ask   = state_q == StVop && ask_a_q != in_total_q &&
                    serial_ok(ask_a_q, serial_q, (pool_q || vbf16_q) ? group_shift : 4'd0, vbf16_q, written_q);
   assign b_ask   = state_q == StVop && !pool_q && ask_b_q != in_total_q &&
                    serial_ok(ask_b_q, serial_q, vbf16_q ? group_shift : 4'd0, vbf16_q, written_q);
 
   mem_rd_stream #(
-    .AddrW(AccAddrW),
-    .DataW(N * 32),
-    .UserW(1)
+    .AddrW      (AccAddrW),
+    .DataW      (N * 32),
+    .UserW      (1),
+    .FallThrough(1'b1)  // an ACT's first row a cycle sooner: ACTs back to back leave no gap
   ) u_acc_rd (
     .clk_i,
     .rst_ni,
     .clear_i     (flush_i),
     .addr_valid_i(acc_ask),
     .addr_ready_o(acc_ask_ready),
-    .addr_i      (AccAddrW'(src_a_q) + AccAddrW'(ask_acc_q)),
+    .addr_i      (acc_addr),
     .addr_user_i (1'b0),
     .req_valid_o (acc_rd_en_o),
     .req_ready_i (1'b1),
@@ -309,6 +336,14 @@ module unit_vpu #(
   end
   assign out_write    = ub_wr_valid_o && ub_wr_ready_i;
   assign ub_wr_addr_o = UbAddrW'(dst_q) + UbAddrW'(written_q);
+
+  // Every command that writes the UB writes its rows in address order, one
+  // at a time, so what it has written is a count (a WHM may follow it:
+  // docs/controller.md). Its rows lie inside the UB (checked at issue).
+  assign fill_o       = state_q != StIdle;
+  assign fill_lo_o    = UbAddrW'(dst_q);
+  assign fill_total_o = (UbAddrW + 1)'(out_total_q);
+  assign fill_rows_o  = (UbAddrW + 1)'(written_q);
   assign last_write   = out_write && (written_q + 20'd1 == out_total_q);
   assign done_o       = last_write || cfg_wr;
 
@@ -324,7 +359,7 @@ module unit_vpu #(
     if (state_q == StAct && f32_q && out_write) quarter_d = f32_part_last ? 2'd0 : quarter_q + 2'd1;
     if (last_write) state_d = StIdle;
     if (start) begin
-      ask_acc_d = '0;
+      ask_acc_d = 20'(acc_ask && acc_ask_ready);
       ask_a_d   = '0;
       ask_b_d   = '0;
       sent_d    = '0;

@@ -30,6 +30,11 @@
 // a cycle ago still holds. Rows arrive at most one a cycle and an MMC reads
 // one a cycle, so an MMC that starts on a loaded part follows the load.
 //
+// A WHM may start while the vector command it waits for writes its rows,
+// and an ACT while the matrix command it waits for writes its ACC rows: when
+// that command is its only dependency left and has started. The memory unit
+// (the vector unit) then reads each of those rows once it is written.
+//
 // Timing: alloc_i, start_i, done_i and clear_i act at the clock edge; hold_o,
 // idle_o and full_o come from flops through a mux and an OR. An entry that
 // completes in the cycle a command is allocated, or the next, is no
@@ -317,6 +322,35 @@ module ctrl_scoreboard #(
   end
   always_ff @(posedge clk_i) stream_slot_q <= mmc_head;
 
+  // ---------------------------------------------------------------------------
+  // The memory unit's head behind the vector command in progress
+  // ---------------------------------------------------------------------------
+  // A WHM whose only dependency left is the vector unit's oldest command,
+  // once that one has started, starts too: the memory unit asks for each row
+  // that command writes only once it is written (unit_mem's vpu_fill_*; the
+  // vector unit writes its rows in address order). A WHM only reads the UB,
+  // so its dependency on that command is a read after write. Every input is
+  // a flop's, so the test needs no registered stage as the MMC's does.
+  logic whm_follows;
+  assign whm_follows = !mem_wr_q[start_q[UnitMem]] && head_dep[UnitMem][UnitMmc] == '0 &&
+                       head_dep[UnitMem][UnitVpu] == (Depth'(1) << head_q[UnitVpu]) &&
+                       start_q[UnitVpu] != head_q[UnitVpu];
+
+  // ---------------------------------------------------------------------------
+  // The vector unit's head behind the matrix command in progress
+  // ---------------------------------------------------------------------------
+  // An ACT whose only dependency left is the matrix unit's oldest command,
+  // once that one has started, starts too: the vector unit asks for each ACC
+  // row that command writes only once it is readable (unit_vpu's mmc_fill_*;
+  // the matrix unit writes a command's rows in order). Not when the head
+  // also writes UB rows that command reads (a write after read), so what is
+  // left is the ACT's read of the rows the MMC writes.
+  logic act_follows;
+  assign act_follows = head_dep[UnitVpu][UnitMem] == '0 &&
+                       head_dep[UnitVpu][UnitMmc] == (Depth'(1) << head_q[UnitMmc]) &&
+                       start_q[UnitMmc] != head_q[UnitMmc] &&
+                       !ub_ov(vpu_wr_q[start_q[UnitVpu]], mmc_ub_q[head_q[UnitMmc]]);
+
   // Only a command waiting in the queue can be held. The slot at start is
   // valid exactly when one waits (start == tail with a valid slot means the
   // ring is full of waiting commands). A pending command is held.
@@ -324,6 +358,10 @@ module ctrl_scoreboard #(
     logic streams;
     if (u == UnitMmc) begin : gen_stream
       assign streams = stream_q && stream_slot_q == start_q[u];
+    end else if (u == UnitMem) begin : gen_follow
+      assign streams = whm_follows;
+    end else if (u == UnitVpu) begin : gen_follow_mmc
+      assign streams = act_follows;
     end else begin : gen_no_stream
       assign streams = 1'b0;
     end
@@ -331,6 +369,10 @@ module ctrl_scoreboard #(
                        ((head_dep[u] != '0 && !streams) ||
                         (pend_q && pend_unit_q == 2'(u) && pend_slot_q == start_q[u]));
   end
+  `COVER(ActFollowsMatrix, valid_q[UnitVpu][start_q[UnitVpu]] && head_dep[UnitVpu] != '0 &&
+         act_follows && start_i[UnitVpu])
+  `COVER(WhmFollowsVector, valid_q[UnitMem][start_q[UnitMem]] && head_dep[UnitMem] != '0 &&
+         whm_follows && start_i[UnitMem])
   `COVER(MmcStreamsBehindRhm, valid_q[UnitMmc][mmc_head] && head_dep[UnitMmc] != '0 &&
          stream_q && stream_slot_q == mmc_head && start_i[UnitMmc])
 

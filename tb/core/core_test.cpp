@@ -211,6 +211,60 @@ TEST_F(CoreTest, LoopWithIncrements) {
 // word, a LOOP's body included, and the results are those of the whole
 // program. When the rest never comes, the program ends with ILLEGAL_OPCODE
 // at the first missing word, after the words before it ran.
+// An ACT starts while the MMC it waits for still writes its ACC rows, and a
+// WHM while that ACT still writes its UB rows; each reads a row once it has
+// been written. The chain MMC -> ACT RAW -> WHM is exact under any memory
+// timing, and a SYNC that makes the ACT (the WHM) wait for the end of the
+// command before it costs about what following saves: the MMC's rows (the
+// ACT's four UB rows a row). A WHM whose host rows lie apart (a request
+// per row) waits for its ACT instead: its requests would hold the port.
+TEST_F(CoreTest, CommandsFollowTheRowsTheyWaitFor) {
+  constexpr int M = 32, kRes = 64;  // ACC rows; the results' first UB row
+  const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
+  const MatrixI32 want = tpu::model::matmul_i8(a, w);
+  const auto program = [&](uint8_t sync_before_act, uint8_t sync_before_whm, uint32_t stride) {
+    std::vector<isa::Instr> p{isa::rw(kInput + 0x1000, 1, N), isa::rhm(0, M, kInput, N), isa::mmc(0, 0, M, false, true)};
+    if (sync_before_act) p.push_back(isa::sync(sync_before_act));
+    p.push_back(isa::act(0, kRes, M, isa::Act::kNone, false, true));
+    if (sync_before_whm) p.push_back(isa::sync(sync_before_whm));
+    p.push_back(isa::whm(kRes, 4 * M, kOutput, stride));
+    p.push_back(isa::halt());
+    return p;
+  };
+  // Runs a program; checks its results (row i of the WHM at kOutput + i * stride).
+  const auto run = [&](const std::vector<isa::Instr>& prog, uint32_t stride, const tb::MemoryTiming& timing) {
+    HostMemory mem;
+    tpu::model::write_matrix(mem, kInput, a);
+    tpu::model::write_matrix(mem, kInput + 0x1000, w);
+    const tb::CoreRun r = run_rtl(prog, mem, timing);
+    EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        const int row = 4 * i + j / (N / 4), byte = (j % (N / 4)) * 4;  // RAW: lane j of ACC row i
+        const std::vector<uint8_t> b = mem.read(kOutput + uint64_t(row) * stride + uint64_t(byte), 4);
+        const int32_t got = int32_t(uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24);
+        EXPECT_EQ(got, want.at(i, j)) << "C[" << i << "][" << j << "], stride " << stride;
+        if (::testing::Test::HasFailure()) return r.cycles;
+      }
+    return r.cycles;
+  };
+  const uint8_t mmc = isa::unit_bit(isa::Unit::kMmc), vpu = isa::unit_bit(isa::Unit::kVpu);
+  const tb::MemoryTiming steady{.latency = 20};
+  run(program(0, 0, N), N, steady);  // (the first ACT after reset waits for the LUT's clear)
+  const uint64_t follows = run(program(0, 0, N), N, steady);
+  const uint64_t act_waits = run(program(mmc, 0, N), N, steady);
+  const uint64_t whm_waits = run(program(0, vpu, N), N, steady);
+  std::printf("MMC -> ACT -> WHM: %llu cycles; %llu with a SYNC before the ACT, %llu before the WHM\n",
+              (unsigned long long)follows, (unsigned long long)act_waits, (unsigned long long)whm_waits);
+  EXPECT_GE(act_waits, follows + M / 2) << "the ACT did not follow the MMC";
+  EXPECT_GE(whm_waits, follows + 3 * M) << "the WHM did not follow the ACT";
+  const uint64_t apart = run(program(0, 0, 2 * N), 2 * N, steady);
+  // (Following would save about 4 * M cycles, as above; the SYNC costs a few.)
+  EXPECT_GE(apart + M, run(program(0, vpu, 2 * N), 2 * N, steady)) << "a WHM of a request per row followed the ACT";
+  for (const uint32_t stride : {uint32_t(N), uint32_t(2 * N)})
+    run(program(0, 0, stride), stride, {.latency = 7, .req_stall = 0.3, .rsp_gap = 0.3});
+}
+
 TEST_F(CoreTest, ProgramArrivingWhileItRuns) {
   const LoopBlocks t{N, random_matrix(LoopBlocks::Rows * LoopBlocks::Blocks, N), random_matrix(N, N)};
   const std::vector<isa::Instr> prog = t.program();

@@ -128,12 +128,52 @@ class ScoreboardTest : public tb::VerilatedFixture<Vctrl_scoreboard> {
       }
     if (head == nullptr) return false;
     if (head->pending) return true;
+    std::vector<const Entry*> deps[kUnits];
     for (int v = 0; v < kUnits; ++v) {
       if (v == u) continue;
       for (const Entry& o : q_[size_t(v)])
-        if (o.seq < head->seq && conflicts(head->fp, o.fp)) return true;
+        if (o.seq < head->seq && conflicts(head->fp, o.fp)) deps[v].push_back(&o);
     }
+    if (follows_vector(u, *head, deps)) {
+      ++follows_;
+      return false;
+    }
+    if (follows_matrix(u, *head, deps)) {
+      ++act_follows_;
+      return false;
+    }
+    for (const auto& d : deps)
+      if (!d.empty()) return true;
     return false;
+  }
+
+  // The exception for a WHM: its only dependency is the vector unit's
+  // oldest command, which has started. (The RTL sees "started" as the
+  // ring's start pointer past its head, so not when all eight entries have
+  // started; the vector unit runs one at a time, so that never happens.)
+  bool follows_vector(int u, const Entry& head, const std::vector<const Entry*> (&deps)[kUnits]) const {
+    const auto& vq = q_[size_t(kVpu)];
+    if (u != kMem || head.fp.r[kUbWr].v || !deps[kMmc].empty() || deps[kVpu].size() != 1 ||
+        deps[kVpu][0] != &vq.front() || !vq.front().started)
+      return false;
+    return !all_started(vq);
+  }
+
+  // The exception for an ACT: its only dependency is the matrix unit's
+  // oldest command, which has started, and it writes no UB row that command
+  // reads.
+  bool follows_matrix(int u, const Entry& head, const std::vector<const Entry*> (&deps)[kUnits]) const {
+    const auto& mq = q_[size_t(kMmc)];
+    if (u != kVpu || !deps[kMem].empty() || deps[kMmc].size() != 1 || deps[kMmc][0] != &mq.front() ||
+        !mq.front().started || overlap(head.fp.r[kUbWr], mq.front().fp.r[kUbRd0]))
+      return false;
+    return !all_started(mq);
+  }
+
+  static bool all_started(const std::deque<Entry>& q) {
+    bool all = q.size() == size_t(kDepth);
+    for (const Entry& e : q) all = all && e.started;
+    return all;
   }
 
   bool has_waiting(int u) const {
@@ -192,6 +232,8 @@ class ScoreboardTest : public tb::VerilatedFixture<Vctrl_scoreboard> {
 
   std::array<std::deque<Entry>, kUnits> q_;
   uint64_t seq_ = 0;
+  mutable uint64_t follows_ = 0;      // checks of a WHM that follows a vector command
+  mutable uint64_t act_follows_ = 0;  // checks of an ACT that follows a matrix command
 };
 
 TEST_F(ScoreboardTest, RandomTrafficMatchesDirectRule) {
@@ -237,6 +279,8 @@ TEST_F(ScoreboardTest, RandomTrafficMatchesDirectRule) {
   EXPECT_GT(fulls, 1000u);
   EXPECT_GT(done_at_issue, 100u);
   EXPECT_GT(flushes, 10u);
+  EXPECT_GT(follows_, 1000u);
+  EXPECT_GT(act_follows_, 1000u);
 }
 
 // A command's dependencies are found in the cycle after its issue, while it
@@ -246,59 +290,123 @@ TEST_F(ScoreboardTest, DependencyCompletingAroundIssue) {
   Footprint act;  // ACT writes UB rows 4..7
   act.r[kUbWr] = {true, 4, 7};
   act.r[kAccRd] = {true, 0, 3};
-  Footprint whm;  // WHM reads UB rows 6..9
-  whm.r[kUbRd0] = {true, 6, 9};
-  const uint8_t vpu = 1u << kVpu, mem = 1u << kMem;
+  Footprint mmc;  // MMC reads UB rows 6..9
+  mmc.r[kUbRd0] = {true, 6, 9};
+  mmc.r[kAccWr] = {true, 8, 9};
+  const uint8_t vpu = 1u << kVpu, mxu = 1u << kMmc;
 
-  for (int delay = 0; delay < 3; ++delay) {  // cycles from the WHM's issue to the ACT's end
-    SCOPED_TRACE("ACT completes " + std::to_string(delay) + " cycles after the WHM issues");
+  for (int delay = 0; delay < 3; ++delay) {  // cycles from the MMC's issue to the ACT's end
+    SCOPED_TRACE("ACT completes " + std::to_string(delay) + " cycles after the MMC issues");
     step(kVpu, act, 0, 0);
     step(-1, {}, 0, 0);                            // (held while pending)
     step(-1, {}, vpu, 0);                          // the ACT starts
-    step(kMem, whm, 0, delay == 0 ? vpu : 0);      // the WHM issues
+    step(kMmc, mmc, 0, delay == 0 ? vpu : 0);      // the MMC issues
     settle();
-    EXPECT_TRUE(dut().hold_o & mem) << "held while its dependencies are found";
+    EXPECT_TRUE(dut().hold_o & mxu) << "held while its dependencies are found";
     step(-1, {}, 0, delay == 1 ? vpu : 0);
     settle();
-    EXPECT_EQ(bool(dut().hold_o & mem), delay == 2);
+    EXPECT_EQ(bool(dut().hold_o & mxu), delay == 2);
     if (delay == 2) {
       step(-1, {}, 0, vpu);
       settle();
-      EXPECT_FALSE(dut().hold_o & mem);
+      EXPECT_FALSE(dut().hold_o & mxu);
     }
     EXPECT_EQ(dut().idle_o & vpu, vpu);
-    step(-1, {}, mem, 0);  // the WHM starts and completes
-    step(-1, {}, 0, mem);
+    step(-1, {}, mxu, 0);  // the MMC starts and completes
+    step(-1, {}, 0, mxu);
   }
 }
 
-// A full ring: full_o from the eighth command on, and a command of another
-// unit that conflicts with all eight waits for the last of them.
-TEST_F(ScoreboardTest, FullRingAndWaitForAll) {
-  for (int i = 0; i < kDepth; ++i) {
-    Footprint mmc;  // MMC i reads UB row i, writes ACC row i
-    mmc.r[kUbRd0] = {true, i, i};
-    mmc.r[kAccWr] = {true, i, i};
-    step(kMmc, mmc, 0, 0);
-  }
-  settle();
-  EXPECT_TRUE(dut().full_o & (1u << kMmc));
-  Footprint act;  // ACT reads ACC rows 0..7
-  act.r[kAccRd] = {true, 0, kDepth - 1};
-  act.r[kUbWr] = {true, 32, 39};
+// A WHM whose only dependency left is the vector command in progress starts
+// with it (the memory unit then reads each row once it is written); one that
+// also waits for a vector command not yet started is held, and so is an RHM
+// (it writes the rows). (No matrix command writes the UB, so none is ever a
+// WHM's dependency.)
+TEST_F(ScoreboardTest, WhmFollowsTheVectorCommandInProgress) {
+  Footprint act;  // ACT writes UB rows 4..7
+  act.r[kUbWr] = {true, 4, 7};
+  act.r[kAccRd] = {true, 0, 3};
+  Footprint act2 = act;  // another ACT of UB rows 8..11
+  act2.r[kUbWr] = {true, 8, 11};
+  Footprint whm;  // WHM reads UB rows 6..9
+  whm.r[kUbRd0] = {true, 6, 9};
+  Footprint rhm;  // RHM writes UB rows 6..9
+  rhm.r[kUbWr] = {true, 6, 9};
+  const uint8_t vpu = 1u << kVpu, mem = 1u << kMem;
+  const auto held = [&] {
+    settle();
+    return bool(dut().hold_o & mem);
+  };
+
+  // Queued, then started: held, then released while the ACT runs.
   step(kVpu, act, 0, 0);
-  for (int i = 0; i < kDepth; ++i) {
-    step(-1, {}, 1u << kMmc, 0);
+  step(kMem, whm, 0, 0);
+  step(-1, {}, 0, 0);
+  EXPECT_TRUE(held()) << "the ACT has not started";
+  step(-1, {}, vpu, 0);
+  EXPECT_FALSE(held()) << "the ACT is in progress";
+  step(-1, {}, mem, 0);
+  step(-1, {}, 0, vpu);
+  step(-1, {}, 0, mem);
+
+  // Two vector commands: released only once the second one runs.
+  step(kVpu, act, 0, 0);
+  step(kVpu, act2, 0, 0);
+  step(kMem, whm, 0, 0);
+  step(-1, {}, vpu, 0);
+  EXPECT_TRUE(held()) << "the second ACT is queued";
+  step(-1, {}, 0, vpu);
+  EXPECT_TRUE(held()) << "the second ACT is queued";
+  step(-1, {}, vpu, 0);
+  EXPECT_FALSE(held()) << "the second ACT is in progress";
+  step(-1, {}, mem, 0);
+  step(-1, {}, 0, vpu | mem);
+
+  // An RHM writes the rows: held until the ACT completes.
+  step(kVpu, act, 0, 0);
+  step(kMem, rhm, 0, 0);
+  step(-1, {}, vpu, 0);
+  EXPECT_TRUE(held());
+  step(-1, {}, 0, vpu);
+  EXPECT_FALSE(held());
+}
+
+// A full ring: full_o from the eighth command on, and an ACT that reads the
+// ACC rows of all eight waits until only the last is in flight, then
+// follows it; an ACT that also writes a UB row the last one reads waits for
+// it to complete.
+TEST_F(ScoreboardTest, FullRingAndWaitForAll) {
+  for (const bool overwrites : {false, true}) {
+    SCOPED_TRACE(overwrites ? "the ACT writes a UB row the last MMC reads" : "the ACT reads the ACC only");
+    for (int i = 0; i < kDepth; ++i) {
+      Footprint mmc;  // MMC i reads UB row i, writes ACC row i
+      mmc.r[kUbRd0] = {true, i, i};
+      mmc.r[kAccWr] = {true, i, i};
+      step(kMmc, mmc, 0, 0);
+    }
     settle();
-    EXPECT_TRUE(dut().hold_o & (1u << kVpu)) << "after " << i << " starts";
-  }
-  for (int i = 0; i < kDepth; ++i) {
+    EXPECT_TRUE(dut().full_o & (1u << kMmc));
+    Footprint act;  // ACT reads ACC rows 0..7
+    act.r[kAccRd] = {true, 0, kDepth - 1};
+    act.r[kUbWr] = overwrites ? Range{true, kDepth - 1, kDepth + 6} : Range{true, 32, 39};
+    step(kVpu, act, 0, 0);
+    for (int i = 0; i < kDepth; ++i) {
+      step(-1, {}, 1u << kMmc, 0);
+      settle();
+      EXPECT_TRUE(dut().hold_o & (1u << kVpu)) << "after " << i << " starts";
+    }
+    for (int i = 0; i < kDepth; ++i) {
+      settle();
+      const bool last = i == kDepth - 1;
+      EXPECT_EQ(bool(dut().hold_o & (1u << kVpu)), !last || overwrites)
+          << "with " << kDepth - i << " MMCs in flight";
+      step(-1, {}, 0, 1u << kMmc);  // step() checks full_o and hold_o against the model
+    }
     settle();
-    EXPECT_TRUE(dut().hold_o & (1u << kVpu)) << "with " << kDepth - i << " MMCs in flight";
-    step(-1, {}, 0, 1u << kMmc);  // step() checks full_o and hold_o against the model
+    EXPECT_FALSE(dut().hold_o & (1u << kVpu));
+    step(-1, {}, 1u << kVpu, 0);
+    step(-1, {}, 0, 1u << kVpu);
   }
-  settle();
-  EXPECT_FALSE(dut().hold_o & (1u << kVpu));
 }
 
 }  // namespace

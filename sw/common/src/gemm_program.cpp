@@ -802,6 +802,13 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     size_t load_index;
   };
 
+  // Groups whose tiles leave as they finish: every group of a tile-major
+  // plan, the last group, and with one group per pass every group (its last
+  // chunk goes tile after tile, group_order), so that a pass's results keep
+  // the VPU and the link's write side busy while the next pass starts
+  // instead of all going out in the last pass. (With several groups a pass,
+  // the earlier groups' results go out during the next group.)
+  const auto finishes = [&](int b) { return p.tile_major || p.groups == 1 || b == total_groups - 1; };
   size_t next_load = 0;  // loads emitted so far
   int batch_ahead = 0;   // tiles in the current result region before the next group's
   for (int b = 0; b < total_groups; ++b) {
@@ -849,10 +856,10 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     // The previous group's epilogues, spread evenly over this group's MMCs,
     // the tiles of one WHM together (batch_ahead: tiles already in the
     // current result region before them).
-    // With a whole pass of L in the UB, and in the last group, each tile
+    // In a group that finishes its tiles one by one (finishes()), each tile
     // leaves as it finishes instead.
-    const bool at_finish = p.tile_major || b == total_groups - 1;
-    if (b > 0 && !p.tile_major) {
+    const bool at_finish = finishes(b);
+    if (b > 0 && !finishes(b - 1)) {
       const int pg = (b - 1) % p.groups, pt = p.tiles_of_group(pg), j0 = p.group_begin(pg);
       const int nb = (batch_ahead + pt - 1) / wb + 1;  // WHM batches the tiles touch
       // (in the last group, before its first tile leaves: tiles leave in order)

@@ -127,9 +127,15 @@ module mem_wr_mover #(
   logic [UbAddrW-1:0] ub_addr, vpu_off;
   assign ub_addr       = ub_base + UbAddrW'(asked_q);
   assign vpu_off       = ub_addr - vpu_fill_lo_i;
-  assign unwritten     = vpu_fill_i && !({1'b0, vpu_off} < vpu_fill_rows_i) &&
-                         {1'b0, vpu_off} < vpu_fill_total_i;
-  assign ub_addr_valid = sending && (asked_q != requested_now) && !unwritten;
+  // (Compared only for a row to ask for: a simulator's model then does not
+  // redo it at every row the vector unit writes.)
+  always_comb begin
+    ub_addr_valid = sending && (asked_q != requested_now);
+    unwritten     = 1'b0;
+    if (ub_addr_valid && vpu_fill_i)
+      unwritten = !({1'b0, vpu_off} < vpu_fill_rows_i) && {1'b0, vpu_off} < vpu_fill_total_i;
+    ub_addr_valid = ub_addr_valid && !unwritten;
+  end
   assign ub_addr_fire  = ub_addr_valid && ub_addr_ready;
 
   mem_rd_stream #(

@@ -151,12 +151,17 @@ module unit_mem #(
   logic             vpu_owes;
   assign vpu_next = {1'b0, vpu_fill_lo_i} + vpu_fill_rows_i;
   assign vpu_end  = {1'b0, vpu_fill_lo_i} + vpu_fill_total_i;
-  assign vpu_owes = vpu_fill_i && vpu_next < vpu_end &&
-                    {1'b0, pend_ub_lo_q} < vpu_end && vpu_next < {1'b0, pend_ub_last_q} + 1'b1;
 
   always_comb begin
-    if (pend_side == Rd) hazard = wr_pending != '0 && (overlap_q[Wr] || wr_pending == 2'd2);
-    else                 hazard = (side_busy[Rd] && overlap_q[Rd]) || (!pend_burst_q && vpu_owes);
+    vpu_owes = 1'b0;
+    if (pend_side == Rd) begin
+      hazard = wr_pending != '0 && (overlap_q[Wr] || wr_pending == 2'd2);
+    end else begin
+      if (pend_valid_q && !pend_burst_q && vpu_fill_i)
+        vpu_owes = vpu_next < vpu_end && {1'b0, pend_ub_lo_q} < vpu_end &&
+                   vpu_next < {1'b0, pend_ub_last_q} + 1'b1;
+      hazard = (side_busy[Rd] && overlap_q[Rd]) || vpu_owes;
+    end
   end
 
   // Commands started and not yet reported: at most one RHM and two WHMs. A

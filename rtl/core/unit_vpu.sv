@@ -198,9 +198,15 @@ module unit_vpu #(
   assign start_acc     = start && ins.op == OpAct;
   assign acc_addr      = start_acc ? AccAddrW'(ins.a) : AccAddrW'(src_a_q) + AccAddrW'(ask_acc_q);
   assign mmc_off       = acc_addr - mmc_fill_lo_i;
-  assign acc_unwritten = mmc_fill_i && !({1'b0, mmc_off} < mmc_fill_rows_i) && {1'b0, mmc_off} < mmc_fill_total_i;
-  assign acc_ask       = (start_acc || ((state_q == StAct || state_q == StRaw) && ask_acc_q != in_total_q)) &&
-                         !acc_unwritten;
+  // (Compared only for a row to ask for, so that a simulator's model does
+  // not redo it at every row the matrix unit writes.)
+  always_comb begin
+    acc_ask       = start_acc || ((state_q == StAct || state_q == StRaw) && ask_acc_q != in_total_q);
+    acc_unwritten = 1'b0;
+    if (acc_ask && mmc_fill_i)
+      acc_unwritten = !({1'b0, mmc_off} < mmc_fill_rows_i) && {1'b0, mmc_off} < mmc_fill_total_i;
+    acc_ask = acc_ask && !acc_unwritten;
+  end
   assign a_ask   = state_q == StVop && ask_a_q != in_total_q &&
                    serial_ok(ask_a_q, serial_q, (pool_q || vbf16_q) ? group_shift : 4'd0, vbf16_q, written_q);
   assign b_ask   = state_q == StVop && !pool_q && ask_b_q != in_total_q &&

@@ -331,10 +331,16 @@ module ctrl_scoreboard #(
   // vector unit writes its rows in address order). A WHM only reads the UB,
   // so its dependency on that command is a read after write. Every input is
   // a flop's, so the test needs no registered stage as the MMC's does.
+  // (Both tests run only for a head that waits on the unit it may follow,
+  // so that a simulator's model skips them in the other cycles.)
   logic whm_follows;
-  assign whm_follows = !mem_wr_q[start_q[UnitMem]] && head_dep[UnitMem][UnitMmc] == '0 &&
-                       head_dep[UnitMem][UnitVpu] == (Depth'(1) << head_q[UnitVpu]) &&
-                       start_q[UnitVpu] != head_q[UnitVpu];
+  always_comb begin
+    whm_follows = 1'b0;
+    if (head_dep[UnitMem][UnitVpu] != '0)
+      whm_follows = !mem_wr_q[start_q[UnitMem]] && head_dep[UnitMem][UnitMmc] == '0 &&
+                    head_dep[UnitMem][UnitVpu] == (Depth'(1) << head_q[UnitVpu]) &&
+                    start_q[UnitVpu] != head_q[UnitVpu];
+  end
 
   // ---------------------------------------------------------------------------
   // The vector unit's head behind the matrix command in progress
@@ -346,10 +352,14 @@ module ctrl_scoreboard #(
   // also writes UB rows that command reads (a write after read), so what is
   // left is the ACT's read of the rows the MMC writes.
   logic act_follows;
-  assign act_follows = head_dep[UnitVpu][UnitMem] == '0 &&
-                       head_dep[UnitVpu][UnitMmc] == (Depth'(1) << head_q[UnitMmc]) &&
-                       start_q[UnitMmc] != head_q[UnitMmc] &&
-                       !ub_ov(vpu_wr_q[start_q[UnitVpu]], mmc_ub_q[head_q[UnitMmc]]);
+  always_comb begin
+    act_follows = 1'b0;
+    if (head_dep[UnitVpu][UnitMmc] != '0)
+      act_follows = head_dep[UnitVpu][UnitMem] == '0 &&
+                    head_dep[UnitVpu][UnitMmc] == (Depth'(1) << head_q[UnitMmc]) &&
+                    start_q[UnitMmc] != head_q[UnitMmc] &&
+                    !ub_ov(vpu_wr_q[start_q[UnitVpu]], mmc_ub_q[head_q[UnitMmc]]);
+  end
 
   // Only a command waiting in the queue can be held. The slot at start is
   // valid exactly when one waits (start == tail with a valid slot means the

@@ -5,8 +5,7 @@
 // Row i of the command is UB row a+i and goes to host address c + i*b (a
 // wide row, the WIDE flag: 2N bytes from UB rows a+2i, a+2i+1);
 // mem_requests makes the requests. The rows are read from the UB through a
-// mem_rd_stream and sent in order, only for requests the port has taken
-// (from the cycle it takes one).
+// mem_rd_stream and sent in order, only for requests already accepted.
 //
 // A command is sent when its last row has been asked for from the UB;
 // busy_o falls then and the next WHM may start: its rows follow the last
@@ -68,13 +67,12 @@ module mem_wr_mover #(
   input  logic [N-1:0][7:0]          ub_rd_rsp_data_i,
   // ---- the UB rows the vector unit's command in progress writes ----
   input  logic                       vpu_fill_i,
-  input  logic [UbAddrW-1:0]         vpu_fill_lo_i,
-  input  logic [UbAddrW:0]           vpu_fill_total_i,
-  input  logic [UbAddrW:0]           vpu_fill_rows_i
+  input  logic [UbAddrW-1:0]         vpu_fill_next_i,
+  input  logic [UbAddrW:0]           vpu_fill_end_i
 );
 
   logic                sending, sent, faulted;
-  logic [15:0]         count, requested, requested_now;
+  logic [15:0]         count, requested;
   logic [15:0]         asked_q;     // UB rows asked for
   logic [UbAddrW-1:0]  ub_base;
   logic [PcW-1:0]      unused_pc;   // each entry keeps its own
@@ -82,9 +80,6 @@ module mem_wr_mover #(
   logic                ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user, unwritten;
 
   assign busy_o    = sending;
-  // UB rows of the requests the port has taken, counting the one it takes
-  // now: a row is asked for from the cycle its request goes out.
-  assign requested_now = requested + (req_fire ? 16'(req_rows_o) : 16'd0);
 
   mem_requests #(
     .N     (N),
@@ -124,16 +119,18 @@ module mem_wr_mover #(
   // it follow that command, docs/controller.md); a row the vector unit has
   // yet to write is asked for once it has been written (a write lands at the
   // edge that grants it, and the count follows at that edge).
-  logic [UbAddrW-1:0] ub_addr, vpu_off;
-  assign ub_addr       = ub_base + UbAddrW'(asked_q);
-  assign vpu_off       = ub_addr - vpu_fill_lo_i;
+  // The next row's address is a register of its own (rather than the base
+  // plus asked_q), which keeps an adder off the path through the check.
+  logic [UbAddrW-1:0] ub_addr, unused_base;
+  `FF(ub_addr, start_i ? cmd_i.ins.a[UbAddrW-1:0] : ub_addr + UbAddrW'(ub_addr_fire), '0)
+  assign unused_base   = ub_base;
   // (Compared only for a row to ask for: a simulator's model then does not
   // redo it at every row the vector unit writes.)
   always_comb begin
-    ub_addr_valid = sending && (asked_q != requested_now);
+    ub_addr_valid = sending && (asked_q != requested);
     unwritten     = 1'b0;
     if (ub_addr_valid && vpu_fill_i)
-      unwritten = !({1'b0, vpu_off} < vpu_fill_rows_i) && {1'b0, vpu_off} < vpu_fill_total_i;
+      unwritten = !(ub_addr < vpu_fill_next_i) && {1'b0, ub_addr} < vpu_fill_end_i;
     ub_addr_valid = ub_addr_valid && !unwritten;
   end
   assign ub_addr_fire  = ub_addr_valid && ub_addr_ready;

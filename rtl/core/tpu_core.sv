@@ -131,8 +131,8 @@ module tpu_core #(
   // The vector unit's command in progress and the UB rows it has written
   // (a WHM of those rows may follow it).
   logic                      vpu_fill;
-  logic [$clog2(UbRows)-1:0] vpu_fill_lo;
-  logic [$clog2(UbRows):0]   vpu_fill_total, vpu_fill_rows;
+  logic [$clog2(UbRows)-1:0] vpu_fill_next;
+  logic [$clog2(UbRows):0]   vpu_fill_end;
   // The matrix unit's oldest command and the ACC rows it has written (an
   // ACT of those rows may follow it).
   logic                       mmc_fill;
@@ -366,9 +366,8 @@ module tpu_core #(
     .rhm_fill_last_o(rhm_fill_last),
     .rhm_fill_rows_o(rhm_fill_rows),
     .vpu_fill_i      (vpu_fill),
-    .vpu_fill_lo_i   (vpu_fill_lo),
-    .vpu_fill_total_i(vpu_fill_total),
-    .vpu_fill_rows_i (vpu_fill_rows),
+    .vpu_fill_next_i (vpu_fill_next),
+    .vpu_fill_end_i  (vpu_fill_end),
     .req_valid_o (mreq_valid[0]),
     .req_ready_i (mreq_ready[0]),
     .req_write_o (mreq_write[0]),
@@ -510,9 +509,8 @@ module tpu_core #(
     .mmc_fill_total_i(mmc_fill_total),
     .mmc_fill_rows_i (mmc_fill_rows),
     .fill_o       (vpu_fill),
-    .fill_lo_o    (vpu_fill_lo),
-    .fill_total_o (vpu_fill_total),
-    .fill_rows_o  (vpu_fill_rows)
+    .fill_next_o  (vpu_fill_next),
+    .fill_end_o   (vpu_fill_end)
   );
 
   // ---------------------------------------------------------------------------

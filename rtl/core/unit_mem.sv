@@ -52,9 +52,8 @@ module unit_mem #(
   // ---- the UB rows the vector unit's command in progress writes (a WHM
   //      may follow it: a row is read once it is written) ----
   input  logic                       vpu_fill_i,
-  input  logic [UbAddrW-1:0]         vpu_fill_lo_i,
-  input  logic [UbAddrW:0]           vpu_fill_total_i,
-  input  logic [UbAddrW:0]           vpu_fill_rows_i,
+  input  logic [UbAddrW-1:0]         vpu_fill_next_i,
+  input  logic [UbAddrW:0]           vpu_fill_end_i,
   // ---- memory port ----
   output logic                       req_valid_o,
   input  logic                       req_ready_i,
@@ -147,21 +146,23 @@ module unit_mem #(
   // reads behind it, until the vector unit writes that row. A contiguous WHM
   // is one burst request, which the port takes at once: it follows the
   // writes row by row (mem_wr_mover).
-  logic [UbAddrW:0] vpu_next, vpu_end;
-  logic             vpu_owes;
-  assign vpu_next = {1'b0, vpu_fill_lo_i} + vpu_fill_rows_i;
-  assign vpu_end  = {1'b0, vpu_fill_lo_i} + vpu_fill_total_i;
+  logic vpu_owes;
 
+  // Registered like the overlaps (a command starts no sooner than the cycle
+  // after it is staged): the rows left to write only shrink while a WHM
+  // waits here (a vector command that starts later and writes its rows is
+  // younger, and waits for it), so a value a cycle old only delays it.
+  logic vpu_owes_q;
   always_comb begin
     vpu_owes = 1'b0;
-    if (pend_side == Rd) begin
-      hazard = wr_pending != '0 && (overlap_q[Wr] || wr_pending == 2'd2);
-    end else begin
-      if (pend_valid_q && !pend_burst_q && vpu_fill_i)
-        vpu_owes = vpu_next < vpu_end && {1'b0, pend_ub_lo_q} < vpu_end &&
-                   vpu_next < {1'b0, pend_ub_last_q} + 1'b1;
-      hazard = (side_busy[Rd] && overlap_q[Rd]) || vpu_owes;
-    end
+    if (pend_valid_q && pend_write_q && !pend_burst_q && vpu_fill_i)
+      vpu_owes = {1'b0, pend_ub_lo_q} < vpu_fill_end_i && !(pend_ub_last_q < vpu_fill_next_i);
+  end
+  `FF(vpu_owes_q, vpu_owes && !flush_i, 1'b0)
+
+  always_comb begin
+    if (pend_side == Rd) hazard = wr_pending != '0 && (overlap_q[Wr] || wr_pending == 2'd2);
+    else                 hazard = (side_busy[Rd] && overlap_q[Rd]) || vpu_owes_q;
   end
 
   // Commands started and not yet reported: at most one RHM and two WHMs. A
@@ -331,9 +332,8 @@ module unit_mem #(
     .ub_rd_rsp_valid_i,
     .ub_rd_rsp_data_i,
     .vpu_fill_i,
-    .vpu_fill_lo_i,
-    .vpu_fill_total_i,
-    .vpu_fill_rows_i
+    .vpu_fill_next_i,
+    .vpu_fill_end_i
   );
 
   // ---- the request channel, round-robin between the sides --------------------

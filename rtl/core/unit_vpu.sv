@@ -71,9 +71,8 @@ module unit_vpu #(
   input  logic [AccAddrW:0]             mmc_fill_rows_i,
   // ---- the UB rows the command in progress writes ----
   output logic                          fill_o,        // an ACT or VOP is writing the UB
-  output logic [UbAddrW-1:0]            fill_lo_o,     // its rows lo + [0, total), in order
-  output logic [UbAddrW:0]              fill_total_o,
-  output logic [UbAddrW:0]              fill_rows_o    // the first ones written
+  output logic [UbAddrW-1:0]            fill_next_o,   // its rows [next, end) are still to be written, in order
+  output logic [UbAddrW:0]              fill_end_o
 );
 
   import tpu_isa_pkg::*;
@@ -133,7 +132,7 @@ module unit_vpu #(
   state_e             state_q, state_d;
   logic [19:0]        ask_acc_q, ask_acc_d, ask_a_q, ask_a_d, ask_b_q, ask_b_d;
   logic [19:0]        sent_q, sent_d, written_q, written_d, in_total_q, out_total_q;
-  logic [15:0]        src_a_q, src_b_q, dst_q;  // full fields; upper bits are 0 after checks
+  logic [15:0]        src_a_q, src_b_q;  // full fields; upper bits are 0 after checks
   logic               bias_en_q, pool_q, serial_q, f32_q, raw_q, vbf16_q;
   logic               vb_in_ready, vb_out_valid;
   logic [N-1:0][7:0]  vb_out_row;
@@ -341,15 +340,16 @@ module unit_vpu #(
     endcase
   end
   assign out_write    = ub_wr_valid_o && ub_wr_ready_i;
-  assign ub_wr_addr_o = UbAddrW'(dst_q) + UbAddrW'(written_q);
+  assign ub_wr_addr_o = wr_addr_q;
 
   // Every command that writes the UB writes its rows in address order, one
-  // at a time, so what it has written is a count (a WHM may follow it:
-  // docs/controller.md). Its rows lie inside the UB (checked at issue).
-  assign fill_o       = state_q != StIdle;
-  assign fill_lo_o    = UbAddrW'(dst_q);
-  assign fill_total_o = (UbAddrW + 1)'(out_total_q);
-  assign fill_rows_o  = (UbAddrW + 1)'(written_q);
+  // at a time, so the rows it has yet to write are [next, end) (a WHM may
+  // follow it: docs/controller.md). Both are registers, so that the WHM's
+  // comparisons follow flops directly; the rows lie inside the UB (checked
+  // at issue), so end is at most UbRows.
+  assign fill_o      = state_q != StIdle;
+  assign fill_next_o = wr_addr_q;
+  assign fill_end_o  = wr_end_q;
   assign last_write   = out_write && (written_q + 20'd1 == out_total_q);
   assign done_o       = last_write || cfg_wr;
 
@@ -417,7 +417,13 @@ module unit_vpu #(
   `FF(quarter_q, quarter_d, '0)
   `FFLNR(src_a_q, ins.a, start)
   `FFLNR(src_b_q, ins.b, start)
-  `FFLNR(dst_q, ins.op == OpVop ? ins.c[15:0] : ins.b, start)
+  // The next UB row to write, and the end of the command's rows.
+  logic [UbAddrW-1:0] wr_addr_q, start_dst;
+  logic [UbAddrW:0]   wr_end_q;
+  logic [19:0]        start_total;
+  assign start_dst = UbAddrW'(ins.op == OpVop ? ins.c[15:0] : ins.b);
+  `FF(wr_addr_q, start ? start_dst : wr_addr_q + UbAddrW'(out_write), '0)
+  `FFLNR(wr_end_q, {1'b0, start_dst} + (UbAddrW + 1)'(start_total), start)
   `FFLNR(bias_en_q, ins.flags[FlagActBias], start)
   `FFLNR(func_q, act_func_e'(ins.flags[FlagActFuncLsb +: 2]), start)
   `FFLNR(vop_q, vop_e'(start_vop), start)
@@ -428,8 +434,9 @@ module unit_vpu #(
   `FFLNR(raw_q, start_raw, start)
   // UB rows written: ACT RAW (int32 or fp32) 4 per ACC row, ACT F32 2.
   `FFLNR(vbf16_q, start_vbf16, start)
-  `FFLNR(out_total_q, start_raw && ins.op == OpAct ? 20'(ins.count) << 2 :
-                      (start_f32 || start_vbf16) ? 20'(ins.count) << 1 : 20'(ins.count), start)
+  assign start_total = start_raw && ins.op == OpAct ? 20'(ins.count) << 2 :
+                       (start_f32 || start_vbf16) ? 20'(ins.count) << 1 : 20'(ins.count);
+  `FFLNR(out_total_q, start_total, start)
   `FFLNR(in_total_q, ins.op == OpVop ? rows_a : 20'(ins.count), start)
 
   // ---------------------------------------------------------------------------
@@ -557,7 +564,7 @@ module unit_vpu #(
   end
 
   logic unused_cmd;
-  assign unused_cmd = ^{cmd_i.pc, ins.c[63:32], src_a_q, src_b_q, dst_q};
+  assign unused_cmd = ^{cmd_i.pc, ins.c[63:32], src_a_q, src_b_q};
 
   `ASSERT_IF(VpuCmdIsVpu, cmd_valid_i, ins.op inside {OpAct, OpVop, OpCfg})
 

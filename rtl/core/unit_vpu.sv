@@ -133,6 +133,9 @@ module unit_vpu #(
   logic [19:0]        ask_acc_q, ask_acc_d, ask_a_q, ask_a_d, ask_b_q, ask_b_d;
   logic [19:0]        sent_q, sent_d, written_q, written_d, in_total_q, out_total_q;
   logic [15:0]        src_a_q, src_b_q;  // full fields; upper bits are 0 after checks
+  logic [UbAddrW-1:0] wr_addr_q, start_dst;  // the next UB row to write; the destination at start
+  logic [UbAddrW:0]   wr_end_q;              // the end of the command's UB rows
+  logic [19:0]        start_total;           // UB rows the command taken writes
   logic               bias_en_q, pool_q, serial_q, f32_q, raw_q, vbf16_q;
   logic               vb_in_ready, vb_out_valid;
   logic [N-1:0][7:0]  vb_out_row;
@@ -418,9 +421,6 @@ module unit_vpu #(
   `FFLNR(src_a_q, ins.a, start)
   `FFLNR(src_b_q, ins.b, start)
   // The next UB row to write, and the end of the command's rows.
-  logic [UbAddrW-1:0] wr_addr_q, start_dst;
-  logic [UbAddrW:0]   wr_end_q;
-  logic [19:0]        start_total;
   assign start_dst = UbAddrW'(ins.op == OpVop ? ins.c[15:0] : ins.b);
   `FF(wr_addr_q, start ? start_dst : wr_addr_q + UbAddrW'(out_write), '0)
   `FFLNR(wr_end_q, {1'b0, start_dst} + (UbAddrW + 1)'(start_total), start)

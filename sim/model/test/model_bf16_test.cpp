@@ -22,6 +22,7 @@
 #include "tpu/isa.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
+#include "seeded_test.h"
 
 namespace tpu {
 namespace isa {
@@ -72,13 +73,10 @@ std::string config_name(const CoreConfig& c) {
   return "n" + std::to_string(c.n) + "_" + dp;
 }
 
-class Bf16Test : public ::testing::Test {
+class Bf16Test : public tpu::test::SeededTest {
  protected:
   void SetUp() override {
-    const char* env = std::getenv("TPU_SEED");
-    seed_ = env ? std::strtoull(env, nullptr, 0) : std::random_device{}();
-    RecordProperty("seed", std::to_string(seed_));
-    rng_.seed(seed_);
+    SeededTest::SetUp();
     use_config(kDefaultBoth);
   }
 
@@ -162,8 +160,6 @@ class Bf16Test : public ::testing::Test {
     return v;
   }
 
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
   CoreConfig core_;
   std::unique_ptr<TpuModel> model_;
   HostMemory mem_;

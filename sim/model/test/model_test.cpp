@@ -20,6 +20,7 @@
 #include "tpu/queue.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
+#include "seeded_test.h"
 
 namespace tpu::isa {
 // Readable error codes in failure messages.
@@ -44,13 +45,10 @@ namespace quant = tpu::quant;
 
 constexpr uint64_t kMarker = 0xF000;  // host bytes a WHM after a fault would overwrite
 
-class ModelTest : public ::testing::Test {
+class ModelTest : public tpu::test::SeededTest {
  protected:
   void SetUp() override {
-    const char* env = std::getenv("TPU_SEED");
-    seed_ = env ? std::strtoull(env, nullptr, 0) : std::random_device{}();
-    RecordProperty("seed", std::to_string(seed_));
-    rng_.seed(seed_);
+    SeededTest::SetUp();
     use_config({});
   }
 
@@ -95,8 +93,6 @@ class ModelTest : public ::testing::Test {
     return m;
   }
 
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
   CoreConfig core_;
   std::unique_ptr<TpuModel> model_;
   HostMemory mem_;

@@ -18,6 +18,7 @@
 #include "tpu/isa.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
+#include "seeded_test.h"
 
 namespace {
 
@@ -38,15 +39,8 @@ struct Product {
   bool guarded = false;  // guard bytes follow its C image
 };
 
-class GemmBatchTest : public ::testing::Test {
+class GemmBatchTest : public tpu::test::SeededTest {
  protected:
-  void SetUp() override {
-    const char* env = std::getenv("TPU_SEED");
-    const uint64_t seed = env ? std::strtoull(env, nullptr, 0) : std::random_device{}();
-    RecordProperty("seed", std::to_string(seed));
-    rng_.seed(seed);
-  }
-
   m::MatrixI8 random(int rows, int cols) {
     m::MatrixI8 x(rows, cols);
     for (auto& v : x.data) v = int8_t(std::uniform_int_distribution<int>(-128, 127)(rng_));
@@ -115,7 +109,6 @@ class GemmBatchTest : public ::testing::Test {
     }
   }
 
-  std::mt19937_64 rng_;
   HostMemory mem_;
 };
 

@@ -18,6 +18,7 @@
 #include "tpu/isa.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
+#include "seeded_test.h"
 
 namespace {
 
@@ -25,15 +26,8 @@ namespace m = tpu::model;
 
 constexpr uint64_t kA = 0x1000000, kW = 0x4000000, kC = 0x8000000;
 
-class GemmPlanTest : public ::testing::Test {
+class GemmPlanTest : public tpu::test::SeededTest {
  protected:
-  void SetUp() override {
-    const char* env = std::getenv("TPU_SEED");
-    const uint64_t seed = env ? std::strtoull(env, nullptr, 0) : std::random_device{}();
-    RecordProperty("seed", std::to_string(seed));
-    rng_.seed(seed);
-  }
-
   int pick(std::initializer_list<int> values) {
     const int i = std::uniform_int_distribution<int>(0, int(values.size()) - 1)(rng_);
     return *(values.begin() + i);
@@ -75,8 +69,6 @@ class GemmPlanTest : public ::testing::Test {
            ", tile_major " + std::to_string(p.tile_major) + ", a_regions " + std::to_string(p.a_regions) +
            ", result_regions " + std::to_string(p.result_regions) + ", transposed " + std::to_string(p.transposed);
   }
-
-  std::mt19937_64 rng_;
 };
 
 // A 100x100x100 GEMM in two passes of seven tiles, groups of four: the

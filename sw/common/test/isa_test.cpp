@@ -11,23 +11,16 @@
 #include <string>
 
 #include "tpu/quant.h"
+#include "seeded_test.h"
 
 namespace {
 
 using namespace tpu::isa;
 
 // TPU_SEED fixes the seed; otherwise it is drawn and recorded with the test.
-class IsaRandomTest : public ::testing::Test {
+class IsaRandomTest : public tpu::test::SeededTest {
  protected:
-  void SetUp() override {
-    const char* env = std::getenv("TPU_SEED");
-    seed_ = env ? std::strtoull(env, nullptr, 0) : std::random_device{}();
-    RecordProperty("seed", std::to_string(seed_));
-    rng_.seed(seed_);
-  }
   uint64_t bits64() { return rng_(); }
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
 };
 
 // A random instruction the assembler can write by name: legal opcode, no

@@ -7,8 +7,8 @@
 // mem_requests makes the requests. The rows are read from the UB through a
 // mem_rd_stream and sent in order, only for requests already accepted.
 //
-// A command is sent when its last row has been asked for from the UB;
-// busy_o falls then and the next WHM may start: its rows follow the last
+// A command is sent the cycle after its last row has been asked for from the
+// UB; busy_o falls then and the next WHM may start: its rows follow the last
 // ones through the same stream, and the last rows take a while to reach the
 // host anyway (the DMA's packets are store-and-forward), so consecutive
 // WHMs keep the port busy every cycle. At most two commands are started
@@ -77,7 +77,7 @@ module mem_wr_mover #(
   logic [UbAddrW-1:0]  ub_base;
   logic [PcW-1:0]      unused_pc;   // each entry keeps its own
   logic                req_fire;
-  logic                ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user, unwritten;
+  logic                ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user, unwritten, last_asked_q;
 
   assign busy_o    = sending;
 
@@ -95,7 +95,7 @@ module mem_wr_mover #(
     .first_i,
     .last_i,
     .stop_i,
-    .finish_i   (ub_addr_fire && (asked_q + 16'd1 == count)),
+    .finish_i   (last_asked_q),
     .error_i    (wr_ack_valid_i && wr_ack_err_i),
     .active_o   (sending),
     .faulted_o  (faulted),
@@ -159,6 +159,9 @@ module mem_wr_mover #(
   );
 
   `FF(asked_q, start_i ? '0 : asked_q + 16'(ub_addr_fire), '0)
+  // The command's last row was asked for last cycle: it is sent (a register
+  // between the row's checks and the command's end).
+  `FF(last_asked_q, ub_addr_fire && (asked_q + 16'd1 == count) && !flush_i, 1'b0)
 
   // ---- commands started and not done, oldest first ----
   // Entry 0 is the oldest; the last entry is the one sending, if any (so

@@ -17,4 +17,11 @@ package core_pkg;
     tpu_isa_pkg::instr_t ins;
   } unit_cmd_t;
 
+  // Whether an RHM or WHM (host stride b, WIDE flag) goes to the memory port
+  // as one burst request: its host rows follow each other (a stride of one
+  // row: n bytes, 2n for a wide row). Otherwise it is one request per row.
+  function automatic logic mem_burst(logic [15:0] stride, logic wide, int unsigned n);
+    return stride == (wide ? 16'(2 * n) : 16'(n));
+  endfunction
+
 endpackage

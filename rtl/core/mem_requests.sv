@@ -76,7 +76,7 @@ module mem_requests #(
   logic start_wide;
   assign start_wide = cmd_i.ins.flags[tpu_isa_pkg::FlagRhmWide];
   `FFLNR(wide_q, start_wide, start_i)
-  `FFLNR(burst_q, cmd_i.ins.b == (start_wide ? 16'(2 * N) : 16'(N)), start_i)
+  `FFLNR(burst_q, core_pkg::mem_burst(cmd_i.ins.b, start_wide, N), start_i)
   `FFLNR(count_o, start_wide ? cmd_i.ins.count << 1 : cmd_i.ins.count, start_i)
   `FFLNR(ub_base_o, cmd_i.ins.a[UbAddrW-1:0], start_i)
   `FFLNR(stride_q, 64'(cmd_i.ins.b), start_i)

@@ -74,7 +74,7 @@ module mem_wr_mover #(
   logic                sending, sent, faulted;
   logic [15:0]         count, requested;
   logic [15:0]         asked_q;     // UB rows asked for
-  logic [UbAddrW-1:0]  ub_base;
+  logic [UbAddrW-1:0]  unused_base; // the next row's address is kept here (ub_addr)
   logic [PcW-1:0]      unused_pc;   // each entry keeps its own
   logic                req_fire;
   logic                ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user, unwritten, last_asked_q;
@@ -103,7 +103,7 @@ module mem_wr_mover #(
     .fault_o,
     .count_o    (count),
     .requested_o(requested),
-    .ub_base_o  (ub_base),
+    .ub_base_o  (unused_base),
     .pc_o       (unused_pc),
     .req_valid_o,
     .req_ready_i,
@@ -121,9 +121,8 @@ module mem_wr_mover #(
   // edge that grants it, and the count follows at that edge).
   // The next row's address is a register of its own (rather than the base
   // plus asked_q), which keeps an adder off the path through the check.
-  logic [UbAddrW-1:0] ub_addr, unused_base;
+  logic [UbAddrW-1:0] ub_addr;
   `FF(ub_addr, start_i ? cmd_i.ins.a[UbAddrW-1:0] : ub_addr + UbAddrW'(ub_addr_fire), '0)
-  assign unused_base   = ub_base;
   // (Compared only for a row to ask for: a simulator's model then does not
   // redo it at every row the vector unit writes.)
   always_comb begin

@@ -115,7 +115,7 @@ module unit_mem #(
   `FF(pend_valid_q, (pend_valid_q && !dispatch || accept) && !flush_i, 1'b0)
   `FFLNR(pend_q, cmd_i, accept)
   `FFLNR(pend_write_q, cmd_i.ins.op == tpu_isa_pkg::OpWhm, accept)
-  `FFLNR(pend_burst_q, cmd_i.ins.b == (cmd_wide ? 16'(2 * N) : 16'(N)), accept)
+  `FFLNR(pend_burst_q, core_pkg::mem_burst(cmd_i.ins.b, cmd_wide, N), accept)
   `FFLNR(pend_ub_lo_q, cmd_i.ins.a[UbAddrW-1:0], accept)
   `FFLNR(pend_ub_last_q, cmd_i.ins.a[UbAddrW-1:0] + cmd_ub_rows - UbAddrW'(1), accept)
   `FFLNR(pend_first_q, cmd_i.ins.c, accept)

@@ -333,13 +333,20 @@ module ctrl_scoreboard #(
   // a flop's, so the test needs no registered stage as the MMC's does.
   // (Both tests run only for a head that waits on the unit it may follow,
   // so that a simulator's model skips them in the other cycles.)
+
+  // A head's mask on unit v holds only v's oldest command, which has started
+  // (the started commands are [head, start) of v's ring).
+  function automatic logic on_oldest_started(logic [Depth-1:0] dep, logic [PtrW-1:0] head,
+                                             logic [PtrW-1:0] start);
+    return dep == (Depth'(1) << head) && start != head;
+  endfunction
+
   logic whm_follows;
   always_comb begin
     whm_follows = 1'b0;
     if (head_dep[UnitMem][UnitVpu] != '0)
       whm_follows = !mem_wr_q[start_q[UnitMem]] && head_dep[UnitMem][UnitMmc] == '0 &&
-                    head_dep[UnitMem][UnitVpu] == (Depth'(1) << head_q[UnitVpu]) &&
-                    start_q[UnitVpu] != head_q[UnitVpu];
+                    on_oldest_started(head_dep[UnitMem][UnitVpu], head_q[UnitVpu], start_q[UnitVpu]);
   end
 
   // ---------------------------------------------------------------------------
@@ -356,8 +363,7 @@ module ctrl_scoreboard #(
     act_follows = 1'b0;
     if (head_dep[UnitVpu][UnitMmc] != '0)
       act_follows = head_dep[UnitVpu][UnitMem] == '0 &&
-                    head_dep[UnitVpu][UnitMmc] == (Depth'(1) << head_q[UnitMmc]) &&
-                    start_q[UnitMmc] != head_q[UnitMmc] &&
+                    on_oldest_started(head_dep[UnitVpu][UnitMmc], head_q[UnitMmc], start_q[UnitMmc]) &&
                     !ub_ov(vpu_wr_q[start_q[UnitVpu]], mmc_ub_q[head_q[UnitMmc]]);
   end
 

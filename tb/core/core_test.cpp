@@ -241,8 +241,7 @@ TEST_F(CoreTest, CommandsFollowTheRowsTheyWaitFor) {
     for (int i = 0; i < M; ++i)
       for (int j = 0; j < N; ++j) {
         const int row = 4 * i + j / (N / 4), byte = (j % (N / 4)) * 4;  // RAW: lane j of ACC row i
-        const std::vector<uint8_t> b = mem.read(kOutput + uint64_t(row) * stride + uint64_t(byte), 4);
-        const int32_t got = int32_t(uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24);
+        const int32_t got = int32_t(mem.read32(kOutput + uint64_t(row) * stride + uint64_t(byte)));
         EXPECT_EQ(got, want.at(i, j)) << "C[" << i << "][" << j << "], stride " << stride;
         if (::testing::Test::HasFailure()) return r.cycles;
       }

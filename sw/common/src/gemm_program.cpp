@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,40 +23,63 @@ std::string dims(const GemmShape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n_out);
 }
 
-// Instructions in groups that must stay in one program (a LOOP and its body).
+// Instructions in groups that must stay in one program (a LOOP and its body),
+// kept in one array (a planner builds the stream of each of its best
+// candidates to count its instructions, so adding one allocates nothing).
 class Stream {
  public:
-  void add(const Instr& in) { groups_.push_back({in}); }
-  void add_group(std::vector<Instr> g) { groups_.push_back(std::move(g)); }
-
+  void add(const Instr& in) {
+    instrs_.push_back(in);
+    ends_.push_back(instrs_.size());
+  }
+  void add_group(std::initializer_list<Instr> g) {
+    instrs_.insert(instrs_.end(), g);
+    ends_.push_back(instrs_.size());
+  }
   // Cuts the stream into programs of at most `depth` instructions with HALT.
   // Reads of host memory (RW, RHM) just before a cut start the next program
   // instead: the HALT would wait a read latency for their data, which only
   // the next program uses.
   std::vector<std::vector<Instr>> programs(int depth) const {
-    std::vector<std::vector<Instr>> out(1);
-    size_t tail_reads = 0;  // trailing RW and RHM of out.back()
-    for (const auto& g : groups_) {
-      if (out.back().size() + g.size() + 1 > size_t(depth)) {
-        if (out.back().empty())
-          throw std::invalid_argument("gemm: an instruction group of " + std::to_string(g.size()) +
-                                      " does not fit an instruction memory of " + std::to_string(depth));
-        const size_t keep = out.back().size() - (tail_reads < out.back().size() ? tail_reads : 0);
-        std::vector<Instr> next(out.back().begin() + std::ptrdiff_t(keep), out.back().end());
-        out.back().resize(keep);
-        out.back().push_back(isa::halt());
-        out.push_back(std::move(next));
-      }
-      out.back().insert(out.back().end(), g.begin(), g.end());
-      const bool read = g.size() == 1 && (g[0].op == uint8_t(isa::Op::kRw) || g[0].op == uint8_t(isa::Op::kRhm));
-      tail_reads = read ? tail_reads + 1 : 0;
+    std::vector<std::vector<Instr>> out;
+    size_t begin = 0;
+    for (const size_t end : cuts(depth)) {
+      out.emplace_back(instrs_.begin() + std::ptrdiff_t(begin), instrs_.begin() + std::ptrdiff_t(end));
+      out.back().push_back(isa::halt());
+      begin = end;
     }
-    out.back().push_back(isa::halt());
     return out;
   }
+  // The instructions of programs(depth), HALTs included.
+  size_t instructions(int depth) const { return instrs_.size() + cuts(depth).size(); }
 
  private:
-  std::vector<std::vector<Instr>> groups_;
+  // Where each program ends in instrs_ (the programs keep the stream's order:
+  // a cut only moves its trailing reads into the next one).
+  std::vector<size_t> cuts(int depth) const {
+    std::vector<size_t> ends;
+    size_t begin = 0, tail_reads = 0;  // the open program's first instruction; its trailing RW and RHM
+    size_t g0 = 0;
+    for (const size_t g1 : ends_) {
+      const size_t open = g0 - begin, size = g1 - g0;
+      if (open + size + 1 > size_t(depth)) {
+        if (open == 0)
+          throw std::invalid_argument("gemm: an instruction group of " + std::to_string(size) +
+                                      " does not fit an instruction memory of " + std::to_string(depth));
+        begin = g0 - (tail_reads < open ? tail_reads : 0);
+        ends.push_back(begin);
+      }
+      const Instr& first = instrs_[g0];
+      const bool read = size == 1 && (first.op == uint8_t(isa::Op::kRw) || first.op == uint8_t(isa::Op::kRhm));
+      tail_reads = read ? tail_reads + 1 : 0;
+      g0 = g1;
+    }
+    ends.push_back(instrs_.size());
+    return ends;
+  }
+
+  std::vector<Instr> instrs_;
+  std::vector<size_t> ends_;  // where each group ends in instrs_
 };
 
 // Tiles per RW: half the capacity, or more when fewer tiles cover the read
@@ -209,6 +233,9 @@ uint64_t GemmPlan::w_bytes() const {
 uint64_t GemmPlan::c_bytes() const { return uint64_t(col_tiles) * dm * out_row_bytes(); }
 
 namespace {
+
+Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint64_t w, uint64_t c,
+                   const CoreConfig& core);
 
 constexpr uint64_t kLinkBytes = 16;      // per cycle, each way
 constexpr uint64_t kCommandCycles = 1042;  // a command's fixed cost (docs/driver.md, "Roofline")
@@ -427,18 +454,24 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
                                 std::to_string(core.acc_rows) + " accumulator rows)");
   // The instruction count decides the programs and their fetch: for the
   // best few, count the real one.
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const GemmPlan& x, const GemmPlan& y) { return x.estimate < y.estimate; });
-  candidates.resize(std::min<size_t>(candidates.size(), kExactCandidates));
+  // The best by estimate, the earlier on a tie, sorted as indices (a plan
+  // is a large value to move).
+  std::vector<uint32_t> order(candidates.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = uint32_t(i);
+  const size_t exact = std::min(order.size(), kExactCandidates);
+  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(exact), order.end(), [&](uint32_t x, uint32_t y) {
+    return std::pair(candidates[x].estimate, x) < std::pair(candidates[y].estimate, y);
+  });
+  order.resize(exact);
   GemmEpilogue epi;
   epi.output = output;
-  for (GemmPlan& c : candidates) {
-    uint64_t instructions = 0;
-    for (const auto& program : gemm_programs(c, epi, 0, 0, 0, core)) instructions += program.size();
-    c.estimate = estimate_cycles(c, core, instructions);
+  const GemmPlan* best = nullptr;
+  for (const uint32_t i : order) {
+    GemmPlan& c = candidates[i];
+    c.estimate = estimate_cycles(c, core, gemm_stream(c, epi, 0, 0, 0, core).instructions(core.imem_depth));
+    if (!best || c.estimate < best->estimate) best = &c;
   }
-  return *std::min_element(candidates.begin(), candidates.end(),
-                           [](const GemmPlan& x, const GemmPlan& y) { return x.estimate < y.estimate; });
+  return *best;
 }
 
 // ---- host images ----------------------------------------------------------------------
@@ -590,8 +623,11 @@ MatrixI8 unpack_c_i8(const GemmPlan& p, std::span<const uint8_t> c) {
 
 // ---- programs ---------------------------------------------------------------------------
 
-std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a,
-                                              uint64_t w, uint64_t c, const CoreConfig& core) {
+namespace {
+
+// gemm_programs' instructions, before they are cut into programs.
+Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint64_t w, uint64_t c,
+                   const CoreConfig& core) {
   if (epi.output != p.output) throw std::invalid_argument("gemm: the epilogue's output type differs from the plan's");
   const bool int8 = p.output == GemmOutput::kInt8;
   if (!epi.bias.empty() && (!int8 || int(epi.bias.size()) != p.shape.n_out))
@@ -811,6 +847,11 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
   const auto finishes = [&](int b) { return p.tile_major || p.groups == 1 || b == total_groups - 1; };
   size_t next_load = 0;  // loads emitted so far
   int batch_ahead = 0;   // tiles in the current result region before the next group's
+  // A group's MMCs and the side work before and after each, kept from group
+  // to group (a planner builds the stream of each of its best plans).
+  std::vector<Mmc> mmcs;
+  std::vector<std::vector<Side>> before, after;
+  std::vector<bool> has_before, has_after;
   for (int b = 0; b < total_groups; ++b) {
     const int pass = b / p.groups, g = b % p.groups, rows = p.rows_of_pass(pass), gt = p.tiles_of_group(g);
     const uint32_t acc0 = acc_slot(b);
@@ -819,8 +860,7 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
     const size_t l0 = p.chunks == 1 ? size_t(pass) : size_t(b) * size_t(p.chunks);
     const bool loads_here = p.chunks > 1 || g == 0;
     const size_t l1 = loads_here ? l0 + size_t(p.chunks) : l0;
-    std::vector<Mmc> mmcs;
-    std::vector<std::vector<Side>> after;  // side work after each MMC
+    mmcs.clear();
     std::vector<size_t> load_at(static_cast<size_t>(p.chunks));  // the MMC index before which each load of this group must be
     std::vector<size_t> tile_last(static_cast<size_t>(gt));      // the MMC index that completes each tile
     for (const auto& [j, k] : group_order(p, g)) {
@@ -831,8 +871,10 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       mmcs.push_back({region_row(li) + uint32_t((k - ch * p.chunk_blocks) * rows * in_rows), acc0 + uint32_t(j * rows),
                       k > 0});
     }
-    after.resize(mmcs.size());
-    std::vector<std::vector<Side>> before(mmcs.size());
+    for (auto* sides : {&before, &after}) {
+      for (std::vector<Side>& v : *sides) v.clear();
+      sides->resize(mmcs.size());
+    }
     // Loads: with one region each just before its MMCs; with two, load i+1
     // after the first MMC of load i (the first load of all up front). A
     // whole pass's next load goes in pieces, one after the first MMC of each
@@ -886,7 +928,8 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       const int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
       if (g < pieces) after[0].push_back({true, 0, g * kb / pieces, (g + 1) * kb / pieces, size_t(pass + 1)});
     }
-    std::vector<bool> has_before(mmcs.size()), has_after(mmcs.size());
+    has_before.resize(mmcs.size());
+    has_after.resize(mmcs.size());
     for (size_t i = 0; i < mmcs.size(); ++i) has_before[i] = !before[i].empty(), has_after[i] = !after[i].empty();
     emit_mmcs(out, weights, mmcs, uint32_t(rows), bf16, has_before, has_after, [&](size_t i, bool is_after) {
       for (const Side& s : is_after ? after[i] : before[i]) {
@@ -895,7 +938,14 @@ std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilo
       }
     });
   }
-  return out.programs(core.imem_depth);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a,
+                                              uint64_t w, uint64_t c, const CoreConfig& core) {
+  return gemm_stream(p, epi, a, w, c, core).programs(core.imem_depth);
 }
 
 // ---- batches ----------------------------------------------------------------------------

@@ -239,7 +239,7 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
 
 constexpr uint64_t kLinkBytes = 16;      // per cycle, each way
 constexpr uint64_t kCommandCycles = 1042;  // a command's fixed cost (docs/driver.md, "Roofline")
-constexpr size_t kExactCandidates = 32;  // plans whose programs plan_gemm builds to count instructions
+constexpr size_t kExactCandidates = 32;  // plans whose instruction stream plan_gemm builds to count it
 constexpr uint64_t kPassCycles = 300;    // a pass boundary's cost beyond the streaming terms, measured
 // A WHM's cost on the link beyond its rows, measured: the next WHM's first
 // row follows the previous one's last within 4 cycles (the write side
@@ -453,9 +453,8 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
                                 std::to_string(core.ub_rows) + " unified-buffer rows, " +
                                 std::to_string(core.acc_rows) + " accumulator rows)");
   // The instruction count decides the programs and their fetch: for the
-  // best few, count the real one.
-  // The best by estimate, the earlier on a tie, sorted as indices (a plan
-  // is a large value to move).
+  // best few by estimate (the earlier on a tie), count the real one. They
+  // are sorted as indices: a plan is a large value to move.
   std::vector<uint32_t> order(candidates.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = uint32_t(i);
   const size_t exact = std::min(order.size(), kExactCandidates);

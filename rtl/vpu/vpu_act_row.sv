@@ -193,9 +193,8 @@ module vpu_act_row #(
 
   assign lut_rd = en && side_valid_q[Side-2] && side_lut_q[Side-2];
 
-  // The index is q + 128 (q's sign bit inverted), formed only for a row that
-  // reads the table: otherwise it is zero, so that a simulator does not
-  // gather the 16 lanes' results into it in every cycle.
+  // Formed only for a row that reads the table (zero otherwise), so that a
+  // simulator does not gather the lanes' results into it in every cycle.
   always_comb begin
     lut_idx = '0;
     if (lut_rd) lut_idx = q7 ^ {N{8'h80}};

@@ -924,8 +924,24 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
       const int full = p.tiles_of_group(0);
       const int64_t mmc = int64_t(kb) * rows * full, writes = int64_t(full) * rows * out_rows + 40;
       const int64_t slack = mmc - writes - int64_t(kReadLatency), load = int64_t(kb) * p.rows_of_pass(pass + 1);
-      const int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
-      if (g < pieces) after[0].push_back({true, 0, g * kb / pieces, (g + 1) * kb / pieces, size_t(pass + 1)});
+      int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
+      // The memory port answers reads in request order, so the weight reads
+      // requested during a piece wait until all its rows have crossed the
+      // link, and the MXU with them once that takes longer than the weight
+      // FIFO's tiles last beyond the latency and the tiles in flight (each
+      // tile serves `rows` rows; the margin is estimate_cycles'). Then more
+      // pieces, several a group when the groups are few, as many as fit
+      // with their latency.
+      const int64_t fifo_slack = int64_t(core.wgt_fifo_tiles) * rows - int64_t(kReadLatency) - 4 * int64_t(n);
+      const int64_t link = load * in_rows * std::max<int64_t>(1, n / int64_t(kLinkBytes));  // cycles on the port
+      if (fifo_slack > 0 && link > fifo_slack) {
+        const int64_t fit = std::max<int64_t>(1, mmc / (int64_t(kReadLatency) + fifo_slack));
+        pieces = std::max(pieces, int(std::min<int64_t>({kb, p.groups * fit, (link + fifo_slack - 1) / fifo_slack})));
+      }
+      const int per_group = (pieces + p.groups - 1) / p.groups;
+      for (int q = g * per_group; q < std::min(pieces, (g + 1) * per_group); ++q)
+        after[size_t(q - g * per_group) * mmcs.size() / size_t(per_group)].push_back(
+            {true, 0, q * kb / pieces, (q + 1) * kb / pieces, size_t(pass + 1)});
     }
     has_before.resize(mmcs.size());
     has_after.resize(mmcs.size());

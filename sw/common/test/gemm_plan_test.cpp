@@ -84,6 +84,39 @@ TEST_F(GemmPlanTest, NextPassLoadedWholeWhenTheLastGroupIsSmaller) {
   EXPECT_EQ(run(plan, random(100, 100), random(100, 100), core), "") << describe(plan);
 }
 
+// The memory port answers reads in request order, so the weight tiles
+// requested while a load streams in arrive after its rows. The planner's
+// 100x100x100 plan (two passes of 50 rows, one group) loads the second
+// pass's L during the first; in one RHM of 350 rows the weight FIFO ran dry
+// behind it (74 cycles of weight stall on the RTL). Every piece must cross
+// the link (a row a cycle here) sooner than the FIFO's tiles last beyond the
+// read latency and the tiles in flight (each tile serves a pass of rows),
+// and the product stays exact.
+TEST_F(GemmPlanTest, NextPassLoadedInPiecesTheWeightFifoOutlasts) {
+  const tpu::CoreConfig core = tpu::core_config(*tpu::find_config("default"));
+  const m::GemmPlan plan = m::plan_gemm({100, 100, 100}, m::GemmOutput::kInt32, core);
+  ASSERT_EQ(plan.passes, 2);
+  ASSERT_EQ(plan.groups, 1);
+  ASSERT_EQ(plan.chunks, 1);
+  ASSERT_EQ(plan.a_regions, 2);
+  const int latency = 500;  // the sim: link's read latency, which the planner assumes
+  const int fifo_slack = core.wgt_fifo_tiles * plan.pass_rows - latency - 4 * plan.n;
+  int pieces = 0, rows = 0;
+  bool computing = false;
+  for (const auto& program : m::gemm_programs(plan, {}, kA, kW, kC, core))
+    for (const tpu::isa::Instr& in : program) {
+      const auto op = tpu::isa::Op(in.op);
+      computing = computing || op == tpu::isa::Op::kMmc;
+      if (op != tpu::isa::Op::kRhm || !computing) continue;
+      ++pieces;
+      rows += in.count;
+      EXPECT_LE(int(in.count), fifo_slack) << "RHM of " << in.count << " rows at UB row " << in.a;
+    }
+  EXPECT_EQ(rows, plan.k_blocks * plan.rows_of_pass(1)) << "the second pass's L, loaded during the first";
+  EXPECT_GE(pieces, 2);
+  EXPECT_EQ(run(plan, random(100, 100), random(100, 100), core), "") << describe(plan);
+}
+
 // Random forced options on shapes with partial tiles and several passes, on
 // default and tiny; options no plan fits are refused, the rest are exact.
 TEST_F(GemmPlanTest, EveryForcedPlanIsExact) {

@@ -7,7 +7,10 @@
 // address and mode travel with it, and from the MXU's input to its output in
 // a small FIFO beside the MXU, where the accumulator write happens. Rows of
 // the next command follow the previous command's rows directly, so
-// back-to-back MMCs keep the array full. done_o pulses the cycle after the
+// back-to-back MMCs keep the array full. A row that the RHM in progress has
+// yet to write (ld_*: its UB rows [lo, last], the first ld_rows_i of them
+// written) is not asked for until it is, so an MMC may start on a load's
+// first rows and follow it row by row (ctrl_scoreboard). done_o pulses the cycle after the
 // last row of a command is given to the accumulators, when the row is in
 // their RAM (tpu_acc). The weight port comes from the weight unit's FIFO;
 // rows wait in the MXU until their tile is complete.
@@ -52,6 +55,11 @@ module unit_mmc #(
   output logic [UbAddrW-1:0]        ub2_rd_req_addr_o,
   input  logic                      ub2_rd_rsp_valid_i,
   input  logic [N-1:0][7:0]         ub2_rd_rsp_data_i,
+  // ---- the RHM writing the UB (unit_mem's rhm_fill_*) ----
+  input  logic                      ld_fill_i,
+  input  logic [UbAddrW-1:0]        ld_lo_i,
+  input  logic [UbAddrW-1:0]        ld_last_i,
+  input  logic [UbAddrW:0]          ld_rows_i,
   // ---- weights from the weight unit ----
   input  logic                      wgt_valid_i,
   output logic                      wgt_ready_o,
@@ -104,7 +112,15 @@ module unit_mmc #(
   assign cmd_ready_o = !active_q || asked_all;
   assign start       = cmd_valid_i && cmd_ready_o;
 
-  assign addr_valid = active_q && !a_done_q;
+  // A UB row the RHM in progress has yet to write. Its rows lie inside the
+  // UB, and its written count only grows, so a row once written stays so.
+  function automatic logic unwritten(logic [UbAddrW-1:0] addr);
+    return ld_fill_i && {1'b0, addr} >= {1'b0, ld_lo_i} + ld_rows_i && addr <= ld_last_i;
+  endfunction
+
+  logic [UbAddrW-1:0] a_addr;
+  assign a_addr     = bf16_q ? ub_base_q + UbAddrW'({row_q, 1'b0}) : ub_base_q + UbAddrW'(row_q);
+  assign addr_valid = active_q && !a_done_q && !unwritten(a_addr);
   assign addr_fire  = addr_valid && addr_ready;
   if (HasBf16) begin : gen_meta_bf16
     assign addr_meta = {bf16_q, last_row, pop_q && last_row, acc_mode_q,
@@ -158,7 +174,7 @@ module unit_mmc #(
     .clear_i     (flush_i),
     .addr_valid_i(addr_valid),
     .addr_ready_o(addr_ready),
-    .addr_i      (bf16_q ? ub_base_q + UbAddrW'({row_q, 1'b0}) : ub_base_q + UbAddrW'(row_q)),
+    .addr_i      (a_addr),
     .addr_user_i (addr_meta),
     .req_valid_o (ub_rd_req_valid_o),
     .req_ready_i (ub_rd_req_ready_i),
@@ -181,7 +197,9 @@ module unit_mmc #(
     logic [N-1:0][7:0] hi_row;
     logic              unused_b_user;
 
-    assign b_valid = active_q && bf16_q && !b_done_q;
+    logic [UbAddrW-1:0] b_addr;
+    assign b_addr  = ub_base_q + UbAddrW'({row_b_q, 1'b1});
+    assign b_valid = active_q && bf16_q && !b_done_q && !unwritten(b_addr);
     assign b_last  = row_b_q == count_q - 16'd1;
     assign b_fin   = !bf16_q || b_done_q || (b_fire && b_last);
 
@@ -210,7 +228,7 @@ module unit_mmc #(
       .clear_i     (flush_i),
       .addr_valid_i(b_valid),
       .addr_ready_o(b_ready),
-      .addr_i      (ub_base_q + UbAddrW'({row_b_q, 1'b1})),
+      .addr_i      (b_addr),
       .addr_user_i (1'b0),
       .req_valid_o (ub2_rd_req_valid_o),
       .req_ready_i (ub2_rd_req_ready_i),

@@ -21,14 +21,13 @@
 // so no other unit's command can conflict with it: it is not kept. Ranges are
 // stored with the memory's address width.
 //
-// An MMC may start before the RHM it waits for completes, on rows that RHM
-// has already written: when that RHM is its only dependency left, it is the
-// one the memory unit is writing (fill_*: rows [lo, last] written in order,
-// the first fill_rows_i of them landed), and every UB row the MMC reads is
-// among those. The check is registered (one cycle late): the rows written
-// only grow and a waiting command's mask only loses bits, so a release seen
-// a cycle ago still holds. Rows arrive at most one a cycle and an MMC reads
-// one a cycle, so an MMC that starts on a loaded part follows the load.
+// An MMC may start before the RHM it waits for completes: when that RHM is
+// its only dependency left and it is the one the memory unit is writing
+// (fill_*: its UB rows [lo, last], written in order). The matrix unit then
+// asks for each row of it only once it is written (unit_mmc's ld_*), so the
+// MMC follows the load row by row. The check is registered (one cycle late):
+// a waiting command's mask only loses bits, so a release seen a cycle ago
+// still holds.
 //
 // A WHM may start while the vector command it waits for writes its rows,
 // and an ACT while the matrix command it waits for writes its ACC rows: when
@@ -62,7 +61,6 @@ module ctrl_scoreboard #(
   input  logic                   fill_i,       // an RHM is writing the UB
   input  logic [$clog2(UbRows)-1:0] fill_lo_i, // its UB rows [lo, last]
   input  logic [$clog2(UbRows)-1:0] fill_last_i,
-  input  logic [$clog2(UbRows):0]   fill_rows_i,  // the first ones written
   output logic [NU-1:0]          idle_o,       // no command in flight
   output logic [NU-1:0]          full_o        // no slot for another command
 );
@@ -289,14 +287,12 @@ module ctrl_scoreboard #(
   // ---------------------------------------------------------------------------
   logic [PtrW-1:0]  mmc_head;
   logic [Depth-1:0] mmc_on_mem;   // the head's dependencies on memory entries
-  logic [UbAw-1:0]  head_last;    // the last UB row the head reads
-  logic             on_one, on_filling, rows_in;
+  logic             on_one, on_filling;
   logic             stream_q;     // last cycle: the head at stream_slot_q may start
   logic [PtrW-1:0]  stream_slot_q;
 
   assign mmc_head   = start_q[UnitMmc];
   assign mmc_on_mem = head_dep[UnitMmc][UnitMem];
-  assign head_last  = mmc_ub_q[mmc_head].last;
   // Exactly one memory entry left, and no vector one.
   assign on_one     = mmc_on_mem != '0 && (mmc_on_mem & (mmc_on_mem - 1'b1)) == '0 &&
                       head_dep[UnitMmc][UnitVpu] == '0;
@@ -307,9 +303,6 @@ module ctrl_scoreboard #(
     assign filling[e] = mem_wr_q[e] && mem_ub_q[e].lo == fill_lo_i && mem_ub_q[e].last == fill_last_i;
   end
   assign on_filling = fill_i && |(mmc_on_mem & filling);
-  // Every row the head reads that the RHM writes has landed: the head
-  // overlaps the RHM, so its last row is at or past the RHM's first.
-  assign rows_in    = {1'b0, head_last - fill_lo_i} < fill_rows_i;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -317,7 +310,7 @@ module ctrl_scoreboard #(
     end else begin
       stream_q <= !clear_i && valid_q[UnitMmc][mmc_head] &&
                   !(pend_q && pend_unit_q == 2'(UnitMmc) && pend_slot_q == mmc_head) &&
-                  on_one && on_filling && rows_in;
+                  on_one && on_filling;
     end
   end
   always_ff @(posedge clk_i) stream_slot_q <= mmc_head;

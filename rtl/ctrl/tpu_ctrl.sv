@@ -71,11 +71,10 @@ module tpu_ctrl #(
   input  logic [NU-1:0]                unit_start_i, // a unit took the command at its queue head
   output logic [NU-1:0]                unit_hold_o,  // the queue head must wait (dependency)
   input  logic [NU-1:0]                unit_done_i,  // oldest command of a unit completed
-  // ---- the memory unit's RHM in progress (an MMC may start on its written rows) ----
+  // ---- the memory unit's RHM in progress (an MMC may start while it writes) ----
   input  logic                         rhm_fill_i,
   input  logic [$clog2(UbRows)-1:0]    rhm_fill_lo_i,
   input  logic [$clog2(UbRows)-1:0]    rhm_fill_last_i,
-  input  logic [$clog2(UbRows):0]      rhm_fill_rows_i,
   // ---- faults and abort ----
   input  logic                         mem_fault_i,
   input  logic [PcW-1:0]               mem_fault_pc_i,
@@ -636,7 +635,6 @@ module tpu_ctrl #(
     .fill_i      (rhm_fill_i),
     .fill_lo_i   (rhm_fill_lo_i),
     .fill_last_i (rhm_fill_last_i),
-    .fill_rows_i (rhm_fill_rows_i),
     .idle_o      (unit_idle),
     .full_o      (unit_full)
   );

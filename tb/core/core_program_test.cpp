@@ -218,12 +218,13 @@ TEST_F(CoreTest, TwoWhmsInFlightFinishAndFaultInProgramOrder) {
   }
 }
 
-// An MMC starts on the rows an RHM has already written (ctrl_scoreboard):
-// here it reads the first N of 16N rows, so it starts about when its rows
-// are in, long before the load's last row; the results are the model's,
-// with rows arriving at a steady rate or with gaps. An MMC that also reads
-// a row past the RHM's end waits for the whole load, and a fault in the
-// load's last row is still the RHM's.
+// An MMC starts on the rows an RHM has already written (ctrl_scoreboard,
+// unit_mmc): here it reads N of 16N rows, so it starts about when its first
+// row is in, long before the load's last row; the results are the model's,
+// with rows arriving at a steady rate or with gaps. An MMC that reads the
+// load's last rows and then rows past its end starts no sooner than its
+// first row is in. A fault in the load's last row is still the RHM's.
+// (CoreTest.AnMmcFollowsItsLoadRowByRow measures the following itself.)
 TEST_F(CoreTest, MmcStartsOnTheRowsAnRhmHasWritten) {
   using namespace isa;
   const uint32_t nn = uint32_t(N), rows = 16 * nn, lat = 20;
@@ -246,7 +247,7 @@ TEST_F(CoreTest, MmcStartsOnTheRowsAnRhmHasWritten) {
       {"the first rows, steady", 0, 0.0, true},
       {"the first rows, with gaps", 0, 0.3, true},
       {"rows in the middle", rows / 2, 0.0, true},
-      {"half past the end", rows - nn / 2, 0.0, false},
+      {"the last rows and half past the end", rows - nn / 2, 0.0, false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -259,12 +260,11 @@ TEST_F(CoreTest, MmcStartsOnTheRowsAnRhmHasWritten) {
     ASSERT_EQ(r.err, ErrCode::kOk);
     ASSERT_NE(r.first_mxu_cycle, 0u);
     // The tile's N rows and then the load's cross the port one a cycle
-    // after the latency: the load's last row lands after lat + N + 16N.
+    // after the latency: load row i lands after lat + N + i, the last after
+    // lat + N + 16N.
     const uint64_t load_in = lat + nn + rows;
-    if (c.early)
-      EXPECT_LT(r.first_mxu_cycle, load_in) << "the MMC waited for the whole load";
-    else
-      EXPECT_GE(r.first_mxu_cycle, load_in) << "the MMC started before all its rows were in";
+    EXPECT_GE(r.first_mxu_cycle, lat + nn + c.mmc_ub) << "the MMC started before its first row was in";
+    if (c.early) EXPECT_LT(r.first_mxu_cycle, load_in) << "the MMC waited for the whole load";
   }
 
   HostMemory mem;

@@ -2,6 +2,7 @@
 // Compute-core tests: programs run on the Verilated core and on the C++
 // reference model; results are compared with each other and, for directed
 // programs, with a plain C++ computation of what the program means.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -262,6 +263,55 @@ TEST_F(CoreTest, CommandsFollowTheRowsTheyWaitFor) {
   EXPECT_GE(apart + M, run(program(0, vpu, 2 * N), 2 * N, steady)) << "a WHM of a request per row followed the ACT";
   for (const uint32_t stride : {uint32_t(N), uint32_t(2 * N)})
     run(program(0, 0, stride), stride, {.latency = 7, .req_stall = 0.3, .rsp_gap = 0.3});
+}
+
+// An MMC starts while the RHM it reads is still loading and asks for each
+// row once the RHM has written it, so it runs behind the load row by row. A
+// SYNC that makes the MMC wait for the whole load costs about the load's
+// rows. Exact under any memory timing, with the MMC's rows inside the load,
+// from rows before it into it, and from it into rows past its end.
+TEST_F(CoreTest, AnMmcFollowsItsLoadRowByRow) {
+  constexpr int M = std::min(48, CoreCfg::UbRows / 8), kRes = 3 * M;  // rows of a block; the results' first UB row
+  const MatrixI8 a = random_matrix(3 * M, N), w = random_matrix(N, N);  // UB row r holds A's row r
+  const MatrixI32 want = tpu::model::matmul_i8(a, w);
+  const auto block = [&](int b) { return isa::rhm(uint32_t(b * M), M, kInput + uint64_t(b) * M * N, N); };
+  const uint8_t mem_unit = isa::unit_bit(isa::Unit::kMem);
+  // Blocks 0 and 2 of A are in the UB before; the last RHM loads block 1;
+  // the MMC reads UB rows [first, first + M).
+  const auto program = [&](bool sync_before_mmc, int first) {
+    std::vector<isa::Instr> p{block(0), block(2), isa::sync(mem_unit), isa::rw(kInput + 0x10000, 1, N), block(1)};
+    if (sync_before_mmc) p.push_back(isa::sync(mem_unit));
+    p.push_back(isa::mmc(uint32_t(first), 0, M, false, true));
+    p.push_back(isa::act(0, kRes, M, isa::Act::kNone, false, true));
+    p.push_back(isa::whm(kRes, 4 * M, kOutput, N));
+    p.push_back(isa::halt());
+    return p;
+  };
+  const auto run = [&](const std::vector<isa::Instr>& prog, int first, const tb::MemoryTiming& timing) {
+    HostMemory mem;
+    tpu::model::write_matrix(mem, kInput, a);
+    tpu::model::write_matrix(mem, kInput + 0x10000, w);
+    const tb::CoreRun r = run_rtl(prog, mem, timing);
+    EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        const int row = 4 * i + j / (N / 4), byte = (j % (N / 4)) * 4;  // RAW: lane j of ACC row i
+        const int32_t got = int32_t(mem.read32(kOutput + uint64_t(row) * N + uint64_t(byte)));
+        EXPECT_EQ(got, want.at(first + i, j)) << "C[" << first + i << "][" << j << "], MMC from UB row " << first;
+        if (::testing::Test::HasFailure()) return r.cycles;
+      }
+    return r.cycles;
+  };
+  const tb::MemoryTiming steady{.latency = 20};
+  run(program(false, M), M, steady);  // (the first ACT after reset waits for the LUT's clear)
+  const uint64_t follows = run(program(false, M), M, steady);
+  const uint64_t waits = run(program(true, M), M, steady);
+  std::printf("RHM -> MMC: %llu cycles; %llu with a SYNC before the MMC\n", (unsigned long long)follows,
+              (unsigned long long)waits);
+  EXPECT_GE(waits, follows + M / 2) << "the MMC did not follow the load";
+  for (const int first : {M, M / 2, M + M / 2})
+    for (const bool sync : {false, true})
+      run(program(sync, first), first, {.latency = 7, .req_stall = 0.3, .rsp_gap = 0.3});
 }
 
 TEST_F(CoreTest, ProgramArrivingWhileItRuns) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "core_fixture.h"
 
@@ -212,6 +213,23 @@ TEST_F(CoreTest, LoopWithIncrements) {
 // word, a LOOP's body included, and the results are those of the whole
 // program. When the rest never comes, the program ends with ILLEGAL_OPCODE
 // at the first missing word, after the words before it ran.
+// The ACT RAW results of ACC rows [0, rows), written by a WHM at out with a
+// host row every stride bytes (ACC row i's N int32 in UB rows 4i .. 4i+3),
+// against rows [first, first + rows) of want; stops at the first difference.
+void expect_raw_results(const HostMemory& mem, uint64_t out, uint32_t stride, const MatrixI32& want, int first,
+                        int rows) {
+  constexpr int N = CoreCfg::N;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < N; ++j) {
+      const int row = 4 * i + j / (N / 4), byte = (j % (N / 4)) * 4;  // RAW: lane j of ACC row i
+      const int32_t got = int32_t(mem.read32(out + uint64_t(row) * stride + uint64_t(byte)));
+      if (got != want.at(first + i, j)) {
+        ADD_FAILURE() << "C[" << first + i << "][" << j << "] is " << got << ", not " << want.at(first + i, j);
+        return;
+      }
+    }
+}
+
 // An ACT starts while the MMC it waits for still writes its ACC rows, and a
 // WHM while that ACT still writes its UB rows; each reads a row once it has
 // been written. The chain MMC -> ACT RAW -> WHM is exact under any memory
@@ -239,13 +257,8 @@ TEST_F(CoreTest, CommandsFollowTheRowsTheyWaitFor) {
     tpu::model::write_matrix(mem, kInput + 0x1000, w);
     const tb::CoreRun r = run_rtl(prog, mem, timing);
     EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
-    for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) {
-        const int row = 4 * i + j / (N / 4), byte = (j % (N / 4)) * 4;  // RAW: lane j of ACC row i
-        const int32_t got = int32_t(mem.read32(kOutput + uint64_t(row) * stride + uint64_t(byte)));
-        EXPECT_EQ(got, want.at(i, j)) << "C[" << i << "][" << j << "], stride " << stride;
-        if (::testing::Test::HasFailure()) return r.cycles;
-      }
+    SCOPED_TRACE("stride " + std::to_string(stride));
+    expect_raw_results(mem, kOutput, stride, want, 0, M);
     return r.cycles;
   };
   const uint8_t mmc = isa::unit_bit(isa::Unit::kMmc), vpu = isa::unit_bit(isa::Unit::kVpu);
@@ -293,13 +306,8 @@ TEST_F(CoreTest, AnMmcFollowsItsLoadRowByRow) {
     tpu::model::write_matrix(mem, kInput + 0x10000, w);
     const tb::CoreRun r = run_rtl(prog, mem, timing);
     EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
-    for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) {
-        const int row = 4 * i + j / (N / 4), byte = (j % (N / 4)) * 4;  // RAW: lane j of ACC row i
-        const int32_t got = int32_t(mem.read32(kOutput + uint64_t(row) * N + uint64_t(byte)));
-        EXPECT_EQ(got, want.at(first + i, j)) << "C[" << first + i << "][" << j << "], MMC from UB row " << first;
-        if (::testing::Test::HasFailure()) return r.cycles;
-      }
+    SCOPED_TRACE("the MMC from UB row " + std::to_string(first));
+    expect_raw_results(mem, kOutput, N, want, first, M);
     return r.cycles;
   };
   const tb::MemoryTiming steady{.latency = 20};

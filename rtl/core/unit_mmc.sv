@@ -7,13 +7,15 @@
 // address and mode travel with it, and from the MXU's input to its output in
 // a small FIFO beside the MXU, where the accumulator write happens. Rows of
 // the next command follow the previous command's rows directly, so
-// back-to-back MMCs keep the array full. A row that the RHM in progress has
-// yet to write (ld_*: its UB rows [lo, last], the first ld_rows_i of them
-// written) is not asked for until it is, so an MMC may start on a load's
-// first rows and follow it row by row (ctrl_scoreboard). done_o pulses the cycle after the
+// back-to-back MMCs keep the array full. done_o pulses the cycle after the
 // last row of a command is given to the accumulators, when the row is in
 // their RAM (tpu_acc). The weight port comes from the weight unit's FIFO;
 // rows wait in the MXU until their tile is complete.
+//
+// A row that the RHM in progress has yet to write (ld_*: its UB rows
+// [lo, last], the first ld_rows_i of them written) is not asked for until it
+// is written, so an MMC that the scoreboard starts behind a load follows it
+// row by row (ctrl_scoreboard).
 //
 // Datapath bf16 or both: an MMC BF16 row is a wide row, UB rows a+2i and
 // a+2i+1 (lanes 0 .. N/2-1 in the first). A second address generator and UB

@@ -251,6 +251,17 @@ constexpr uint64_t kWriteCycles = 5;
 // the one just before, so the VPU waits this long at every WHM.
 constexpr uint64_t kAckCycles = 21;
 
+// Link cycles a UB row of an n-wide array takes (n bytes).
+uint64_t row_link_cycles(int n) { return std::max<uint64_t>(1, uint64_t(n) / kLinkBytes); }
+
+// The cycles of MXU work the weight FIFO holds beyond the read latency and
+// the tiles in flight, when each tile serves `rows` rows (may be negative).
+// The port answers reads in request order, so a load that holds it longer
+// than this makes the MXU wait for the weight tiles requested behind it.
+int64_t weight_fifo_slack(const CoreConfig& core, int rows, int n) {
+  return int64_t(core.wgt_fifo_tiles) * rows - int64_t(kReadLatency) - 4 * int64_t(n);
+}
+
 // Instructions of the stream (approximate: runs, epilogues, loads, RWs).
 uint64_t estimate_instructions(const GemmPlan& p) {
   const uint64_t groups = uint64_t(p.passes) * p.groups;
@@ -269,7 +280,7 @@ uint64_t estimate_instructions(const GemmPlan& p) {
 uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t instructions) {
   const uint64_t n = uint64_t(p.n), kb = uint64_t(p.k_blocks), ct = uint64_t(p.col_tiles);
   const uint64_t dm = uint64_t(p.dm), out_rows = uint64_t(p.out_row_rows());
-  const uint64_t row_cycles = std::max<uint64_t>(1, n / kLinkBytes);  // a UB row on the link
+  const uint64_t row_cycles = row_link_cycles(p.n);  // a UB row on the link
   // MXU: one row a cycle, but a weight tile needs at least the cycles the
   // weight FIFO takes to cover the read latency per tile.
   const uint64_t tile_min = (kReadLatency + n) / uint64_t(std::max(1, core.wgt_fifo_tiles)) + 1;
@@ -281,9 +292,7 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   const uint64_t in_rows = uint64_t(p.in_row_rows());  // UB rows per row of L
   if (p.chunks > 1) {
     const uint64_t rhm_rows = uint64_t(p.chunk_blocks) * uint64_t(p.pass_rows) * in_rows * row_cycles;
-    const uint64_t fifo_work = uint64_t(core.wgt_fifo_tiles) * uint64_t(p.pass_rows);
-    const uint64_t margin = kReadLatency + 4 * n;  // the latency, and the tiles in flight
-    const uint64_t covered = fifo_work > margin ? fifo_work - margin : 0;
+    const uint64_t covered = uint64_t(std::max<int64_t>(0, weight_fifo_slack(core, p.pass_rows, p.n)));
     if (rhm_rows > covered)
       mxu += (rhm_rows - covered) * uint64_t(p.passes) * uint64_t(p.groups) * uint64_t(p.chunks);
   }
@@ -925,15 +934,12 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
       const int64_t mmc = int64_t(kb) * rows * full, writes = int64_t(full) * rows * out_rows + 40;
       const int64_t slack = mmc - writes - int64_t(kReadLatency), load = int64_t(kb) * p.rows_of_pass(pass + 1);
       int pieces = slack <= 0 ? 1 : int(std::min<int64_t>({kb, p.groups, (load + slack - 1) / slack}));
-      // The memory port answers reads in request order, so the weight reads
-      // requested during a piece wait until all its rows have crossed the
-      // link, and the MXU with them once that takes longer than the weight
-      // FIFO's tiles last beyond the latency and the tiles in flight (each
-      // tile serves `rows` rows; the margin is estimate_cycles'). Then more
-      // pieces, several a group when the groups are few, as many as fit
-      // with their latency.
-      const int64_t fifo_slack = int64_t(core.wgt_fifo_tiles) * rows - int64_t(kReadLatency) - 4 * int64_t(n);
-      const int64_t link = load * in_rows * std::max<int64_t>(1, n / int64_t(kLinkBytes));  // cycles on the port
+      // The weight reads requested during a piece wait until all its rows
+      // have crossed the link: more pieces when one would hold it longer
+      // than the weight FIFO lasts, several a group when the groups are few,
+      // as many as fit with their latency.
+      const int64_t fifo_slack = weight_fifo_slack(core, rows, n);
+      const int64_t link = load * in_rows * int64_t(row_link_cycles(n));  // cycles on the port
       if (fifo_slack > 0 && link > fifo_slack) {
         const int64_t fit = std::max<int64_t>(1, mmc / (int64_t(kReadLatency) + fifo_slack));
         pieces = std::max(pieces, int(std::min<int64_t>({kb, p.groups * fit, (link + fifo_slack - 1) / fifo_slack})));

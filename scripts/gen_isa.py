@@ -208,7 +208,7 @@ enum class Field : uint8_t { kCount, kA, kB, kC };
 // What an operand's value is; LOOP offsets and range checks follow it.
 enum class Kind : uint8_t {
   kUbRow, kAccRow, kHostAddr, kStride, kRows, kTiles, kIterations, kBodyLen,
-  kUbInc, kAccInc, kHostInc, kCfgIndex, kCfgValue
+  kUbInc, kAccInc, kHostInc, kCfgIndex, kCfgValue, kLanes
 };
 // How the assembler writes a flags field.
 enum class FlagSyntax : uint8_t { kWord, kKey, kPositional };
@@ -290,7 +290,7 @@ KIND_NAMES = {
     t.UB_ROW: "kUbRow", t.ACC_ROW: "kAccRow", t.HOST_ADDR: "kHostAddr", t.STRIDE: "kStride",
     t.ROWS: "kRows", t.TILES: "kTiles", t.ITERATIONS: "kIterations", t.BODY_LEN: "kBodyLen",
     t.UB_INC: "kUbInc", t.ACC_INC: "kAccInc", t.HOST_INC: "kHostInc",
-    t.CFG_INDEX: "kCfgIndex", t.CFG_VALUE: "kCfgValue",
+    t.CFG_INDEX: "kCfgIndex", t.CFG_VALUE: "kCfgValue", t.LANES: "kLanes",
 }
 FIELD_NAMES = {"count": "kCount", "a": "kA", "b": "kB", "c": "kC"}
 SYNTAX_NAMES = {t.BARE_WORD: "kWord", t.KEYWORD: "kKey", t.POSITIONAL: "kPositional"}

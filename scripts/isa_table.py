@@ -129,6 +129,7 @@ UB_INC = "ub_inc"
 ACC_INC = "acc_inc"
 HOST_INC = "host_inc"
 CFG_INDEX = "cfg_index"
+LANES = "lanes"
 CFG_VALUE = "cfg_value"
 
 
@@ -224,6 +225,10 @@ OPCODES = (
         Operand("acc", "a", ACC_ROW),
         Operand("ub", "b", UB_ROW),
         Operand("rows", "count", ROWS),
+        # The lanes of each result to write, 0 = all N (1..N): only the UB
+        # rows of a result that hold lanes 0..lanes-1 are written, so a
+        # narrow last tile of a GEMM writes one RAW row a result, not four.
+        Operand("lanes", "c", LANES, width=16, optional=True),
     ), flags=(
         FlagField("RAW", 0),
         FlagField("BIAS", 1),

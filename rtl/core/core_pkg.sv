@@ -24,4 +24,30 @@ package core_pkg;
     return stride == (wide ? 16'(2 * n) : 16'(n));
   endfunction
 
+  // UB rows an ACT writes per ACC row (docs/isa.md, ACT): of the result's
+  // parts (RAW int32 or fp32 4, F32 bf16 2, else 1; n / parts lanes each)
+  // those that hold lanes 0 .. lanes-1 (lanes 0 = n), 1 to 4. lanes > n is
+  // BAD_FLAGS (the controller's check) and gives the part count.
+  function automatic logic [2:0] act_ub_rows(logic raw, logic f32, logic [15:0] lanes,
+                                             int unsigned n);
+    int unsigned parts, per_part;
+    logic [2:0]  rows;
+    parts    = raw ? 4 : f32 ? 2 : 1;
+    per_part = n / parts;
+    rows     = 3'd1;
+    for (int unsigned q = 1; q < 4; q++)
+      if (q < parts && (lanes == 16'd0 || lanes > 16'(q * per_part))) rows = 3'(q + 1);
+    return rows;
+  endfunction
+
+  // rows * parts for parts 1 to 4 (act_ub_rows), as shifts and one add.
+  function automatic logic [33:0] times_parts(logic [33:0] rows, logic [2:0] parts);
+    unique case (parts)
+      3'd2:    return rows << 1;
+      3'd3:    return (rows << 1) + rows;
+      3'd4:    return rows << 2;
+      default: return rows;
+    endcase
+  endfunction
+
 endpackage

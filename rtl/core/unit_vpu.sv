@@ -4,13 +4,16 @@
 // a VOP never reads a row the previous command is still writing.
 //
 //   ACT      ACC rows -> vpu_act_row (bias, requantize, activation) -> UB
-//   ACT RAW  ACC row i -> UB rows b+4i .. b+4i+3, unconverted (4N bytes)
+//   ACT RAW  ACC row i -> UB rows b+4i .. b+4i+3, unconverted (4N bytes); with
+//            a lane count (c) only the R rows that hold those lanes, at b+Ri
 //   VOP      UB rows -> vpu_vop_row (element-wise, pooling) -> UB
 //   CFG      writes a quantization parameter, a bias or a LUT entry
 // In bf16 and both configurations (Datapath) also:
 //   ACT F32      ACC rows as fp32 -> vpu_act_f32_row (bias, SCALE, clamp) ->
 //                bf16, the wide row at UB rows b+2i, b+2i+1
 //   ACT F32 RAW  the same fp32 results unconverted, UB rows b+4i .. b+4i+3
+//                (with a lane count, as ACT RAW; ACT F32 writes b+i only when
+//                the lanes fit the first half of the wide row)
 //   VOP BF16     wide rows (two UB rows each) -> vpu_vop_bf16_row -> UB, half
 //                row by half row (the int8 sequence over twice the UB rows), in
 //                groups: a wide row's two UB rows (ADD, MUL, MAX) or a pool's
@@ -140,11 +143,13 @@ module unit_vpu #(
   logic               vb_in_ready, vb_out_valid;
   logic [N-1:0][7:0]  vb_out_row;
   logic [3:0]         group_shift;  // log2 of the UB rows of a pooling group
-  logic               f32_in_ready, f32_out_valid, f32_part_last;
+  logic               f32_in_ready, f32_out_valid;
   logic               start_f32;    // the command taken is ACT F32
   logic [N-1:0][31:0] f32_out_row;
   logic [N-1:0][15:0] f32_out_bf16;
-  logic [1:0]         quarter_q, quarter_d;     // RAW: quarter of the ACC row being written
+  logic [1:0]         quarter_q, quarter_d;     // RAW, F32: part of the ACC row being written
+  logic [1:0]         last_part_q;              // its last part: UB rows per ACC row - 1
+  logic [2:0]         start_parts;              // UB rows per ACC row of the command taken
   logic               group_first, group_last;
   act_func_e          func_q;
   vop_e               vop_q;
@@ -300,8 +305,8 @@ module unit_vpu #(
         in_fire   = acc_valid && acc_ready;
       end
       StRaw: begin
-        // The ACC row leaves once its fourth quarter is written.
-        acc_ready = ub_wr_ready_i && quarter_q == 2'd3;
+        // The ACC row leaves once its last part is written.
+        acc_ready = ub_wr_ready_i && quarter_q == last_part_q;
         in_fire   = acc_valid && acc_ready;
       end
       StVop: begin
@@ -363,9 +368,11 @@ module unit_vpu #(
     ask_b_d   = ask_b_q + 20'(b_ask && b_ask_ready);
     sent_d    = sent_q + 20'(in_fire);
     written_d = written_q + 20'(out_write);
-    quarter_d = quarter_q + 2'(state_q == StRaw && out_write);
-    // ACT F32: the parts of a result row (2 UB rows, or 4 with RAW).
-    if (state_q == StAct && f32_q && out_write) quarter_d = f32_part_last ? 2'd0 : quarter_q + 2'd1;
+    quarter_d = quarter_q;
+    // ACT RAW and F32: the parts of a result row (up to 4 UB rows, or 2
+    // without RAW), as many as the command's lanes need.
+    if ((state_q == StRaw || (state_q == StAct && f32_q)) && out_write)
+      quarter_d = quarter_q == last_part_q ? 2'd0 : quarter_q + 2'd1;
     if (last_write) state_d = StIdle;
     if (start) begin
       ask_acc_d = 20'(acc_ask && acc_ask_ready);
@@ -432,10 +439,13 @@ module unit_vpu #(
   `FFLNR(serial_q, start_serial, start)
   `FFLNR(f32_q, start_f32, start)
   `FFLNR(raw_q, start_raw, start)
-  // UB rows written: ACT RAW (int32 or fp32) 4 per ACC row, ACT F32 2.
   `FFLNR(vbf16_q, start_vbf16, start)
-  assign start_total = start_raw && ins.op == OpAct ? 20'(ins.count) << 2 :
-                       (start_f32 || start_vbf16) ? 20'(ins.count) << 1 : 20'(ins.count);
+  // UB rows written: per ACC row of an ACT RAW (int32 or fp32) up to 4, of
+  // an ACT F32 up to 2 (those that hold its lanes), per VOP BF16 row 2.
+  assign start_parts = core_pkg::act_ub_rows(start_raw, start_f32, ins.c[15:0], N);
+  `FFLNR(last_part_q, 2'(start_parts - 3'd1), start)
+  assign start_total = ins.op == OpAct ? 20'(core_pkg::times_parts(34'(ins.count), start_parts)) :
+                       start_vbf16 ? 20'(ins.count) << 1 : 20'(ins.count);
   `FFLNR(out_total_q, start_total, start)
   `FFLNR(in_total_q, ins.op == OpVop ? rows_a : 20'(ins.count), start)
 
@@ -474,6 +484,7 @@ module unit_vpu #(
   // ---- ACT F32 (bf16 and both configurations) ----
   if (HasBf16) begin : gen_f32
     logic [31:0] scale_q, relu6_f32_q, fmin_q, fmax_q, lo, hi;
+    logic        f32_part_last;
     `FFL(scale_q, cfg_val, cfg_wr && cfg_idx == CfgScale, 32'h3F80_0000)         // 1.0
     `FFL(relu6_f32_q, cfg_val, cfg_wr && cfg_idx == CfgRelu6F32, 32'h40C0_0000)  // 6.0
     `FFL(fmin_q, cfg_val, cfg_wr && cfg_idx == CfgFmin, 32'hFF80_0000)           // -inf
@@ -483,7 +494,7 @@ module unit_vpu #(
     // lowers FMAX to RELU6_F32.
     assign lo = (func_q == ActRelu || func_q == ActRelu6) ? fp_pkg::fp32_max(fmin_q, 32'd0) : fmin_q;
     assign hi = func_q == ActRelu6 ? fp_pkg::fp32_min(fmax_q, relu6_f32_q) : fmax_q;
-    assign f32_part_last = raw_q ? quarter_q == 2'd3 : quarter_q[0];
+    assign f32_part_last = quarter_q == last_part_q;
 
     vpu_act_f32_row #(
       .N(N)
@@ -509,7 +520,6 @@ module unit_vpu #(
     assign f32_out_valid = 1'b0;
     assign f32_out_row   = '0;
     assign f32_out_bf16  = '0;
-    assign f32_part_last = 1'b0;
     logic unused_f32;
     assign unused_f32 = raw_q;
   end

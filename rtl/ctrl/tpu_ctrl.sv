@@ -288,10 +288,11 @@ module tpu_ctrl #(
     act_f32   = ins.flags[FlagActF32];
     act_raw   = ins.flags[FlagActRaw];
     vop_bf16  = ins.flags[FlagVopBf16];
-    // UB rows: a wide row is two, a RAW row four.
+    // UB rows: a wide row is two; an ACT's row of RAW four, of F32 two, but
+    // only those that hold the lanes it asks for.
     xfer_rows  = wide_xfer ? cnt << 1 : cnt;
     mmc_rows   = mmc_bf16 ? cnt << 1 : cnt;
-    act_rows   = act_raw ? cnt << 2 : act_f32 ? cnt << 1 : cnt;
+    act_rows   = core_pkg::times_parts(cnt, core_pkg::act_ub_rows(act_raw, act_f32, ins.c[15:0], N));
     vop_rows   = vop_bf16 ? cnt << 1 : cnt;
     vop_a_rows = vop_pool ? (vop_bf16 ? pool_rows << 1 : pool_rows) : vop_rows;
   end
@@ -345,8 +346,10 @@ module tpu_ctrl #(
       OpAct: begin
         unit    = 2'(UnitVpu);
         to_unit = 1'b1;
-        // RAW alone takes no other flag; F32 has no LUT function.
-        if (ins.flags[7:5] != 0 || ins.c != 0 || (act_f32 && !HasBf16) ||
+        // RAW alone takes no other flag; F32 has no LUT function; c is the
+        // lanes to write, at most N.
+        if (ins.flags[7:5] != 0 || ins.c[63:16] != 0 || ins.c[15:0] > 16'(N) ||
+            (act_f32 && !HasBf16) ||
             (act_raw && !act_f32 && ins.flags[4:1] != 0) ||
             (act_f32 && act_func_e'(ins.flags[FlagActFuncLsb +: 2]) == ActLut)) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;

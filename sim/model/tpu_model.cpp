@@ -314,6 +314,7 @@ ErrCode TpuModel::check_flags(const Instr& in) const {
     // RAW alone copies the accumulator bits and takes no other flag; with
     // F32 it writes the fp32 result of the bias, scale and function.
     if (raw && !f32 && (in.flags & ~isa::kFlagActRawMask)) return ErrCode::kBadFlags;
+    if (isa::act_ub_rows_per_row(in, cfg_.n) == 0) return ErrCode::kBadFlags;  // lanes > N
     const int func = isa::flag_field(in.flags, isa::kFlagActFuncLsb, isa::kFlagActFuncWidth);
     if (f32 && !(isa::kActF32Funcs >> func & 1)) return ErrCode::kBadFlags;  // no fp32 LUT
   }
@@ -361,9 +362,9 @@ ErrCode TpuModel::check_ranges(const Instr& in, const Offsets& off) const {
       break;
     }
     case Op::kAct: {
-      // UB rows per ACC row: RAW 4 (int32 or fp32), F32 2 (a wide bf16 row), else 1.
-      const bool raw = in.flags & isa::kFlagActRawMask, f32 = in.flags & isa::kFlagActF32Mask;
-      const int64_t per_row = raw ? 4 : f32 ? 2 : 1;
+      // UB rows per ACC row: of RAW's 4 (int32 or fp32), F32's 2 (a wide bf16
+      // row) or 1, those that hold the lanes asked for.
+      const int64_t per_row = isa::act_ub_rows_per_row(in, cfg_.n);
       ub_ok = rows_fit(in.b + off.ub, per_row * rows, cfg_.ub_rows);
       acc_ok = rows_fit(in.a + off.acc, rows, cfg_.acc_rows);
       break;
@@ -507,13 +508,17 @@ void TpuModel::exec_act(const Instr& in, const Offsets& off) {
     return;
   }
   if (in.flags & isa::kFlagActRawMask) {
-    // ACC row i becomes 4N little-endian bytes in UB rows b+4i .. b+4i+3.
+    // ACC row i becomes 4N little-endian bytes, of which the first R UB rows
+    // (those holding the lanes the ACT asks for) go to UB rows b+Ri ..
+    // b+Ri+R-1.
+    const int64_t rows = isa::act_ub_rows_per_row(in, n);
+    std::vector<int8_t> bytes(size_t(4 * n));
     for (int64_t i = 0; i < in.count; ++i) {
       const int32_t* x = acc(in.a + off.acc + i);
-      int8_t* dst = ub(in.b + off.ub + 4 * i);  // 4 consecutive rows
       for (int j = 0; j < n; ++j)
         for (int byte = 0; byte < 4; ++byte)
-          dst[4 * j + byte] = int8_t(uint32_t(x[j]) >> (8 * byte));
+          bytes[size_t(4 * j + byte)] = int8_t(uint32_t(x[j]) >> (8 * byte));
+      std::copy_n(bytes.begin(), rows * n, ub(in.b + off.ub + rows * i));
     }
     return;
   }
@@ -530,28 +535,27 @@ void TpuModel::exec_act(const Instr& in, const Offsets& off) {
 }
 
 // ACT F32: ACC row a + i as fp32 through vpu_f32::act_lane; the result as a
-// wide bf16 row at UB rows b + 2i, b + 2i + 1, or with RAW as fp32 bits in
-// UB rows b + 4i .. b + 4i + 3 (the layout of RAW int32 rows).
+// wide bf16 row (2N bytes), or with RAW as fp32 bits (4N bytes, the layout
+// of RAW int32 rows), of which the first R UB rows (those holding the lanes
+// the ACT asks for) go to UB rows b + Ri .. b + Ri + R - 1.
 void TpuModel::exec_act_f32(const Instr& in, const Offsets& off) {
   const int n = cfg_.n;
   const auto func =
       quant::Act(isa::flag_field(in.flags, isa::kFlagActFuncLsb, isa::kFlagActFuncWidth));
   const bool use_bias = in.flags & isa::kFlagActBiasMask;
   const bool raw = in.flags & isa::kFlagActRawMask;
-  std::vector<bf16> lanes(static_cast<size_t>(n));
+  const int64_t rows = isa::act_ub_rows_per_row(in, n);
+  std::vector<int8_t> bytes(size_t((raw ? 4 : 2) * n));
   for (int64_t i = 0; i < in.count; ++i) {
     const int32_t* x = acc(in.a + off.acc + i);
     for (int j = 0; j < n; ++j) {
       const fp32 y = vpu_f32::act_lane(uint32_t(x[j]), use_bias, uint32_t(bias_[size_t(j)]),
                                        fparams_, func);
-      if (raw) {
-        int8_t* dst = ub(in.b + off.ub + 4 * i);
-        for (int byte = 0; byte < 4; ++byte) dst[4 * j + byte] = int8_t(y >> (8 * byte));
-      } else {
-        lanes[size_t(j)] = fp32_to_bf16(y);
-      }
+      const uint32_t out = raw ? y : fp32_to_bf16(y);  // little-endian, 4 or 2 bytes a lane
+      const int width = raw ? 4 : 2;
+      for (int byte = 0; byte < width; ++byte) bytes[size_t(width * j + byte)] = int8_t(out >> (8 * byte));
     }
-    if (!raw) write_wide(in.b + off.ub + 2 * i, lanes.data());
+    std::copy_n(bytes.begin(), rows * n, ub(in.b + off.ub + rows * i));
   }
 }
 

@@ -73,6 +73,10 @@ std::vector<ErrorCase> error_cases() {
     i.a = uint16_t(i.a | a);
     return i;
   };
+  auto with_c = [](Instr i, uint64_t c) {
+    i.c |= c;
+    return i;
+  };
   const Instr act0 = act(0, 0, 1, Act::kNone, false);
   const Instr vop0 = vop(VopOp::kAdd, 0, 1, 2, 1);
   return {
@@ -86,6 +90,13 @@ std::vector<ErrorCase> error_cases() {
       {"ACT of no rows", {act(0, 0, 0, Act::kNone, false), halt()}, ErrCode::kBadCount, 0},
       {"ACT UB range", {act(0, uint32_t(ub - 1), 2, Act::kNone, false), halt()}, ErrCode::kUbRange, 0},
       {"ACT ACC range", {act(uint32_t(acc - 1), 0, 2, Act::kNone, false), halt()}, ErrCode::kAccRange, 0},
+      {"ACT RAW of more lanes than N", {act(0, 0, 1, Act::kNone, false, true, false, nn + 1), halt()},
+       ErrCode::kBadFlags, 0},
+      {"ACT c past the lanes", {with_c(act0, 1ull << 16), halt()}, ErrCode::kBadFlags, 0},
+      // The UB range counts the rows of the lanes asked for (CoreTest.
+      // AnActOfFewerLanesWritesOnlyTheirRows runs one of 1 lane at ub - 2).
+      {"ACT RAW of N lanes past the UB", {act(0, uint32_t(ub - 2), 2, Act::kNone, false, true, false, nn), halt()},
+       ErrCode::kUbRange, 0},
       // (every flag bit is used in a bf16 core: an undefined operation instead)
       {"VOP reserved flag", {with(vop0, bf16_core ? 0x07 : 0x08), halt()}, ErrCode::kBadFlags, 0},
       {"VOP of no rows", {vop(VopOp::kAdd, 0, 1, 2, 0), halt()}, ErrCode::kBadCount, 0},

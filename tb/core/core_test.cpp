@@ -322,6 +322,72 @@ TEST_F(CoreTest, AnMmcFollowsItsLoadRowByRow) {
       run(program(sync, first), first, {.latency = 7, .req_stall = 0.3, .rsp_gap = 0.3});
 }
 
+// An ACT RAW of fewer lanes than N writes, of each result's four UB rows,
+// only those that hold its lanes (R = ceil(lanes / (N / 4)) rows a result,
+// at b + R*i) and leaves the rest of the region as it was; the RTL and the
+// model agree on every UB row. Of one lane it writes a row a result, so the
+// ACT and the WHM behind it take about a quarter of the full rows' cycles,
+// and an ACT of M rows fits M UB rows at the UB's end.
+TEST_F(CoreTest, AnActOfFewerLanesWritesOnlyTheirRows) {
+  constexpr int M = 32, kRes = 64, kQuarter = N / 4;  // ACC rows; the results' first UB row; lanes a UB row
+  const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
+  const MatrixI32 want = tpu::model::matmul_i8(a, w);
+  std::vector<uint8_t> old(size_t(4 * M * N));  // the result region before the ACT
+  for (auto& b : old) b = uint8_t(rand_int(0, 255));
+  tpu::model::TpuModel model(config());
+  // The WHM writes the whole region back (to see what the ACT left), or
+  // with `written` only the ACT's rows.
+  const auto run = [&](uint32_t lanes, uint32_t res, const tb::MemoryTiming& timing, bool written = false) {
+    const int parts = lanes == 0 ? 4 : (int(lanes) + kQuarter - 1) / kQuarter;
+    const uint32_t back = uint32_t(written ? parts * M : 4 * M);
+    HostMemory mem;
+    tpu::model::write_matrix(mem, kInput, a);
+    tpu::model::write_matrix(mem, kInput + 0x1000, w);
+    mem.write(kInput + 0x2000, old);
+    const std::vector<isa::Instr> prog{
+        isa::rhm(0, M, kInput, N), isa::rw(kInput + 0x1000, 1, N), isa::mmc(0, 0, M, false, true),
+        isa::rhm(res, 4 * M, kInput + 0x2000, N), isa::sync(0),
+        isa::act(0, res, M, isa::Act::kNone, false, true, false, lanes), isa::whm(res, back, kOutput, N),
+        isa::halt()};
+    const tb::CoreRun r = run_both(model, prog, mem, timing, kOutput, back * N, "lanes " + std::to_string(lanes));
+    EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
+    const std::vector<uint8_t> got = mem.read(kOutput, back * N);
+    for (int i = 0; i < M && !HasFailure(); ++i)
+      for (int j = 0; j < parts * kQuarter && !HasFailure(); ++j) {
+        const size_t at = size_t(parts * i * N + 4 * j);  // lane j of result i
+        const uint32_t v = uint32_t(got[at]) | uint32_t(got[at + 1]) << 8 | uint32_t(got[at + 2]) << 16 |
+                           uint32_t(got[at + 3]) << 24;
+        EXPECT_EQ(int32_t(v), want.at(i, j)) << "lanes " << lanes << ": C[" << i << "][" << j << "]";
+      }
+    EXPECT_TRUE(std::equal(got.begin() + parts * M * N, got.end(), old.begin() + parts * M * N))
+        << "lanes " << lanes << ": the ACT wrote past its " << parts << " UB rows a result";
+    return r.cycles;
+  };
+  const tb::MemoryTiming steady{.latency = 20};
+  run(0, kRes, steady);  // (the first ACT after reset waits for the LUT's clear)
+  const uint64_t all = run(0, kRes, steady, true), one = run(1, kRes, steady, true);
+  std::printf("ACT RAW + WHM of %d rows: %llu cycles of all lanes, %llu of one\n", M, (unsigned long long)all,
+              (unsigned long long)one);
+  EXPECT_GE(all, one + 2 * M) << "an ACT of one lane took about as long as one of all lanes";
+  for (const uint32_t lanes : {uint32_t(kQuarter), uint32_t(kQuarter + 1), uint32_t(N / 2 + 1), uint32_t(N)})
+    run(lanes, kRes, {.latency = 7, .req_stall = 0.3, .rsp_gap = 0.3});
+
+  // Of one lane, M results fit the UB's last M rows (of all lanes, 4M would not).
+  HostMemory mem;
+  tpu::model::write_matrix(mem, kInput, a);
+  tpu::model::write_matrix(mem, kInput + 0x1000, w);
+  const uint32_t last = uint32_t(CoreCfg::UbRows - M);
+  const std::vector<isa::Instr> prog{isa::rhm(0, M, kInput, N), isa::rw(kInput + 0x1000, 1, N),
+                                     isa::mmc(0, 0, M, false, true),
+                                     isa::act(0, last, M, isa::Act::kNone, false, true, false, 1),
+                                     isa::whm(last, M, kOutput, N), isa::halt()};
+  ASSERT_EQ(run_both(model, prog, mem, {.latency = 5}, kOutput, M * N, "at the UB's end").err, ErrCode::kOk);
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < kQuarter; ++j)
+      ASSERT_EQ(int32_t(mem.read32(kOutput + uint64_t(i) * N + uint64_t(4 * j))), want.at(i, j))
+          << "at the UB's end: C[" << i << "][" << j << "]";
+}
+
 TEST_F(CoreTest, ProgramArrivingWhileItRuns) {
   const LoopBlocks t{N, random_matrix(LoopBlocks::Rows * LoopBlocks::Blocks, N), random_matrix(N, N)};
   const std::vector<isa::Instr> prog = t.program();

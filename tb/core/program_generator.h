@@ -85,10 +85,10 @@ class ProgramGenerator {
           tiles_ -= pop;
           return isa::mmc(ub(fmt_bf16_ ? 2 * n : n), acc(n), n, fx_.chance(0.5), pop, fmt_bf16_);
         }
-        case 5: {  // ACT
-          const uint32_t n = rows();
-          if (fx_.chance(0.2)) return isa::act(acc(n), ub(4 * n), n, isa::Act::kNone, false, true);
-          return isa::act(acc(n), ub(n), n, isa::Act(r(0, 3)), fx_.chance(0.5));
+        case 5: {  // ACT, now and then of fewer lanes (RAW: fewer UB rows a row)
+          const uint32_t n = rows(), lanes = some_lanes();
+          if (fx_.chance(0.2)) return isa::act(acc(n), ub(4 * n), n, isa::Act::kNone, false, true, false, lanes);
+          return isa::act(acc(n), ub(n), n, isa::Act(r(0, 3)), fx_.chance(0.5), false, false, lanes);
         }
         case 6: {  // VOP
           const auto op = isa::VopOp(r(0, 4));
@@ -122,6 +122,9 @@ class ProgramGenerator {
     }
   }
 
+  // An ACT's lanes: mostly 0 (all), else 1..N.
+  uint32_t some_lanes() { return fx_.chance(0.6) ? 0 : uint32_t(r(1, N)); }
+
   // The bf16 forms but RW and MMC (case 2 to 4 above use the program's
   // format): wide transfers, ACT F32, VOP BF16, the fp32 registers.
   isa::Instr one_bf16() {
@@ -138,7 +141,8 @@ class ProgramGenerator {
       }
       case 2: {
         const bool raw = fx_.chance(0.3);
-        return isa::act(acc(n), ub(raw ? 4 * n : 2 * n), n, isa::Act(r(0, 2)), fx_.chance(0.5), raw, true);
+        return isa::act(acc(n), ub(raw ? 4 * n : 2 * n), n, isa::Act(r(0, 2)), fx_.chance(0.5), raw, true,
+                        some_lanes());
       }
       case 3: {
         const auto op = isa::VopOp(r(0, 4));

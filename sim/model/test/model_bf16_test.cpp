@@ -512,6 +512,37 @@ TEST_F(ActF32Test, RoundsToBf16NearestEven) {
   EXPECT_EQ(act_raw(false, Act::kNone), model().acc_row_f32(0));
 }
 
+// ACT F32 of at most N/2 lanes writes only the first UB row of each wide
+// row (bf16 lanes 0 .. N/2 - 1), and ACT F32 RAW of fewer lanes only the UB
+// rows that hold them: at b + R*i, the region's other rows untouched.
+TEST_F(ActF32Test, FewerLanesWriteOnlyTheirRows) {
+  set_acc(0, lanes({1.5f, -2.0f, 3.25f, 8.0f}), lanes({0, 0, 0, 0}));
+  set_acc(1, lanes({-0.5f, 4.0f, 6.5f, -7.0f}), lanes({0, 0, 0, 0}));
+  const std::vector<int8_t> marker(size_t(n()), int8_t(0x5A));
+  mem_.write(0x7000, std::vector<uint8_t>(size_t(8 * n()), 0x5A));
+  const auto fill = [&] { run_ok({rhm(100, 8, 0x7000, uint32_t(n())), halt()}); };
+  fill();
+  run_ok({act(0, 100, 2, Act::kNone, false, false, true, 2), halt()});  // N/2 lanes: one UB row a result
+  for (uint32_t i = 0; i < 2; ++i) {
+    const std::vector<int8_t> row = model().ub_row(100 + i);
+    for (int j = 0; j < 2; ++j)
+      EXPECT_EQ(bf16(uint8_t(row[size_t(2 * j)]) | uint8_t(row[size_t(2 * j + 1)]) << 8),
+                tpu::fp32_to_bf16(model().acc_row_f32(i)[size_t(j)]))
+          << "result " << i << " lane " << j;
+  }
+  for (uint32_t r = 102; r < 108; ++r) EXPECT_EQ(model().ub_row(r), marker) << "UB row " << r;
+  fill();
+  run_ok({act(0, 100, 2, Act::kNone, false, true, true, 3), halt()});  // RAW, 3 lanes: three UB rows a result
+  for (uint32_t i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) {
+      const std::vector<int8_t> row = model().ub_row(100 + 3 * i + uint32_t(j));  // one fp32 lane a UB row
+      fp32 v = 0;
+      for (int byte = 0; byte < 4; ++byte) v |= uint32_t(uint8_t(row[size_t(byte)])) << (8 * byte);
+      EXPECT_EQ(v, model().acc_row_f32(i)[size_t(j)]) << "result " << i << " lane " << j;
+    }
+  for (uint32_t r = 106; r < 108; ++r) EXPECT_EQ(model().ub_row(r), marker) << "UB row " << r;
+}
+
 TEST_F(ActF32Test, BiasScaleFunctionsAndClampInOrder) {
   set_acc(0, lanes({-3.0f, 0.5f, 10.0f, 2.0f}), lanes({0, 0, 0, 0}));
   for (int j = 0; j < 4; ++j) cfg_ok(uint16_t(kCfgBiasBase + j), f32(0.25f * float(j + 1)));

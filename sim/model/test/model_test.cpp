@@ -602,6 +602,42 @@ TEST_F(ActTest, RawStoresLittleEndianInt32Rows) {
   }
 }
 
+// Of a RAW result's four UB rows an ACT of fewer lanes writes those that
+// hold them, R = ceil(lanes / (N / 4)) at b + R*i; the other rows of the
+// region keep their bytes. One lane fits the UB's last row.
+TEST_F(ActTest, RawOfFewerLanesWritesOnlyTheirRows) {
+  for (int array : {4, 16}) {
+    use_config({.n = array});
+    const MatrixI8 a = random_matrix(3, array), w = random_matrix(array, array);
+    const MatrixI32 expected = matmul_i8(a, w);
+    load_ub(0, a);
+    tpu::model::write_matrix(mem_, 0x2000, w);
+    const int quarter = array / 4;
+    for (int lanes = 1; lanes <= array; ++lanes) {
+      const MatrixI8 old = random_matrix(12, array);
+      load_ub(20, old);
+      run_ok({rw(0x2000, 1, uint32_t(array)), mmc(0, 5, 3, false, true),
+              act(5, 20, 3, Act::kNone, false, true, false, uint32_t(lanes)), halt()});
+      const int parts = (lanes + quarter - 1) / quarter;
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < parts * quarter; ++j)
+          for (int byte = 0; byte < 4; ++byte) {
+            const int k = 4 * j + byte;  // byte k of the result row
+            ASSERT_EQ(uint8_t(model().ub_row(20 + parts * i + k / array)[k % array]),
+                      uint8_t(uint32_t(expected.at(i, j)) >> (8 * byte)))
+                << "N " << array << " lanes " << lanes << " row " << i << " lane " << j;
+          }
+      for (int r = 3 * parts; r < 12; ++r)
+        for (int j = 0; j < array; ++j)
+          ASSERT_EQ(model().ub_row(20 + r)[j], old.at(r, j)) << "N " << array << " lanes " << lanes << " UB row " << 20 + r;
+    }
+    const int last = model().config().ub_rows - 1;
+    run_ok({act(5, uint32_t(last), 1, Act::kNone, false, true, false, 1), halt()});
+    for (int byte = 0; byte < 4; ++byte)
+      EXPECT_EQ(uint8_t(model().ub_row(last)[byte]), uint8_t(uint32_t(expected.at(0, 0)) >> (8 * byte)));
+  }
+}
+
 // ---- VOP --------------------------------------------------------------------------------
 
 TEST_F(ModelTest, VopElementWiseOpsMatchPlainLoops) {
@@ -834,6 +870,10 @@ std::vector<ErrorCase> error_cases() {
       {"RHM past UB", {rhm(4090, 7, 0, 16)}, ErrCode::kUbRange, 0},
       {"WHM past UB", {whm(4095, 2, 0, 16)}, ErrCode::kUbRange, 0},
       {"ACT RAW past UB", {act(0, 4093, 1, Act::kNone, false, true)}, ErrCode::kUbRange, 0},
+      {"ACT RAW of 5 lanes past UB", {act(0, 4095, 1, Act::kNone, false, true, false, 5)}, ErrCode::kUbRange, 0},
+      {"ACT of 17 lanes", {act(0, 0, 1, Act::kNone, false, false, false, 17)}, ErrCode::kBadFlags, 0},
+      {"ACT RAW of 17 lanes", {act(0, 0, 1, Act::kNone, false, true, false, 17)}, ErrCode::kBadFlags, 0},
+      {"ACT c bit 16", {with(act(0, 0, 1, Act::kNone, false), [](Instr& i) { i.c = 0x10000; })}, ErrCode::kBadFlags, 0},
       {"VOP pool window past UB", {vop(VopOp::kPoolAvg, 4090, 0, 0, 1, 3)}, ErrCode::kUbRange, 0},
       {"VOP B past UB", {vop(VopOp::kAdd, 0, 4095, 0, 2)}, ErrCode::kUbRange, 0},
       {"VOP dst past UB", {vop(VopOp::kMax, 0, 0, 4095, 2)}, ErrCode::kUbRange, 0},

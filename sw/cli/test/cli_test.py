@@ -123,13 +123,16 @@ def gemm_figures(m, k, n, array, out_bytes=4):
     """What an M x K x N GEMM on an array x array MXU must do, from the shape
     alone: the MACs of the math and of the padded tiles, the array rows, and
     the packed images' bytes (gemm_program.h: A by K blocks, W by tiles, C by
-    column tiles of out_bytes per element). For the transposed product
+    column tiles of out_bytes per element, the last tile's rows only the
+    UB rows of `array` bytes that hold its lanes). For the transposed product
     C^T = W^T x A^T the planner may choose instead, gemm_figures(n, k, m)."""
     kb, ct = ceil_div(k, array), ceil_div(n, array)
+    last_lanes = n - (ct - 1) * array
+    last_row = ceil_div(last_lanes * out_bytes, array) * array  # bytes of a result row of the last tile
     return {"macs": m * k * n, "padded_macs": m * kb * array * ct * array,
             "array_cycles": m * kb * ct,
             "read_bytes": m * kb * array + kb * ct * array * array,
-            "write_bytes": ct * m * array * out_bytes}
+            "write_bytes": (ct - 1) * m * array * out_bytes + m * last_row}
 
 
 def planned_figures(s, m, k, n, array):

@@ -230,7 +230,15 @@ uint64_t GemmPlan::a_bytes() const {
 uint64_t GemmPlan::w_bytes() const {
   return (transposed ? uint64_t(dm) * k_blocks * n : uint64_t(col_tiles) * k_blocks * n * n) * uint64_t(lane_bytes());
 }
-uint64_t GemmPlan::c_bytes() const { return uint64_t(col_tiles) * dm * out_row_bytes(); }
+int GemmPlan::tile_out_rows(int j) const {
+  if (j < col_tiles - 1) return out_row_rows();
+  const int per_row = n / out_row_rows();  // lanes a UB row of a result holds
+  return ceil_div(last_tile_lanes(), per_row);
+}
+uint64_t GemmPlan::d_row_bytes() const {
+  return uint64_t(col_tiles - 1) * uint64_t(out_row_bytes()) + uint64_t(tile_row_bytes(col_tiles - 1));
+}
+uint64_t GemmPlan::c_bytes() const { return uint64_t(dm) * d_row_bytes(); }
 
 namespace {
 
@@ -300,7 +308,9 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   const uint64_t l_loads = p.chunks == 1 ? 1 : uint64_t(p.groups);
   const uint64_t l_rows = dm * kb * l_loads * in_rows;  // UB rows
   const uint64_t rhms = uint64_t(p.passes) * (p.chunks == 1 ? 1 : uint64_t(p.groups) * p.chunks);
-  const uint64_t c_rows = dm * ct * out_rows;
+  // UB rows of a result row of the last tile: only those that hold its lanes.
+  const uint64_t last_rows = uint64_t(p.tile_out_rows(p.col_tiles - 1));
+  const uint64_t c_rows = dm * ((ct - 1) * out_rows + last_rows);
   const uint64_t whms = uint64_t(p.passes) * uint64_t(ceil_div(p.col_tiles, p.write_tiles));
   const uint64_t mem_unit = (l_rows + c_rows) * row_cycles + rhms * kReadLatency + whms * kWriteCycles;
   const uint64_t w_bytes = uint64_t(p.passes) * ct * kb * n * n * uint64_t(p.lane_bytes());
@@ -318,7 +328,7 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   const uint64_t last_tiles = uint64_t(p.tiles_of_group(p.groups - 1));
   const uint64_t kc_last = kb - uint64_t(p.chunks - 1) * uint64_t(p.chunk_blocks);
   const uint64_t tile_write = P * out_rows * row_cycles;
-  const uint64_t last = P * out_rows + uint64_t(p.write_tiles) * tile_write +
+  const uint64_t last = P * last_rows + (uint64_t(p.write_tiles) - 1) * tile_write + P * last_rows * row_cycles +
                         last_tiles * (tile_write > kc_last * P ? tile_write - kc_last * P : 0);
   // From the end of the first load: the MXU's rows and the tail; the memory
   // unit's other loads and the writes, which cannot start before the first
@@ -541,9 +551,9 @@ std::vector<T> pack_r(const GemmPlan& p, At r) {
 
 // Byte offset of D(r, c) in the packed result (gemm_program.h).
 size_t d_offset(const GemmPlan& p, int r, int c, size_t lane_bytes) {
-  const int pass = r / p.pass_rows, m0 = p.pass_begin(pass);
-  const size_t row = size_t(m0) * p.col_tiles + size_t(c / p.n) * p.rows_of_pass(pass) + size_t(r - m0);
-  return row * size_t(p.out_row_bytes()) + size_t(c % p.n) * lane_bytes;
+  const int pass = r / p.pass_rows, m0 = p.pass_begin(pass), j = c / p.n;
+  return size_t(m0) * p.d_row_bytes() + (size_t(j) * p.rows_of_pass(pass)) * size_t(p.out_row_bytes()) +
+         size_t(r - m0) * size_t(p.tile_row_bytes(j)) + size_t(c % p.n) * lane_bytes;
 }
 
 }  // namespace
@@ -747,22 +757,27 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
     for (const Instr& whm : deferred_whms) out.add(whm);
     deferred_whms.clear();
     const bool defer = b < total_groups - 1;
-    uint32_t act_acc = 0, act_ub = 0, act_rows = 0;  // the ACT being merged
-    const auto act = [&](uint32_t acc, uint32_t ub, uint32_t count) {
+    // The ACT being merged: its rows, and its UB rows per row and lanes
+    // (the last tile's ACT writes only the UB rows that hold its lanes).
+    uint32_t act_acc = 0, act_ub = 0, act_rows = 0, act_part = 0, act_lanes = 0;
+    const auto act = [&](uint32_t acc, uint32_t ub, uint32_t count, uint32_t lanes) {
       if (int8) out.add(isa::act(acc, ub, count, epi.act, !epi.bias.empty()));
-      else if (f32_act) out.add(isa::act(acc, ub, count, epi.act, has_bias, !out_bf16, true));
-      else out.add(isa::act(acc, ub, count, isa::Act::kNone, false, true));  // int32, fp32: RAW
+      else if (f32_act) out.add(isa::act(acc, ub, count, epi.act, has_bias, !out_bf16, true, lanes));
+      else out.add(isa::act(acc, ub, count, isa::Act::kNone, false, true, false, lanes));  // int32, fp32: RAW
     };
     const auto flush = [&] {
       if (act_rows == 0) return;
-      act(act_acc, act_ub, act_rows);
+      act(act_acc, act_ub, act_rows, act_lanes);
       act_rows = 0;
     };
     for (int j = j0; j < j1; ++j) {
       if (batch_tiles == 0) batch_j0 = j;
       const uint32_t ub0 = result_base + uint32_t((regions_used % p.result_regions) * wb * out_rows * P);
       const uint32_t acc = acc_slot(b) + uint32_t((j - p.group_begin(g)) * rows);
+      // (a batch's tiles but its last are whole: the narrow tile is the last column tile)
       const uint32_t ub = ub0 + uint32_t(batch_tiles * out_rows * rows);
+      const uint32_t part = uint32_t(p.tile_out_rows(j));
+      const uint32_t lanes = part < uint32_t(out_rows) ? uint32_t(p.last_tile_lanes()) : 0;
       // Per-channel scales of this tile's columns; padding lanes keep theirs
       // (their results are not read back).
       if (!epi.scales.empty()) {
@@ -788,23 +803,24 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
           lane_bias[size_t(l)] = bias;
         }
       }
-      if (act_rows > 0 && act_acc + act_rows == acc && act_ub + act_rows * uint32_t(out_rows) == ub) {
+      if (act_rows > 0 && act_acc + act_rows == acc && act_ub + act_rows * act_part == ub && act_part == part) {
         act_rows += uint32_t(rows);
       } else {
         flush();
         act_acc = acc;
         act_ub = ub;
         act_rows = uint32_t(rows);
+        act_part = part;
+        act_lanes = lanes;
       }
       if (has_bias || !epi.scales.empty()) flush();
       if (++batch_tiles == wb || j == p.col_tiles - 1) {
-        const uint64_t d_row = uint64_t(p.pass_begin(pass)) * p.col_tiles + uint64_t(batch_j0) * rows;
-        const uint64_t host = c + d_row * row_bytes;
-        const uint32_t batch_rows = uint32_t(batch_tiles * out_rows * rows);  // UB rows
+        const uint64_t host = c + uint64_t(p.pass_begin(pass)) * p.d_row_bytes() + uint64_t(batch_j0) * rows * row_bytes;
+        const uint32_t batch_rows = uint32_t(((batch_tiles - 1) * out_rows + int(part)) * rows);  // UB rows
         const uint32_t piece = uint32_t(n);
         if (!defer && pass == p.passes - 1 && j == p.col_tiles - 1 && !bf16 && act_rows > piece &&
             kb > 2 * out_rows &&
-            act_ub >= ub0 && act_ub + act_rows * uint32_t(out_rows) == ub0 + batch_rows) {
+            act_ub >= ub0 && act_ub + act_rows * act_part == ub0 + batch_rows) {
           // The stream's last write-back: its ACT and WHM in pieces of n
           // rows, so that only one piece's WHM follows the last ACT (the
           // rows of the batch's earlier tiles, already activated, first).
@@ -818,14 +834,16 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
           const uint32_t before = act_ub - ub0;
           if (before > 0) out.add(isa::whm(ub0, before, host, uint32_t(n)));
           for (uint32_t r = 0; r < act_rows; r += piece) {
-            const uint32_t k = std::min(piece, act_rows - r), ub = act_ub + r * uint32_t(out_rows);
-            act(act_acc + r, ub, k);
-            out.add(isa::whm(ub, k * uint32_t(out_rows), host + uint64_t(ub - ub0) * uint64_t(n), uint32_t(n)));
+            const uint32_t k = std::min(piece, act_rows - r), ub = act_ub + r * act_part;
+            act(act_acc + r, ub, k, act_lanes);
+            out.add(isa::whm(ub, k * act_part, host + uint64_t(ub - ub0) * uint64_t(n), uint32_t(n)));
           }
           act_rows = 0;
         } else {
           flush();
-          const Instr whm = out_bf16  // wide rows of 2n bytes
+          // bf16: wide rows of 2n bytes, unless the batch ends in a narrow
+          // tile's half rows (then UB rows of n bytes, the same bytes in order).
+          const Instr whm = out_bf16 && part == uint32_t(out_rows)
             ? isa::whm(ub0, uint32_t(batch_tiles * rows), host, uint32_t(2 * n), true)
             : isa::whm(ub0, batch_rows, host, uint32_t(n));
           if (defer) deferred_whms.push_back(whm);
@@ -1099,6 +1117,7 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
   // whose C images are adjacent).
   struct Tile {
     uint32_t ub;
+    uint32_t lanes;     // its ACT's: the last tile's lanes when they need fewer than 4 UB rows a row
     bool write;         // the last of its region: a WHM after its ACT
     uint32_t ub0, rows;  // the WHM's
     uint64_t c;
@@ -1118,11 +1137,13 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
     };
     for (size_t i = 0; i < count; ++i)
       for (int j = 0; j < plans[i].col_tiles; ++j) {
-        const uint32_t rows = uint32_t(4 * plans[i].dm);
-        const uint64_t c = addrs[i].c + uint64_t(j) * rows * uint64_t(n);
+        const GemmPlan& p = plans[i];
+        const int part = p.tile_out_rows(j);  // 4, or fewer for the last tile
+        const uint32_t rows = uint32_t(part * p.dm);
+        const uint64_t c = addrs[i].c + uint64_t(j) * uint64_t(4 * p.dm) * uint64_t(n);
         if (fill > 0 && (fill + rows > uint32_t(lay.region_rows) || c != c_end)) close();
         if (fill == 0) c0 = c;
-        tiles.push_back({lay.result_row(region) + fill, false, 0, 0, 0});
+        tiles.push_back({lay.result_row(region) + fill, part < 4 ? uint32_t(p.last_tile_lanes()) : 0, false, 0, 0, 0});
         fill += rows;
         c_end = c + uint64_t(rows) * uint64_t(n);
       }
@@ -1163,7 +1184,7 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
       const size_t j = m / size_t(kb);
       if (j == 0 && loads_next) load(load_of[i] + 1);
       const Tile& t = tiles[t0 + j];
-      out.add(isa::act(lay.acc_row(int64_t(t0 + j)), t.ub, uint32_t(dm), isa::Act::kNone, false, true));
+      out.add(isa::act(lay.acc_row(int64_t(t0 + j)), t.ub, uint32_t(dm), isa::Act::kNone, false, true, false, t.lanes));
       if (t.write) out.add(isa::whm(t.ub0, t.rows, t.c, uint32_t(n)));
     });
     t0 += size_t(p.col_tiles);

@@ -122,6 +122,14 @@ bool is_canonical(const Instr& in) {
   return true;
 }
 
+int act_ub_rows_per_row(const Instr& act, int n) {
+  const int parts = (act.flags & kFlagActRawMask) ? 4 : (act.flags & kFlagActF32Mask) ? 2 : 1;
+  const uint64_t lanes = act.c == 0 ? uint64_t(n) : act.c;
+  if (lanes > uint64_t(n)) return 0;
+  const int per_part = std::max(1, n / parts);  // lanes a UB row of the result holds
+  return int((lanes + uint64_t(per_part) - 1) / uint64_t(per_part));
+}
+
 // ---- Builders ------------------------------------------------------------------------
 
 namespace {
@@ -192,11 +200,11 @@ Instr mmc(uint32_t ub_row, uint32_t acc_row, uint32_t rows, bool accumulate, boo
 }
 
 Instr act(uint32_t acc_row, uint32_t ub_row, uint32_t rows, Act func, bool bias, bool raw,
-          bool f32) {
+          bool f32, uint32_t lanes) {
   const uint8_t flags = (raw ? kFlagActRawMask : 0) | (bias ? kFlagActBiasMask : 0) |
                         uint8_t((uint8_t(func) << kFlagActFuncLsb) & kFlagActFuncMask) |
                         (f32 ? kFlagActF32Mask : 0);
-  return make(Op::kAct, rows, acc_row, ub_row, 0, flags);
+  return make(Op::kAct, rows, acc_row, ub_row, fit16(lanes, "act lanes"), flags);
 }
 
 Instr vop(VopOp op, uint32_t src_a, uint32_t src_b, uint32_t dst, uint32_t rows, int shift,

@@ -85,16 +85,18 @@ TEST_F(GemmPlanTest, NextPassLoadedWholeWhenTheLastGroupIsSmaller) {
 }
 
 // The memory port answers reads in request order, so the weight tiles
-// requested while a load streams in arrive after its rows. The planner's
-// 100x100x100 plan (two passes of 50 rows, one group) loads the second
-// pass's L during the first; in one RHM of 350 rows the weight FIFO ran dry
-// behind it (74 cycles of weight stall on the RTL). Every piece must cross
-// the link (a row a cycle here) sooner than the FIFO's tiles last beyond the
-// read latency and the tiles in flight (each tile serves a pass of rows),
-// and the product stays exact.
+// requested while a load streams in arrive after its rows. A 100x100x100
+// plan of two passes of 50 rows and one group (the planner's until it could
+// keep a whole single pass in the ACC) loads the second pass's L during the
+// first; in one RHM of 350 rows the weight FIFO ran dry behind it (74
+// cycles of weight stall on the RTL). Every piece must cross the link (a row
+// a cycle here) sooner than the FIFO's tiles last beyond the read latency and
+// the tiles in flight (each tile serves a pass of rows), and the product
+// stays exact.
 TEST_F(GemmPlanTest, NextPassLoadedInPiecesTheWeightFifoOutlasts) {
   const tpu::CoreConfig core = tpu::core_config(*tpu::find_config("default"));
-  const m::GemmPlan plan = m::plan_gemm({100, 100, 100}, m::GemmOutput::kInt32, core);
+  const m::GemmPlan plan =
+      m::plan_gemm({100, 100, 100}, m::GemmOutput::kInt32, core, {.max_pass_rows = 50, .group_tiles = 7});
   ASSERT_EQ(plan.passes, 2);
   ASSERT_EQ(plan.groups, 1);
   ASSERT_EQ(plan.chunks, 1);

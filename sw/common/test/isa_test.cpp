@@ -126,6 +126,31 @@ TEST(Table, OpcodesErrorsAndNamesAgree) {
   EXPECT_EQ(kCfgRegs[0].reset, 0x40000000);
 }
 
+// The UB rows an ACT writes per ACC row: those of its lanes among the
+// result's parts (RAW 4, F32 2, else 1), 0 for more lanes than N.
+TEST(Isa, ActUbRowsPerRowCountTheLanesParts) {
+  const auto rows = [](bool raw, bool f32, uint32_t lanes, int n) {
+    return act_ub_rows_per_row(act(0, 0, 1, Act::kNone, false, raw, f32, lanes), n);
+  };
+  for (const int n : {4, 16, 256}) {
+    EXPECT_EQ(rows(true, false, 0, n), 4) << n;
+    EXPECT_EQ(rows(true, false, uint32_t(n), n), 4) << n;
+    EXPECT_EQ(rows(true, false, 1, n), 1) << n;
+    EXPECT_EQ(rows(true, false, uint32_t(n / 4), n), 1) << n;
+    EXPECT_EQ(rows(true, false, uint32_t(n / 4 + 1), n), 2) << n;
+    EXPECT_EQ(rows(true, false, uint32_t(3 * n / 4), n), 3) << n;
+    EXPECT_EQ(rows(true, false, uint32_t(3 * n / 4 + 1), n), 4) << n;
+    EXPECT_EQ(rows(true, true, uint32_t(n / 2), n), 2) << n;
+    EXPECT_EQ(rows(false, true, 0, n), 2) << n;
+    EXPECT_EQ(rows(false, true, uint32_t(n / 2), n), 1) << n;
+    EXPECT_EQ(rows(false, true, uint32_t(n / 2 + 1), n), 2) << n;
+    EXPECT_EQ(rows(false, false, 1, n), 1) << n;
+    EXPECT_EQ(rows(false, false, uint32_t(n), n), 1) << n;
+    EXPECT_EQ(rows(true, false, uint32_t(n + 1), n), 0) << n;
+    EXPECT_EQ(rows(false, false, uint32_t(n + 1), n), 0) << n;
+  }
+}
+
 // ---- Assembler ----------------------------------------------------------------------
 
 TEST(Assembler, AcceptsTheDocumentedSyntax) {
@@ -135,6 +160,7 @@ TEST(Assembler, AcceptsTheDocumentedSyntax) {
     mmc ub=0 acc=16 rows=32 acc pop
     act acc=0 ub=64 rows=8 func=relu bias
     act acc=0 ub=64 rows=8 raw
+    act acc=0 ub=64 rows=8 raw lanes=4
     vop add a=0 b=8 dst=16 rows=8
     vop poolmax a=0 dst=16 rows=4 shift=2
     cfg QMULT 0x40000000
@@ -153,6 +179,7 @@ TEST(Assembler, AcceptsTheDocumentedSyntax) {
       mmc(0, 16, 32, true, true),
       act(0, 64, 8, Act::kRelu, true),
       act(0, 64, 8, Act::kNone, false, true),
+      act(0, 64, 8, Act::kNone, false, true, false, 4),
       vop(VopOp::kAdd, 0, 8, 16, 8),
       vop(VopOp::kPoolMax, 0, 0, 16, 4, 2),
       cfg(kCfgQmult, 0x40000000),
@@ -175,6 +202,7 @@ TEST(Assembler, DisassemblesToReadableText) {
   EXPECT_EQ(disassemble(vop(VopOp::kPoolAvg, 4, 0, 16, 4, 2)),
             "vop poolavg a=4 dst=16 rows=4 shift=2");
   EXPECT_EQ(disassemble(act(0, 64, 8, Act::kLut, true)), "act acc=0 ub=64 rows=8 bias func=lut");
+  EXPECT_EQ(disassemble(act(0, 64, 8, Act::kNone, false, true, false, 5)), "act acc=0 ub=64 rows=8 lanes=5 raw");
   EXPECT_EQ(disassemble(cfg(kCfgBiasBase + 3, uint32_t(-5))), "cfg BIAS+3 -5");
   EXPECT_EQ(disassemble(cfg(kCfgQmult, 0x40000000)), "cfg QMULT 0x40000000");
   EXPECT_EQ(disassemble(cfg(0x7, 1)), "cfg 0x7 0x1");

@@ -31,10 +31,14 @@
 //      after column group, within a group K block after K block, within a
 //      block the group's column tiles.
 //   D  by pass, then column tiles: tile j (columns j*n .. j*n+n-1) of pass p
-//      (rows m0 .. m0+r-1) is r rows at D + (m0*col_tiles + j*r)*row_bytes,
-//      row_bytes = 4n (int32 or fp32, little-endian: what WHM of ACT RAW
-//      rows writes), 2n (bf16: a wide row) or n (int8). A pass's tiles are contiguous, so one WHM
-//      writes several. With one pass: tile j is dm rows at D + j*dm*row_bytes.
+//      (rows m0 .. m0+r-1) is r rows of tile_row_bytes(j) at
+//      D + m0*d_row_bytes() + j*r*row_bytes, row_bytes = 4n (int32 or fp32,
+//      little-endian: what WHM of ACT RAW rows writes), 2n (bf16: a wide
+//      row) or n (int8). The last tile's rows hold only the UB rows of a
+//      result row that cover its lanes (its ACT writes no others: ACT's
+//      lanes), 16 bytes instead of 64 for an int32 tile of 4 lanes on a
+//      16-wide array. A pass's tiles are contiguous, so one WHM writes
+//      several.
 //
 // Loop nest: passes of pass_rows rows of L; within a pass, groups of
 // group_tiles output column tiles, all accumulating at once in the
@@ -170,6 +174,12 @@ struct GemmPlan {
   }
   int rows_of_pass(int p) const;
   int out_row_bytes() const { return out_row_rows() * n; }
+  int last_tile_lanes() const { return dn - (col_tiles - 1) * n; }  // 1..n
+  // UB rows per result row of column tile j: out_row_rows(), but for the
+  // last tile only those that hold its lanes (n / out_row_rows() lanes each).
+  int tile_out_rows(int j) const;
+  int tile_row_bytes(int j) const { return tile_out_rows(j) * n; }
+  uint64_t d_row_bytes() const;  // bytes of D per row of L: every tile's row
   uint64_t a_bytes() const;  // sizes of the host images
   uint64_t w_bytes() const;
   uint64_t c_bytes() const;
@@ -247,9 +257,10 @@ std::vector<std::vector<isa::Instr>> gemm_programs(const GemmPlan& plan, const G
 //     its weight tile) into the next ACC slot; runs with a constant step
 //     become LOOPs.
 //   - After a tile's last MMC: ACT RAW into the current result region,
-//     after the tiles already there. A region is written by one WHM, after
-//     the ACT of its last tile, when the next tile does not fit it or does
-//     not follow in C: tile j of a product is dm rows at C + j*dm*4n, so a
+//     after the tiles already there (a product's last tile with only the UB
+//     rows that hold its lanes). A region is written by one WHM, after the
+//     ACT of its last tile, when the next tile does not fit it or does not
+//     follow in C: tile j of a product is dm rows at C + j*dm*4n, so a
 //     product's tiles follow each other, and adjacent C images continue
 //     them.
 //   - Weight tiles: one stream of RWs over the products' W images, issued

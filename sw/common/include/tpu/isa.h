@@ -70,6 +70,11 @@ struct HostSpan {
 // current LOOP host offset; std::nullopt for any other instruction.
 std::optional<HostSpan> host_span(const Instr& in, uint64_t host_offset, int n);
 
+// UB rows an ACT writes per ACC row on an n-lane core: of the result's parts
+// (RAW int32 or fp32 4, F32 bf16 2, else 1; n / parts lanes each) those that
+// hold lanes 0 .. lanes-1 (lanes 0 = n). 0 when lanes > n (BAD_FLAGS).
+int act_ub_rows_per_row(const Instr& act, int n);
+
 // ---- Builders -------------------------------------------------------------------
 // Each throws std::invalid_argument when a value does not fit its field. They
 // do not check the ISA's rules (count >= 1, ranges): tests build faulty
@@ -81,8 +86,9 @@ Instr whm(uint32_t ub_row, uint32_t rows, uint64_t host_addr, uint32_t stride, b
 Instr rw(uint64_t host_addr, uint32_t tiles, uint32_t stride, bool bf16 = false);
 Instr mmc(uint32_t ub_row, uint32_t acc_row, uint32_t rows, bool accumulate, bool pop,
           bool bf16 = false);
+// lanes: the lanes of each result to write (0 = all N; docs/isa.md, ACT).
 Instr act(uint32_t acc_row, uint32_t ub_row, uint32_t rows, Act func, bool bias, bool raw = false,
-          bool f32 = false);
+          bool f32 = false, uint32_t lanes = 0);
 // src_b must be 0 for the pools; shift is SHIFT (pools: log2 of the window).
 Instr vop(VopOp op, uint32_t src_a, uint32_t src_b, uint32_t dst, uint32_t rows, int shift = 0,
           bool bf16 = false);

@@ -121,7 +121,7 @@ enum class Field : uint8_t { kCount, kA, kB, kC };
 // What an operand's value is; LOOP offsets and range checks follow it.
 enum class Kind : uint8_t {
   kUbRow, kAccRow, kHostAddr, kStride, kRows, kTiles, kIterations, kBodyLen,
-  kUbInc, kAccInc, kHostInc, kCfgIndex, kCfgValue
+  kUbInc, kAccInc, kHostInc, kCfgIndex, kCfgValue, kLanes
 };
 // How the assembler writes a flags field.
 enum class FlagSyntax : uint8_t { kWord, kKey, kPositional };
@@ -238,6 +238,7 @@ inline constexpr OperandInfo kActOperands[] = {
     {"acc", Field::kA, Kind::kAccRow, 0, 16, false, false},
     {"ub", Field::kB, Kind::kUbRow, 0, 16, false, false},
     {"rows", Field::kCount, Kind::kRows, 0, 16, false, false},
+    {"lanes", Field::kC, Kind::kLanes, 0, 16, false, true},
 };
 inline constexpr FlagInfo kActFlags[] = {
     {"RAW", 0, 1, ValueNames::kNone, FlagSyntax::kWord, false},
@@ -284,7 +285,7 @@ inline constexpr OpInfo kOps[] = {
      0x07, 0x04, 0x04, 0xFFFF, 0xFFFF, 0x0ull, kMmcOperands, kMmcFlags,
      "matrix multiply UB rows by the current weight tile into ACC"},
     {Op::kAct, "ACT", "act", CountRule::kAtLeastOne,
-     0x1F, 0x10, 0x00, 0xFFFF, 0xFFFF, 0x0ull, kActOperands, kActFlags,
+     0x1F, 0x10, 0x00, 0xFFFF, 0xFFFF, 0xFFFFull, kActOperands, kActFlags,
      "accumulators through the VPU into the UB"},
     {Op::kVop, "VOP", "vop", CountRule::kAtLeastOne,
      0xFF, 0x08, 0x00, 0xFFFF, 0xFFFF, 0xFFFFull, kVopOperands, kVopFlags,

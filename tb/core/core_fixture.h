@@ -93,14 +93,15 @@ class CoreFixture : public tb::VerilatedFixture<typename Cfg::Model> {
 
   // An int8 GEMM through the shared program builder, checked against the
   // plain reference matmul.
-  tb::CoreRun check_gemm(int m, int k, int n_out, const tb::MemoryTiming& timing = {}) {
+  tb::CoreRun check_gemm(int m, int k, int n_out, const tb::MemoryTiming& timing = {},
+                         const tpu::model::GemmOptions& options = {}) {
     HostMemory mem;
     const MatrixI8 a = random_matrix(m, k), w = random_matrix(k, n_out);
     tpu::model::write_matrix(mem, kInput, a);
     tpu::model::write_matrix(mem, kInput + 0x40000, w);
     const tpu::model::GemmShape shape{m, k, n_out};
     const auto gemm = tpu::model::build_gemm(mem, shape, {kInput, kInput + 0x40000, kOutput, kScratch},
-                                             config());
+                                             config(), options);
     tb::CoreRun r;
     for (const std::vector<isa::Instr>& program : gemm.programs) {
       r = run_rtl(program, mem, timing);

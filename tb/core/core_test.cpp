@@ -21,6 +21,20 @@ TEST_F(CoreTest, Gemm64x64x64) { check_gemm(64, 64, 64); }
 
 TEST_F(CoreTest, GemmNotMultipleOfN) { check_gemm(37, 50, 29, {.latency = 20, .req_stall = 0.2}); }
 
+// Plans with a head (the first K blocks of each pass's first group K block
+// after K block, the first load in two RHMs, the first RW a tile or two
+// ahead of it; gemm_program.h), one and two blocks, in one pass and in
+// several, with partial tiles, exact under random memory timing.
+TEST_F(CoreTest, GemmsWithAHead) {
+  using O = tpu::model::GemmOptions;
+  for (const int head : {1, 2})
+    for (const int rows : {0, 2 * N}) {
+      SCOPED_TRACE("head " + std::to_string(head) + (rows ? ", passes of 2N rows" : ", one pass"));
+      check_gemm(6 * N + 3, 5 * N + 1, 4 * N + 2, {.latency = 15, .req_stall = 0.2, .rsp_gap = 0.2},
+                 {.max_pass_rows = rows, .order = O::Order::kTileMajor, .head_blocks = head});
+    }
+}
+
 TEST_F(CoreTest, GemmShapes) {
   for (auto [m, k, n] : {std::tuple{1, 1, 1}, {7, 13, 5}, {16, 8, 12}, {33, 9, 3}})
     check_gemm(m, k, n, {.latency = 3, .req_stall = 0.3, .rsp_gap = 0.3});

@@ -283,6 +283,48 @@ TEST_F(GemmTest, EveryPlanKindIsExactOnOddShapes) {
   EXPECT_EQ(plans, 2 * 6 * 2 * 3 * 3 * 2 * 3);
 }
 
+// Plans with a head of one or two K blocks (gemm_program.h), forced on odd
+// shapes with partial tiles, in one pass or several, one group or several,
+// transposed or not, at N = 4 and N = 16: exact, the image order the MMCs
+// use, every range and weight count checked by the model. The first load
+// is two RHMs (the head's blocks, then the rest) and the first RW comes
+// before both.
+TEST_F(GemmTest, EveryHeadIsExact) {
+  using T = GemmOptions::Transpose;
+  const GemmShape shapes[] = {{37, 29, 21}, {61, 50, 97}, {100, 100, 100}, {13, 301, 17}};
+  const CoreConfig configs[] = {{.n = 4, .ub_rows = 256, .acc_rows = 128, .imem_depth = 256, .wgt_fifo_tiles = 4},
+                                {.n = 16, .ub_rows = 4096, .acc_rows = 1024, .imem_depth = 1024, .wgt_fifo_tiles = 16}};
+  int plans = 0;
+  for (const CoreConfig& config : configs) {
+    use_config(config);
+    for (const GemmShape& s : shapes)
+      for (const T t : {T::kNever, T::kAlways})
+        for (const int head : {1, 2})
+          for (const int rows : {0, 2 * config.n})
+            for (const int group : {0, 1}) {
+              const int kb = (s.k + config.n - 1) / config.n;
+              if (head >= kb) continue;
+              SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n_out) +
+                           " N=" + std::to_string(config.n) + " transposed=" + std::to_string(t == T::kAlways) +
+                           " head=" + std::to_string(head) + " rows=" + std::to_string(rows) +
+                           " group=" + std::to_string(group));
+              const GemmProgram g = check_random_gemm(
+                  s, {.max_pass_rows = rows, .transpose = t, .group_tiles = group,
+                      .order = GemmOptions::Order::kTileMajor, .head_blocks = head});
+              ASSERT_EQ(g.plan.head_blocks, head);
+              std::vector<uint8_t> reads;  // the ops of the RWs and RHMs before the first MMC
+              for (const Instr& in : g.programs.front()) {
+                if (in.op == uint8_t(Op::kMmc)) break;
+                if (in.op == uint8_t(Op::kRw) || in.op == uint8_t(Op::kRhm)) reads.push_back(in.op);
+              }
+              EXPECT_EQ(reads, (std::vector<uint8_t>{uint8_t(Op::kRw), uint8_t(Op::kRhm)}))
+                  << "the first RW, then the head's load, before the first MMC";
+              ++plans;
+            }
+  }
+  EXPECT_GE(plans, 50);
+}
+
 // The planner's own choice on the shapes of `make bench` and on odd ones, at
 // the array sizes and memories of tiny, small, default, wide and v2: exact.
 TEST_F(GemmTest, ChosenPlansAreExact) {

@@ -285,6 +285,24 @@ uint64_t estimate_instructions(const GemmPlan& p) {
 
 }  // namespace
 
+int head_first_tiles(const GemmPlan& p) {
+  // Ahead of the head's rows of L go w tiles (w*n UB rows on the link), so
+  // the first MMC waits for them; MMCs (j, 0), j < w, then run back to back
+  // while the head's rows and the next tile cross the link, and the MXU
+  // waits for what is left. The fewest cycles, the fewest tiles on a tie
+  // (measured on 100x100x100: 1 tile 14 cycles of weight wait, 2 tiles 16
+  // cycles later and none).
+  const int64_t rc = int64_t(row_link_cycles(p.n)), n = p.n, P = p.pass_rows, in = p.in_row_rows();
+  const int most = std::max(1, std::min(p.tiles_of_group(0), p.wgt_capacity));
+  int best = 1;
+  int64_t best_cycles = INT64_MAX;
+  for (int w = 1; w <= most; ++w) {
+    const int64_t cycles = w * n * rc + std::max<int64_t>(0, (p.head_blocks * P * in + n) * rc - w * P);
+    if (cycles < best_cycles) best = w, best_cycles = cycles;
+  }
+  return best;
+}
+
 uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t instructions) {
   const uint64_t n = uint64_t(p.n), kb = uint64_t(p.k_blocks), ct = uint64_t(p.col_tiles);
   const uint64_t dm = uint64_t(p.dm), out_rows = uint64_t(p.out_row_rows());
@@ -337,9 +355,11 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   const uint64_t G = uint64_t(p.group_tiles);
   // The first WHM waits for write_tiles tiles.
   const uint64_t wb = uint64_t(p.write_tiles);
-  const uint64_t first_tile = P * out_rows + (p.tile_major ? wb * kb * P
-                                              : uint64_t(p.passes) * p.groups == 1 ? (kb - kc_last) * G * P + wb * kc_last * P
-                                                                                    : std::max(G, wb) * kb * P);
+  // (A head's other tiles run before the first tile's later blocks.)
+  const uint64_t first_tile = P * out_rows + uint64_t(p.head_blocks) * (G - 1) * P +
+                              (p.tile_major ? wb * kb * P
+                               : uint64_t(p.passes) * p.groups == 1 ? (kb - kc_last) * G * P + wb * kc_last * P
+                                                                     : std::max(G, wb) * kb * P);
   // A chunk's load (`first`) and, in some chunks, a WHM share the memory
   // unit in program order while the MXU works through the chunk before.
   // When the load fits in the chunk's rows but the load and a WHM do not,
@@ -360,7 +380,26 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   // The MXU starts before the first load has arrived whole, on its first
   // block (behind that block's weight tiles, which go first).
   const uint64_t first_blocks = std::min<uint64_t>(kb, uint64_t(p.chunk_blocks));
-  const uint64_t first_mmc = kReadLatency + (first_blocks * n + P * in_rows) * row_cycles;
+  uint64_t first_mmc = kReadLatency + (first_blocks * n + P * in_rows) * row_cycles;
+  if (p.head_blocks > 0) {
+    // A head: the first MMC waits for the latency and the first RW's tiles
+    // and then follows its rows; the MXU waits once for the next tile, which
+    // comes behind the head's rows. The rest of the first load is requested
+    // once the head's rows are in, and comes behind the rest of the first RW
+    // batch: the MXU needs it after the head's MMCs.
+    const uint64_t w = uint64_t(head_first_tiles(p)), h = uint64_t(p.head_blocks);
+    const uint64_t behind = (h * P * in_rows + n) * row_cycles, ahead = w * n * row_cycles;
+    const uint64_t start = kReadLatency + ahead + (behind > w * P ? behind - w * P : 0);
+    const uint64_t head_in = kReadLatency + ahead + h * P * in_rows * row_cycles;
+    const uint64_t batch = std::min<uint64_t>(uint64_t(p.wgt_capacity), kb * ct);
+    const uint64_t rest = head_in + std::max(kReadLatency, (batch > w ? batch - w : 0) * n * row_cycles);
+    const uint64_t needed = start + h * uint64_t(p.tiles_of_group(0)) * P;
+    // The RWs issued after that load's request come behind all its rows:
+    // the MXU waits once the first batch's tiles are used up before them.
+    const uint64_t rest_in = rest + (kb - h) * P * in_rows * row_cycles + n * row_cycles;
+    const uint64_t tiles_out = start + batch * std::max<uint64_t>(P, n);
+    first_mmc = start + (rest > needed ? rest - needed : 0) + (rest_in > tiles_out ? rest_in - tiles_out : 0);
+  }
   const uint64_t busiest = std::max({first_mmc + mxu + last - std::min(first, first_mmc + mxu + last),
                                      other_loads * 9 / 8 + write_work, first_tile + write_work,
                                      link_read, vpu + first_tile});
@@ -439,10 +478,15 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
               if (r > split_rows) split_rows = r, split_base = (parts - j) * part;
             }
             const bool split = split_rows >= 1;
+            // The ACC holds two groups' slots; when one group and one pass
+            // is the whole product, one is enough: a second candidate.
+            const bool one_slot = ceil_div(ct, G) == 1 && p.dm * G > core.acc_rows / 2 && p.dm * G <= core.acc_rows;
+            for (const bool single : {false, true}) {
+            if (single && !one_slot) continue;
             int rows = std::min({split ? split_rows : core.ub_rows / (regions * kc * in_rows + results * wb * out_rows),
-                                 core.acc_rows / (2 * G), 0xFFFF / (wb * out_rows), 0xFFFF / kc});
+                                 single ? p.dm : core.acc_rows / (2 * G), 0xFFFF / (wb * out_rows), 0xFFFF / kc});
             if (options.max_pass_rows > 0) rows = std::min(rows, options.max_pass_rows);
-            if (rows < 1) continue;
+            if (rows < 1 || (single && rows < p.dm)) continue;  // (the single slot only for a single pass)
             p.passes = ceil_div(p.dm, rows);
             p.pass_rows = ceil_div(p.dm, p.passes);  // balanced passes
             p.group_tiles = G;
@@ -458,8 +502,16 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
               if (options.order != GemmOptions::Order::kAuto && tm != (options.order == GemmOptions::Order::kTileMajor))
                 continue;
               p.tile_major = tm;
-              p.estimate = estimate_cycles(p, core);
-              candidates.push_back(p);
+              // A head needs a tile-major first group and a whole pass a load;
+              // one or two blocks (a longer one only delays the first tile).
+              const bool headed = p.chunks == 1 && (tm || p.groups == 1) && kb > 1;
+              for (int head = 0; head <= (headed ? std::min(2, kb - 1) : 0); ++head) {
+                if (options.head_blocks >= 0 && head != options.head_blocks) continue;
+                p.head_blocks = head;
+                p.estimate = estimate_cycles(p, core);
+                candidates.push_back(p);
+              }
+            }
             }
             }
           }
@@ -507,11 +559,14 @@ std::vector<std::pair<int, int>> group_order(const GemmPlan& p, int g) {
   std::vector<std::pair<int, int>> order;
   const int gt = p.tiles_of_group(g), last_chunk = (p.chunks - 1) * p.chunk_blocks;
   const bool tile_major = g == p.groups - 1 || p.tile_major;
-  for (int k = 0; k < (tile_major ? last_chunk : p.k_blocks); ++k)
+  // The K blocks that go K block after K block: all, or in a tile-major
+  // group those before its last chunk, or its head (the first group's).
+  const int k_major = !tile_major ? p.k_blocks : g == 0 ? std::max(last_chunk, p.head_blocks) : last_chunk;
+  for (int k = 0; k < k_major; ++k)
     for (int j = 0; j < gt; ++j) order.push_back({j, k});
   if (tile_major)
     for (int j = 0; j < gt; ++j)
-      for (int k = last_chunk; k < p.k_blocks; ++k) order.push_back({j, k});
+      for (int k = k_major; k < p.k_blocks; ++k) order.push_back({j, k});
   return order;
 }
 
@@ -710,7 +765,7 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
     ++during_load;
     if (k == first_blocks - 1 || during_load == first_blocks) break;
   }
-  weights.first_tiles(during_load);
+  weights.first_tiles(p.head_blocks > 0 ? head_first_tiles(p) : during_load);
 
   // Loads of L, in order: (pass, chunk) when a pass is loaded whole
   // (chunks = 1), else (pass, group, chunk). Load i goes to region i % a_regions.
@@ -911,7 +966,14 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
       for (size_t li = l0; li < l1; ++li) {
         const size_t at = load_at[li - l0];
         if (li == 0 || p.a_regions == 1) {
-          if (next_load <= li) before[at].push_back({true, 0, loads[li].b0, loads[li].b1, li});
+          if (next_load <= li && li == 0 && p.head_blocks > 0) {
+            // A head's blocks first, the rest after the first MMC (behind
+            // the rest of the first RW batch, which the head's MMCs need).
+            before[at].push_back({true, 0, 0, p.head_blocks, li});
+            after[at].push_back({true, 0, p.head_blocks, loads[li].b1, li});
+          } else if (next_load <= li) {
+            before[at].push_back({true, 0, loads[li].b0, loads[li].b1, li});
+          }
           next_load = std::max(next_load, li + 1);
         }
         if (!pass_pieces && p.a_regions == 2 && li + 1 < loads.size() && next_load <= li + 1) {
@@ -1034,6 +1096,7 @@ bool gemm_batch_fits(std::span<const GemmPlan> plans, const CoreConfig& core) {
   for (const GemmPlan& p : plans)
     // Tile order: a product's MMCs pop its tiles in the image's order.
     if (p.output != GemmOutput::kInt32 || p.passes != 1 || p.chunks != 1 || (p.groups > 1 && !p.tile_major) ||
+        p.head_blocks != 0 ||
         p.n != core.n || p.wgt_capacity != core.wgt_fifo_tiles + isa::kWgtBanks || p.dm * p.k_blocks > 0xFFFF ||
         4 * p.dm > 0xFFFF)
       return false;
@@ -1059,7 +1122,7 @@ GemmPlan plan_gemm_for_batch(const GemmShape& shape, const CoreConfig& core) {
       const GemmPlan forced = plan_gemm(shape, GemmOutput::kInt32, core,
                                         {.transpose = t, .group_tiles = 1, .chunk_blocks = p.k_blocks,
                                          .a_regions = 1, .result_regions = 2, .write_tiles = 1,
-                                         .order = GemmOptions::Order::kTileMajor});
+                                         .order = GemmOptions::Order::kTileMajor, .head_blocks = 0});
       if (gemm_batchable(forced, core)) return forced;
     } catch (const std::invalid_argument&) {
     }

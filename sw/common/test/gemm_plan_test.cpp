@@ -71,13 +71,14 @@ class GemmPlanTest : public tpu::test::SeededTest {
   }
 };
 
-// A 100x100x100 GEMM in two passes of seven tiles, groups of four: the
+// A 100x100x100 GEMM in two passes of 50 rows, groups of four tiles: the
 // second pass's L went in pieces counted per group, and the last group (three
 // tiles) counted one piece fewer, so part of that L was never loaded.
 TEST_F(GemmPlanTest, NextPassLoadedWholeWhenTheLastGroupIsSmaller) {
   const tpu::CoreConfig core = tpu::core_config(*tpu::find_config("default"));
   const m::GemmPlan plan = m::plan_gemm({100, 100, 100}, m::GemmOutput::kInt32, core,
-                                        {.group_tiles = 4, .write_tiles = 2});
+                                        {.max_pass_rows = 50, .group_tiles = 4, .a_regions = 2, .write_tiles = 2,
+                                         .head_blocks = 0});
   ASSERT_EQ(plan.groups, 2);
   ASSERT_EQ(plan.chunks, 1);
   ASSERT_EQ(plan.a_regions, 2);
@@ -96,7 +97,8 @@ TEST_F(GemmPlanTest, NextPassLoadedWholeWhenTheLastGroupIsSmaller) {
 TEST_F(GemmPlanTest, NextPassLoadedInPiecesTheWeightFifoOutlasts) {
   const tpu::CoreConfig core = tpu::core_config(*tpu::find_config("default"));
   const m::GemmPlan plan =
-      m::plan_gemm({100, 100, 100}, m::GemmOutput::kInt32, core, {.max_pass_rows = 50, .group_tiles = 7});
+      m::plan_gemm({100, 100, 100}, m::GemmOutput::kInt32, core,
+                   {.max_pass_rows = 50, .group_tiles = 7, .head_blocks = 0});
   ASSERT_EQ(plan.passes, 2);
   ASSERT_EQ(plan.groups, 1);
   ASSERT_EQ(plan.chunks, 1);

@@ -218,8 +218,10 @@ std::vector<uint8_t> run_gemm(Device& dev, const char* op, const M& a, const M& 
   OpStats& s = g.stats;
   const uint64_t start = dev.cycles();
   run_programs(dev, g);
-  s.counters += dev.counters();
+  // Up to the completion, as command_latency counts a command: the counters'
+  // MMIO reads after it (14, about 42 cycles) are the host's, not the GEMM's.
   s.cycles = dev.cycles() - start;
+  s.counters += dev.counters();
   if (stats) *stats += s;
   if (plan_out) *plan_out = g.plan;
   return g.cbuf.read(0, g.plan.c_bytes());
@@ -391,7 +393,9 @@ std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, st
   // Each completion (tagged with its batch's first product): reads the
   // results of every batch whose commands have all completed, and frees its
   // buffers.
+  uint64_t completed_at = 0;  // the device's cycles at the latest completion, before any counter reads
   CommandQueue queue(dev, limit, [&](const Completion& c, size_t first) {
+    completed_at = dev.cycles();
     // The device's counters restart with each command and another one may
     // be running already: read them only when one command at a time runs.
     if (limit == 1) total.counters += dev.counters();
@@ -454,7 +458,8 @@ std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, st
         if (!queue.submit(program, batch.windows, CounterMode::kRestart, first)) break;
     }
   });
-  total.cycles = dev.cycles() - start;
+  // Up to the last completion (the last counter reads are the host's).
+  total.cycles = std::max(completed_at, start) - start;
   if (queue.failed()) dev.check(*queue.failed());
   if (stats) *stats += total;
   return out;
@@ -680,14 +685,18 @@ MatrixI8 Mlp::run(Device& dev, const MatrixI8& x, OpStats* stats, const MlpOptio
   s.write_bytes = uint64_t(c.steps) * c.step_out_bytes;
   // The programs read the records and only write the outputs.
   const Window windows[] = {records.read_only(), out.write_only()};
+  // Up to the last program's completion (the counters' reads after it are
+  // the host's; those between programs delay the next one and count).
   const uint64_t start = dev.cycles();
+  uint64_t end = start;
   for (const auto& program : programs) {
     dev.run(program, windows);
+    end = dev.cycles();
     s.counters += dev.counters();
     s.instructions += program.size();
     ++s.commands;
   }
-  s.cycles = dev.cycles() - start;
+  s.cycles = end - start;
   if (stats) *stats += s;
   return model::unpack_chain_output(c, outputs(), out.read(0, c.out_bytes()));
 }

@@ -46,7 +46,12 @@
 // MMCs over the group's column tiles, or (tile_major, with a whole pass of L
 // in the UB) tile after tile; each weight tile serves pass_rows rows. The
 // last chunk of a pass's last group always goes tile after tile, and the
-// tiles of tile-major groups and of the last group leave as each finishes. Schedule, in program order, so that DMA overlaps compute:
+// tiles of tile-major groups and of the last group leave as each finishes.
+// A head (head_blocks > 0, a tile-major first group and a whole pass of L
+// a load) runs the first head_blocks K blocks of each pass's first group K
+// block after K block before the rest goes tile after tile: the first MMCs
+// then need one block of L and one weight tile each instead of the first
+// tile's every block and tile. Schedule, in program order, so that DMA overlaps compute:
 //   - L reaches the UB in loads of chunk_blocks K blocks of one pass (a
 //     whole pass when chunk_blocks = k_blocks: then loaded once per pass and
 //     kept for all its groups, else once per group). With two A regions a
@@ -54,6 +59,11 @@
 //     the previous load's MMCs; with one, before its own MMCs.
 //   - Weight tiles stream through RWs issued as far ahead as the weight
 //     capacity (WgtFifoTiles + 2) allows, in batches of half of it.
+//   - With a head the very first load is two RHMs, the head's blocks and
+//     the rest, and the first RW only head_first_tiles(plan) tiles ahead of
+//     it (the port answers reads in request order): the first MMC waits for
+//     the read latency and those tiles, and the rest of the first batch
+//     follows the first load's first RHM.
 //   - Group b (all passes, in order) accumulates in ACC slot b % S, S the
 //     slots of pass_rows * group_tiles rows the ACC holds (at least 2); its
 //     output tiles go through ACT, spread over group b+1's MMCs so that the
@@ -137,6 +147,9 @@ struct GemmOptions {
   int write_tiles = 0;    // output tiles per WHM
   enum class Order { kAuto, kKMajor, kTileMajor };
   Order order = Order::kAuto;  // kTileMajor needs chunk_blocks >= k_blocks
+  // K blocks of a head (GemmPlan::head_blocks): -1 the planner's choice, 0
+  // none; a head needs a tile-major first group and a whole pass a load.
+  int head_blocks = -1;
 };
 
 struct GemmPlan {
@@ -157,6 +170,7 @@ struct GemmPlan {
   int a_regions = 0;    // 2: L double-buffered in the UB
   int write_tiles = 0;  // output tiles per WHM (one ACT each)
   bool tile_major = false;  // a group's MMCs tile after tile (only with chunks = 1)
+  int head_blocks = 0;  // K blocks of each pass's first group K block after K block before its tiles (0: none)
   int result_regions = 0;  // UB regions of write_tiles * out_row_rows() * pass_rows rows for ACT results
   int result_base = 0;  // UB row of the first result region: after L's regions, or in bf16 the upper half
   int wgt_capacity = 0; // weight tiles an RW may leave unretired
@@ -201,6 +215,11 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
 // estimated from the plan). Only used to compare plans.
 uint64_t estimate_cycles(const GemmPlan& plan, const CoreConfig& core, uint64_t instructions = 0);
 
+// A plan with a head: the weight tiles its first RW reads ahead of the first
+// load (the first group's tiles of K block 0, one MMC each), as many as
+// keep the MXU busy until the next tile arrives behind the head's rows of L.
+int head_first_tiles(const GemmPlan& plan);
+
 // Host images.
 std::vector<int8_t> pack_a(const GemmPlan& plan, const MatrixI8& a);
 std::vector<int8_t> pack_w(const GemmPlan& plan, const MatrixI8& w);
@@ -227,8 +246,8 @@ std::vector<std::vector<isa::Instr>> gemm_programs(const GemmPlan& plan, const G
 // Each product keeps its own plan and host images (pack_a, pack_w,
 // unpack_c_i32 unchanged); gemm_batchable says which plans qualify: int32,
 // one pass and one load of L (passes = chunks = 1), weight tiles in tile
-// order (one group, or tile_major; plan_gemm_for_batch forces such a plan
-// when plan_gemm's is not one), and room for the layout below.
+// order (one group, or tile_major, and no head; plan_gemm_for_batch forces
+// such a plan when plan_gemm's is not one), and room for the layout below.
 //
 // The memory unit moves one RHM or WHM at a time, an RHM waits about 500
 // cycles for its first row and a WHM costs about 40 beyond its rows: for

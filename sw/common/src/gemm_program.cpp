@@ -353,10 +353,36 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   // tile is done (a whole group when K block after K block, but for the
   // last group's last chunk).
   const uint64_t G = uint64_t(p.group_tiles);
+  // The MXU starts before the first load has arrived whole, on its first
+  // block (behind that block's weight tiles, which go first).
+  const uint64_t first_blocks = std::min<uint64_t>(kb, uint64_t(p.chunk_blocks));
+  uint64_t first_mmc = kReadLatency + (first_blocks * n + P * in_rows) * row_cycles;
+  uint64_t head_wait = 0;  // what the MXU waits for behind the rest of a head's first load
+  if (p.head_blocks > 0) {
+    // A head: the first MMC waits for the latency and the first RW's tiles
+    // and then follows its rows; the MXU waits once for the next tile, which
+    // comes behind the head's rows. The rest of the first load is requested
+    // once the head's rows are in, and comes behind the rest of the first RW
+    // batch: the MXU needs it after the head's MMCs.
+    const uint64_t w = uint64_t(head_first_tiles(p)), h = uint64_t(p.head_blocks);
+    const uint64_t behind = (h * P * in_rows + n) * row_cycles, ahead = w * n * row_cycles;
+    const uint64_t start = kReadLatency + ahead + (behind > w * P ? behind - w * P : 0);
+    const uint64_t head_in = kReadLatency + ahead + h * P * in_rows * row_cycles;
+    const uint64_t batch = std::min<uint64_t>(uint64_t(p.wgt_capacity), kb * ct);
+    const uint64_t rest = head_in + std::max(kReadLatency, (batch > w ? batch - w : 0) * n * row_cycles);
+    const uint64_t needed = start + h * uint64_t(p.tiles_of_group(0)) * P;
+    // The RWs issued after that load's request come behind all its rows:
+    // the MXU waits once the first batch's tiles are used up before them.
+    const uint64_t rest_in = rest + (kb - h) * P * in_rows * row_cycles + n * row_cycles;
+    const uint64_t tiles_out = start + batch * std::max<uint64_t>(P, n);
+    head_wait = (rest > needed ? rest - needed : 0) + (rest_in > tiles_out ? rest_in - tiles_out : 0);
+    first_mmc = start + head_wait;
+  }
   // The first WHM waits for write_tiles tiles.
   const uint64_t wb = uint64_t(p.write_tiles);
-  // (A head's other tiles run before the first tile's later blocks.)
-  const uint64_t first_tile = P * out_rows + uint64_t(p.head_blocks) * (G - 1) * P +
+  // (A head's other tiles run before the first tile's later blocks, and the
+  // MXU's waits behind its first load delay that tile.)
+  const uint64_t first_tile = P * out_rows + uint64_t(p.head_blocks) * (G - 1) * P + head_wait +
                               (p.tile_major ? wb * kb * P
                                : uint64_t(p.passes) * p.groups == 1 ? (kb - kc_last) * G * P + wb * kc_last * P
                                                                      : std::max(G, wb) * kb * P);
@@ -377,29 +403,6 @@ uint64_t estimate_cycles(const GemmPlan& p, const CoreConfig& core, uint64_t ins
   // The memory unit alternates loads (each waiting for its data) and
   // writes in program order, so loads overlap the rest imperfectly: they
   // count an eighth more.
-  // The MXU starts before the first load has arrived whole, on its first
-  // block (behind that block's weight tiles, which go first).
-  const uint64_t first_blocks = std::min<uint64_t>(kb, uint64_t(p.chunk_blocks));
-  uint64_t first_mmc = kReadLatency + (first_blocks * n + P * in_rows) * row_cycles;
-  if (p.head_blocks > 0) {
-    // A head: the first MMC waits for the latency and the first RW's tiles
-    // and then follows its rows; the MXU waits once for the next tile, which
-    // comes behind the head's rows. The rest of the first load is requested
-    // once the head's rows are in, and comes behind the rest of the first RW
-    // batch: the MXU needs it after the head's MMCs.
-    const uint64_t w = uint64_t(head_first_tiles(p)), h = uint64_t(p.head_blocks);
-    const uint64_t behind = (h * P * in_rows + n) * row_cycles, ahead = w * n * row_cycles;
-    const uint64_t start = kReadLatency + ahead + (behind > w * P ? behind - w * P : 0);
-    const uint64_t head_in = kReadLatency + ahead + h * P * in_rows * row_cycles;
-    const uint64_t batch = std::min<uint64_t>(uint64_t(p.wgt_capacity), kb * ct);
-    const uint64_t rest = head_in + std::max(kReadLatency, (batch > w ? batch - w : 0) * n * row_cycles);
-    const uint64_t needed = start + h * uint64_t(p.tiles_of_group(0)) * P;
-    // The RWs issued after that load's request come behind all its rows:
-    // the MXU waits once the first batch's tiles are used up before them.
-    const uint64_t rest_in = rest + (kb - h) * P * in_rows * row_cycles + n * row_cycles;
-    const uint64_t tiles_out = start + batch * std::max<uint64_t>(P, n);
-    first_mmc = start + (rest > needed ? rest - needed : 0) + (rest_in > tiles_out ? rest_in - tiles_out : 0);
-  }
   const uint64_t busiest = std::max({first_mmc + mxu + last - std::min(first, first_mmc + mxu + last),
                                      other_loads * 9 / 8 + write_work, first_tile + write_work,
                                      link_read, vpu + first_tile});
@@ -431,6 +434,7 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
     orientations.push_back(true);
 
   std::vector<GemmPlan> candidates;
+  std::vector<uint32_t> variants;  // where each plan's run of candidates (its heads) begins
   GemmPlan rows_of;
   rows_of.output = output;
   const int out_rows = rows_of.out_row_rows();  // UB rows per result row
@@ -505,12 +509,14 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
               // A head needs a tile-major first group and a whole pass a load;
               // one or two blocks (a longer one only delays the first tile).
               const bool headed = p.chunks == 1 && (tm || p.groups == 1) && kb > 1;
+              const uint32_t first = uint32_t(candidates.size());
               for (int head = 0; head <= (headed ? std::min(2, kb - 1) : 0); ++head) {
                 if (options.head_blocks >= 0 && head != options.head_blocks) continue;
                 p.head_blocks = head;
                 p.estimate = estimate_cycles(p, core);
                 candidates.push_back(p);
               }
+              if (candidates.size() > first) variants.push_back(first);
             }
             }
             }
@@ -524,23 +530,30 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
                                 std::to_string(core.ub_rows) + " unified-buffer rows, " +
                                 std::to_string(core.acc_rows) + " accumulator rows)");
   // The instruction count decides the programs and their fetch: for the
-  // best few by estimate (the earlier on a tie), count the real one. They
-  // are sorted as indices: a plan is a large value to move.
-  std::vector<uint32_t> order(candidates.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = uint32_t(i);
+  // best few plans by estimate (the earlier on a tie), each with all its
+  // heads (which crowd out other plans if counted one by one), count the
+  // real one. They are sorted as indices: a plan is a large value to move.
+  variants.push_back(uint32_t(candidates.size()));
+  const auto begin_of = [&](uint32_t v) { return variants[v]; };
+  const auto end_of = [&](uint32_t v) { return variants[v + 1]; };
+  std::vector<std::pair<uint64_t, uint32_t>> order;  // the best estimate of a plan's heads, the plan
+  for (uint32_t v = 0; v + 1 < variants.size(); ++v) {
+    uint64_t e = UINT64_MAX;
+    for (uint32_t i = begin_of(v); i < end_of(v); ++i) e = std::min(e, candidates[i].estimate);
+    order.push_back({e, v});
+  }
   const size_t exact = std::min(order.size(), kExactCandidates);
-  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(exact), order.end(), [&](uint32_t x, uint32_t y) {
-    return std::pair(candidates[x].estimate, x) < std::pair(candidates[y].estimate, y);
-  });
+  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(exact), order.end());
   order.resize(exact);
   GemmEpilogue epi;
   epi.output = output;
   const GemmPlan* best = nullptr;
-  for (const uint32_t i : order) {
-    GemmPlan& c = candidates[i];
-    c.estimate = estimate_cycles(c, core, gemm_stream(c, epi, 0, 0, 0, core).instructions(core.imem_depth));
-    if (!best || c.estimate < best->estimate) best = &c;
-  }
+  for (const auto& [e, v] : order)
+    for (uint32_t i = begin_of(v); i < end_of(v); ++i) {
+      GemmPlan& c = candidates[i];
+      c.estimate = estimate_cycles(c, core, gemm_stream(c, epi, 0, 0, 0, core).instructions(core.imem_depth));
+      if (!best || c.estimate < best->estimate) best = &c;
+    }
   return *best;
 }
 

@@ -30,14 +30,12 @@ package core_pkg;
   // BAD_FLAGS (the controller's check) and gives the part count.
   function automatic logic [2:0] act_ub_rows(logic raw, logic f32, logic [15:0] lanes,
                                              int unsigned n);
-    int unsigned parts, per_part;
-    logic [2:0]  rows;
-    parts    = raw ? 4 : f32 ? 2 : 1;
-    per_part = n / parts;
-    rows     = 3'd1;
-    for (int unsigned q = 1; q < 4; q++)
-      if (q < parts && (lanes == 16'd0 || lanes > 16'(q * per_part))) rows = 3'(q + 1);
-    return rows;
+    logic all;  // (constant thresholds: n is a parameter)
+    all = lanes == 16'd0;
+    if (raw) return (all || lanes > 16'(3 * n / 4)) ? 3'd4 : lanes > 16'(n / 2) ? 3'd3 :
+                    lanes > 16'(n / 4) ? 3'd2 : 3'd1;
+    if (f32) return (all || lanes > 16'(n / 2)) ? 3'd2 : 3'd1;
+    return 3'd1;
   endfunction
 
   // rows * parts for parts 1 to 4 (act_ub_rows), as shifts and one add.

@@ -530,17 +530,17 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
                                 std::to_string(core.ub_rows) + " unified-buffer rows, " +
                                 std::to_string(core.acc_rows) + " accumulator rows)");
   // The instruction count decides the programs and their fetch: for the
-  // best few plans by estimate (the earlier on a tie), each with all its
-  // heads (which crowd out other plans if counted one by one), count the
-  // real one. They are sorted as indices: a plan is a large value to move.
+  // best few plans by estimate (the earlier on a tie), each as its best head
+  // (its heads, ranked one by one, would crowd other plans out; they differ
+  // by an instruction or two), count the real one. They are sorted as
+  // indices: a plan is a large value to move.
   variants.push_back(uint32_t(candidates.size()));
-  const auto begin_of = [&](uint32_t v) { return variants[v]; };
-  const auto end_of = [&](uint32_t v) { return variants[v + 1]; };
-  std::vector<std::pair<uint64_t, uint32_t>> order;  // the best estimate of a plan's heads, the plan
-  for (uint32_t v = 0; v + 1 < variants.size(); ++v) {
-    uint64_t e = UINT64_MAX;
-    for (uint32_t i = begin_of(v); i < end_of(v); ++i) e = std::min(e, candidates[i].estimate);
-    order.push_back({e, v});
+  std::vector<std::pair<uint64_t, uint32_t>> order;  // a plan's best estimate, and that candidate
+  for (size_t v = 0; v + 1 < variants.size(); ++v) {
+    uint32_t best_head = variants[v];
+    for (uint32_t i = variants[v] + 1; i < variants[v + 1]; ++i)
+      if (candidates[i].estimate < candidates[best_head].estimate) best_head = i;
+    order.push_back({candidates[best_head].estimate, best_head});
   }
   const size_t exact = std::min(order.size(), kExactCandidates);
   std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(exact), order.end());
@@ -548,12 +548,11 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
   GemmEpilogue epi;
   epi.output = output;
   const GemmPlan* best = nullptr;
-  for (const auto& [e, v] : order)
-    for (uint32_t i = begin_of(v); i < end_of(v); ++i) {
-      GemmPlan& c = candidates[i];
-      c.estimate = estimate_cycles(c, core, gemm_stream(c, epi, 0, 0, 0, core).instructions(core.imem_depth));
-      if (!best || c.estimate < best->estimate) best = &c;
-    }
+  for (const auto& [e, i] : order) {
+    GemmPlan& c = candidates[i];
+    c.estimate = estimate_cycles(c, core, gemm_stream(c, epi, 0, 0, 0, core).instructions(core.imem_depth));
+    if (!best || c.estimate < best->estimate) best = &c;
+  }
   return *best;
 }
 

@@ -232,8 +232,8 @@ uint64_t GemmPlan::w_bytes() const {
 }
 int GemmPlan::tile_out_rows(int j) const {
   if (j < col_tiles - 1) return out_row_rows();
-  const int per_row = n / out_row_rows();  // lanes a UB row of a result holds
-  return ceil_div(last_tile_lanes(), per_row);
+  // The UB rows that hold the last tile's lanes (a lane is out_row_rows() bytes).
+  return ceil_div(last_tile_lanes() * out_row_rows(), n);
 }
 uint64_t GemmPlan::d_row_bytes() const {
   return uint64_t(col_tiles - 1) * uint64_t(out_row_bytes()) + uint64_t(tile_row_bytes(col_tiles - 1));

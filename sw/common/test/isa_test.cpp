@@ -149,6 +149,13 @@ TEST(Isa, ActUbRowsPerRowCountTheLanesParts) {
     EXPECT_EQ(rows(true, false, uint32_t(n + 1), n), 0) << n;
     EXPECT_EQ(rows(false, false, uint32_t(n + 1), n), 0) << n;
   }
+  // An array whose rows do not split into whole lanes (the model takes any
+  // N): the rows that hold the lanes' bytes, a lane across two of them.
+  EXPECT_EQ(rows(true, false, 1, 6), 1);  // bytes 0..3 of 6-byte rows
+  EXPECT_EQ(rows(true, false, 2, 6), 2);  // bytes 0..7
+  EXPECT_EQ(rows(true, false, 5, 6), 4);  // bytes 0..19
+  EXPECT_EQ(rows(false, true, 3, 6), 1);
+  EXPECT_EQ(rows(false, true, 4, 6), 2);
 }
 
 // ---- Assembler ----------------------------------------------------------------------

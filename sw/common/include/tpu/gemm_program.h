@@ -190,7 +190,7 @@ struct GemmPlan {
   int out_row_bytes() const { return out_row_rows() * n; }
   int last_tile_lanes() const { return dn - (col_tiles - 1) * n; }  // 1..n
   // UB rows per result row of column tile j: out_row_rows(), but for the
-  // last tile only those that hold its lanes (n / out_row_rows() lanes each).
+  // last tile only those that hold its lanes (out_row_rows() bytes each).
   int tile_out_rows(int j) const;
   int tile_row_bytes(int j) const { return tile_out_rows(j) * n; }
   uint64_t d_row_bytes() const;  // bytes of D per row of L: every tile's row

@@ -38,13 +38,14 @@ package core_pkg;
     return 3'd1;
   endfunction
 
-  // rows * parts for parts 1 to 4 (act_ub_rows), as shifts and one add.
-  function automatic logic [33:0] times_parts(logic [33:0] rows, logic [2:0] parts);
+  // An instruction's count times parts 1 to 4 (act_ub_rows), as shifts and
+  // one add.
+  function automatic logic [17:0] times_parts(logic [15:0] count, logic [2:0] parts);
     unique case (parts)
-      3'd2:    return rows << 1;
-      3'd3:    return (rows << 1) + rows;
-      3'd4:    return rows << 2;
-      default: return rows;
+      3'd2:    return {1'b0, count, 1'b0};
+      3'd3:    return {1'b0, count, 1'b0} + 18'(count);
+      3'd4:    return {count, 2'b0};
+      default: return 18'(count);
     endcase
   endfunction
 

@@ -444,7 +444,7 @@ module unit_vpu #(
   // an ACT F32 up to 2 (those that hold its lanes), per VOP BF16 row 2.
   assign start_parts = core_pkg::act_ub_rows(start_raw, start_f32, ins.c[15:0], N);
   `FFLNR(last_part_q, 2'(start_parts - 3'd1), start)
-  assign start_total = ins.op == OpAct ? 20'(core_pkg::times_parts(34'(ins.count), start_parts)) :
+  assign start_total = ins.op == OpAct ? 20'(core_pkg::times_parts(ins.count, start_parts)) :
                        start_vbf16 ? 20'(ins.count) << 1 : 20'(ins.count);
   `FFLNR(out_total_q, start_total, start)
   `FFLNR(in_total_q, ins.op == OpVop ? rows_a : 20'(ins.count), start)

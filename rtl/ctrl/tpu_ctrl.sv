@@ -219,7 +219,7 @@ module tpu_ctrl #(
     logic signed [33:0] ub_a, ub_b, ub_c, acc_a, acc_b;
     logic [63:0]        host_c;
     logic [33:0]        pool_rows;  // rows a pooling VOP reads: count << shift
-    logic [33:0]        act_rows;   // UB rows an ACT writes: count x those of a result's lanes
+    logic [17:0]        act_rows;   // UB rows an ACT writes: count x those of a result's lanes
   } offset_t;
 
   offset_t x_q;
@@ -243,7 +243,7 @@ module tpu_ctrl #(
                acc_b: $signed({18'd0, f_ins.b}) + 34'(acc_off),
                host_c: f_ins.c + host_off,
                pool_rows: 34'(f_ins.count) << f_ins.flags[FlagVopShiftLsb +: 4],
-               act_rows: core_pkg::times_parts(34'(f_ins.count),
+               act_rows: core_pkg::times_parts(f_ins.count,
                                                core_pkg::act_ub_rows(f_ins.flags[FlagActRaw], f_ins.flags[FlagActF32],
                                                                      f_ins.c[15:0], N))};
     end
@@ -296,7 +296,7 @@ module tpu_ctrl #(
     // only those that hold the lanes it asks for.
     xfer_rows  = wide_xfer ? cnt << 1 : cnt;
     mmc_rows   = mmc_bf16 ? cnt << 1 : cnt;
-    act_rows   = x_q.act_rows;  // (computed a stage before, off the decode's checks)
+    act_rows   = 34'(x_q.act_rows);  // (computed a stage before, off the decode's checks)
     vop_rows   = vop_bf16 ? cnt << 1 : cnt;
     vop_a_rows = vop_pool ? (vop_bf16 ? pool_rows << 1 : pool_rows) : vop_rows;
   end

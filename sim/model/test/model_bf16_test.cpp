@@ -846,12 +846,16 @@ TEST_P(Bf16PlanTest, EveryKindOfPlanEqualsTheDocumentedOrder) {
        .write_tiles = 1},
       {.transpose = O::Transpose::kNever, .order = O::Order::kTileMajor},
       {.max_pass_rows = 6, .transpose = O::Transpose::kAlways, .group_tiles = 1, .write_tiles = 2},
+      // Heads (K blocks 0 .. h-1 of the first group first; shapes of one K block have none).
+      {.transpose = O::Transpose::kNever, .order = O::Order::kTileMajor, .head_blocks = 1},
+      {.max_pass_rows = 7, .transpose = O::Transpose::kAlways, .order = O::Order::kTileMajor, .head_blocks = 2},
   };
   struct Shape {
     int m, k, j;
   };
   for (const Shape& s : {Shape{1, 1, 1}, Shape{3, 5, 7}, Shape{17, 3 * N + 1, 2 * N + 3}, Shape{20, 4 * N - 1, N - 1}})
     for (size_t f = 0; f < std::size(forced); ++f) {
+      if (forced[f].head_blocks > 0 && (s.k + N - 1) / N <= forced[f].head_blocks) continue;
       SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.j) + " options " +
                    std::to_string(f));
       check(random_matrix(s.m, s.k), random_matrix(s.k, s.j), forced[f]);

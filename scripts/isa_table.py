@@ -282,7 +282,7 @@ ERRORS = (
     ErrorCode("OK", 0, "no error"),
     ErrorCode("ILLEGAL_OPCODE", 1, "opcode not in the table"),
     ErrorCode("BAD_FLAGS", 2, "a reserved flag or field bit is set, or a flag combination "
-              "is invalid (RAW with other flags, SHIFT out of range)"),
+              "is invalid (RAW with other flags, SHIFT out of range, an ACT's lanes past N)"),
     ErrorCode("UB_RANGE", 3, "a UB row range runs past UbRows"),
     ErrorCode("ACC_RANGE", 4, "an ACC row range runs past AccRows"),
     ErrorCode("BAD_COUNT", 5, "count is 0 where >= 1 is required, count is not 0 where it "

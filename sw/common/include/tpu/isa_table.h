@@ -335,7 +335,7 @@ inline constexpr ErrInfo kErrors[] = {
     {ErrCode::kIllegalOpcode, "ILLEGAL_OPCODE",
      "opcode not in the table"},
     {ErrCode::kBadFlags, "BAD_FLAGS",
-     "a reserved flag or field bit is set, or a flag combination is invalid (RAW with other flags, SHIFT out of range)"},
+     "a reserved flag or field bit is set, or a flag combination is invalid (RAW with other flags, SHIFT out of range, an ACT's lanes past N)"},
     {ErrCode::kUbRange, "UB_RANGE",
      "a UB row range runs past UbRows"},
     {ErrCode::kAccRange, "ACC_RANGE",

@@ -21,7 +21,9 @@ FPGA_CONFIG := $(if $(filter command% environment%,$(origin CONFIG)),$(CONFIG),s
 FPGA_ENV     = BOARD=$(BOARD) TOP=$(TOP) N=$(N) FREQ=$(FREQ) CONFIG=$(FPGA_CONFIG) BUILD=$(BUILD)
 
 # The device models this build makes: CONFIGS, plus CONFIG when it is not
-# among them, so that `make demo CONFIG=wide` builds the wide model.
+# among them, so that `make demo CONFIG=wide` builds the wide model. CMake
+# adds tiny and tiny_bf16 when they are missing (the driver and tool suites
+# run on them).
 BUILT_CONFIGS := $(strip $(CONFIGS) $(filter-out $(CONFIGS),$(CONFIG)))
 BUILT_LIST    := $(subst $(eval) ,;,$(BUILT_CONFIGS))
 CMAKE_FLAGS   := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(BUILT_LIST)"

@@ -231,9 +231,9 @@ uint64_t GemmPlan::w_bytes() const {
   return (transposed ? uint64_t(dm) * k_blocks * n : uint64_t(col_tiles) * k_blocks * n * n) * uint64_t(lane_bytes());
 }
 int GemmPlan::tile_out_rows(int j) const {
-  if (j < col_tiles - 1) return out_row_rows();
-  // The UB rows that hold the last tile's lanes (a lane is out_row_rows() bytes).
-  return ceil_div(last_tile_lanes() * out_row_rows(), n);
+  // The rows the tile's ACT writes: it asks for the last tile's lanes only
+  // (a lane of the result is out_row_rows() bytes).
+  return isa::act_rows_for_lanes(uint64_t(j < col_tiles - 1 ? n : last_tile_lanes()), out_row_rows(), n);
 }
 uint64_t GemmPlan::d_row_bytes() const {
   return uint64_t(col_tiles - 1) * uint64_t(out_row_bytes()) + uint64_t(tile_row_bytes(col_tiles - 1));

@@ -122,13 +122,16 @@ bool is_canonical(const Instr& in) {
   return true;
 }
 
+int act_rows_for_lanes(uint64_t lanes, int lane_bytes, int n) {
+  return int((lanes * uint64_t(lane_bytes) + uint64_t(n) - 1) / uint64_t(n));
+}
+
 int act_ub_rows_per_row(const Instr& act, int n) {
-  // Bytes a lane takes in the result (a RAW int32 or fp32, a bf16, an int8):
-  // the UB rows written are those that hold the first lanes' bytes.
-  const uint64_t lane_bytes = (act.flags & kFlagActRawMask) ? 4 : (act.flags & kFlagActF32Mask) ? 2 : 1;
+  // Bytes a lane takes in the result: a RAW int32 or fp32, a bf16, an int8.
+  const int lane_bytes = (act.flags & kFlagActRawMask) ? 4 : (act.flags & kFlagActF32Mask) ? 2 : 1;
   const uint64_t lanes = act.c == 0 ? uint64_t(n) : act.c;
   if (lanes > uint64_t(n)) return 0;
-  return int((lanes * lane_bytes + uint64_t(n) - 1) / uint64_t(n));
+  return act_rows_for_lanes(lanes, lane_bytes, n);
 }
 
 // ---- Builders ------------------------------------------------------------------------

@@ -70,9 +70,13 @@ struct HostSpan {
 // current LOOP host offset; std::nullopt for any other instruction.
 std::optional<HostSpan> host_span(const Instr& in, uint64_t host_offset, int n);
 
+// UB rows that hold lanes 0 .. lanes-1 (1 <= lanes <= n) of a result row
+// whose lanes take lane_bytes each on an n-lane core: ceil(lanes * lane_bytes / n).
+int act_rows_for_lanes(uint64_t lanes, int lane_bytes, int n);
+
 // UB rows an ACT writes per ACC row on an n-lane core: of the result's UB
 // rows (RAW int32 or fp32 4, F32 bf16 2, else 1) those that hold lanes
-// 0 .. lanes-1 (lanes 0 = n): ceil(lanes * lane bytes / n). 0 when lanes > n
+// 0 .. lanes-1 (lanes 0 = n; act_rows_for_lanes). 0 when lanes > n
 // (BAD_FLAGS).
 int act_ub_rows_per_row(const Instr& act, int n);
 

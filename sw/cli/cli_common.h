@@ -15,6 +15,7 @@
 #include "tpu/device.h"
 #include "tpu/npy.h"
 #include "tpu/ops.h"
+#include "tpu/text.h"
 
 namespace tpu::cli {
 
@@ -22,7 +23,7 @@ namespace tpu::cli {
 // malformed --load); exits 2 like the parser's own errors.
 class UsageError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& message) : std::runtime_error(printable(message)) {}
 };
 
 // Options before the subcommand.
@@ -106,10 +107,9 @@ constexpr int kMaxStream = 100000;                          // bench --stream
 // The .npy bytes of an array, for Outputs::stage.
 std::vector<uint8_t> npy_bytes(const npy::Array& a);
 
-// Text safe to print: control characters and bytes that are not UTF-8 are
-// escaped (\n, \t, \x1b), so a file name cannot break a message's line or
-// drive the terminal.
-std::string printable(const std::string& s);
+// Text safe to print (tpu/text.h): a file name cannot break a message's
+// line or drive the terminal.
+using tpu::printable;
 
 // An unsigned number, decimal or 0x hexadecimal; nullopt-like false on junk.
 bool parse_u64(const std::string& text, uint64_t* out);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "tpu/isa.h"
+#include "tpu/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -349,7 +350,7 @@ std::string disassemble(const std::vector<Instr>& program) {
 // ---- Assembler --------------------------------------------------------------------------
 
 AsmError::AsmError(int line, const std::string& message)
-    : std::runtime_error("line " + std::to_string(line) + ": " + message), line_(line) {}
+    : std::runtime_error(printable("line " + std::to_string(line) + ": " + message)), line_(line) {}
 
 namespace {
 

@@ -285,6 +285,16 @@ TEST_F(NpyTest, WantedDtypeGivesConversionHint) {
                 "a.astype(np.int8))");
 }
 
+// A header's bytes reach the message whole, escaped: a NUL byte in the
+// dtype string does not cut the message (and its hint) short.
+TEST_F(NpyTest, MessageKeepsEveryByteOfTheHeaderEscaped) {
+  const std::string descr = std::string("\xff\xfe") + '\0' + "zz";
+  const std::string p = write("nul.npy", numpy_file(dict(descr, "(2, 2)"), std::string(4, '\0')));
+  EXPECT_EQ(error_of([&] { load_matrix(p, Dtype::kInt8); }),
+            p + ": dtype '\\xff\\xfe\\x00zz' is not supported; the TPU takes int8 matrices (convert with "
+                "a.astype(np.int8))");
+}
+
 TEST_F(NpyTest, RejectsFortranOrder) {
   // np.save(np.asfortranarray(np.arange(6, dtype=np.int8).reshape(2, 3)))
   EXPECT_FILE_REJECTED("f.npy",

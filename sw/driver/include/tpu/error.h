@@ -7,12 +7,17 @@
 #include <stdexcept>
 #include <string>
 
+#include "tpu/text.h"
+
 namespace tpu {
 
 // Base class: bad arguments, unusable files, a device that cannot be opened.
+// The message is kept printable (tpu/text.h): bytes quoted from a file, a NUL
+// among them, arrive escaped and whole in what().
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message) : std::runtime_error(printable(message)) {}
+  explicit Error(const char* message) : Error(std::string(message)) {}
 };
 
 // A command ended with a non-zero status in its completion entry: a program

@@ -11,6 +11,7 @@
 #include "cli_common.h"
 #include "model_file.h"
 #include "outputs.h"
+#include "tpu/host_size.h"
 #include "tpu/roofline.h"
 #include "tpu/uart_transport.h"
 
@@ -307,6 +308,7 @@ int cmd_matmul_bf16(const Global& g, const MatmulArgs& args) {
   if (a.cols != b.rows)
     throw Error("inner dimensions differ: A is " + dims(a.rows, a.cols) + " but B is " + dims(b.rows, b.cols) +
                 " (A's columns must equal B's rows)");
+  checked_bytes("the result C", {a.rows, b.cols}, 4, "float32");
   Device dev = g.open();
   OpStats stats;
   MatrixF32 c(a.rows, b.cols, 0.0f);  // K = 0: every sum is +0
@@ -347,6 +349,7 @@ int cmd_matmul(const Global& g, const MatmulArgs& args) {
   const MatrixI8 a = to_matrix_i8(npy::load_matrix(args.a, npy::Dtype::kInt8), args.a);
   const MatrixI8 b = to_matrix_i8(npy::load_matrix(args.b, npy::Dtype::kInt8), args.b);
   check_inner(a, b);  // before the device is opened
+  checked_bytes("the result C", {a.rows, b.cols}, 4, "int32");
   Device dev = g.open();
   OpStats stats;
   const MatrixI32 c = checked_matmul(dev, a, b, &stats);

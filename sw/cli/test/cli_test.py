@@ -413,6 +413,34 @@ def rejects_missing_and_corrupt_files():
 
 
 @case
+def rejects_results_too_large_for_memory():
+    # Two files of 128 bytes whose product would be 2^31 - 1 squared int32.
+    big = 2147483647
+    np.save(path("Wide.npy"), np.zeros((big, 0), np.int8))
+    np.save(path("Tall.npy"), np.zeros((0, big), np.int8))
+    bad_matmul(path("Wide.npy"), path("Tall.npy"),
+               contains=["the result C, 2147483647x2147483647 int32 (16 EiB), is larger than this machine's memory"])
+    np.save(path("WideF.npy"), np.zeros((big, 0), np.float32))
+    np.save(path("TallF.npy"), np.zeros((0, big), np.float32))
+    out = path("out.npy")
+    fails("--config", "tiny_bf16", "matmul", "--dtype", "bf16", "--a", path("WideF.npy"), "--b", path("TallF.npy"),
+          "--out", out, outputs=[out], contains=["the result C, 2147483647x2147483647 float32 (16 EiB), is larger"])
+
+
+@case
+def error_messages_keep_every_byte():
+    # A dtype string holding a NUL byte: the whole string, escaped, and the
+    # hint after it reach the message.
+    header = b"{'descr': '\xff\xfe\x00zz', 'fortran_order': False, 'shape': (2, 2), }"
+    header += b" " * ((64 - (10 + len(header) + 1) % 64) % 64) + b"\n"
+    with open(path("nul.npy"), "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(4))
+    np.save(path("B.npy"), np.zeros((2, 2), np.int8))
+    bad_matmul(path("nul.npy"), path("B.npy"),
+               contains=["dtype '\\xff\\xfe\\x00zz' is not supported; the TPU takes int8 matrices"])
+
+
+@case
 def rejects_usage_errors():
     np.save(path("B.npy"), np.zeros((2, 2), np.int8))
     fails("matmul", "--a", path("B.npy"), "--out", path("out.npy"), code=2,

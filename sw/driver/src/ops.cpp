@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tpu/gemm_program.h"
+#include "tpu/host_size.h"
 #include "tpu/mlp_program.h"
 
 namespace tpu {
@@ -80,6 +81,14 @@ void check_operands(const CoreConfig& core, const char* op, const M& a, const M&
                 "configuration with one, such as tiny_bf16 or default_bf16");
   if (!model::gemm_bf16(epi.output) && !has_int8(core.datapath))
     throw Error(std::string(op) + ": the device has no int8 datapath (its MXU is bf16 only)");
+  // The result is allocated on the host; its size is A's rows times B's
+  // columns, which two small files can make larger than any memory.
+  static constexpr struct {
+    uint64_t bytes;
+    const char* type;
+  } kOut[] = {{4, "int32"}, {1, "int8"}, {4, "float32"}, {2, "bf16"}};
+  const auto& out = kOut[int(epi.output)];
+  checked_bytes(std::string(op) + ": the result", {a.rows, b.cols}, out.bytes, out.type);
 }
 
 // The GEMM's stats but cycles and counters.

@@ -13,6 +13,7 @@
 #include "tpu/config.h"
 #include "tpu/device.h"
 #include "tpu/gemm_program.h"
+#include "tpu/host_size.h"
 #include "tpu/mlp_program.h"
 #include "tpu/ops.h"
 #include "tpu/roofline.h"
@@ -647,6 +648,17 @@ TEST_F(OpsTest, BadOperandsAreRejectedBeforeTheDevice) {
                tpu::Error);
   // K beyond the instructions' 16-bit counts.
   EXPECT_THROW(tpu::matmul(*tiny_, random(1, 70000), random(70000, 1)), tpu::Error);
+  // A result larger than any memory, from two operands of 1 MiB: refused
+  // by its size before anything is allocated.
+  try {
+    tpu::matmul(*default_, MatrixI8(1 << 20, 1), MatrixI8(1, 1 << 20));
+    FAIL() << "no error";
+  } catch (const tpu::Error& e) {
+    EXPECT_STREQ(e.what(), ("matmul: the result, 1048576x1048576 int32 (4 TiB), is larger than this machine's "
+                            "memory (" +
+                            tpu::byte_size(tpu::physical_memory_bytes()) + ")")
+                               .c_str());
+  }
   // The device still works.
   const MatrixI8 c = random(3, 3);
   EXPECT_EQ(tpu::matmul(*default_, c, c), tpu::model::matmul_i8(c, c));

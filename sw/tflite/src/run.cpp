@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "tpu/host_size.h"
 #include "tpu/quant.h"
 
 namespace tpu::tflite {
@@ -266,9 +267,28 @@ void check_input(const Network& net, const HostTensor& x, const std::string& wha
   }
 }
 
+// Every array the batch makes, sized before the first layer runs: the
+// model's shapes times the batch can be more than the memory holds.
+void check_sizes(const Network& net, int64_t batch) {
+  for (const Layer& l : net.layers) {
+    const Value& v = net.values[size_t(l.output)];
+    const std::vector<int64_t> shape = batched(v, batch);
+    const std::string what =
+        "infer: op " + std::to_string(l.op_index) + " " + l.op + " for " + std::to_string(batch) + " samples";
+    checked_bytes(what + ": its output '" + v.name + "'", shape, v.type == TensorType::kFloat32 ? 4 : 1,
+                  type_name(v.type).c_str());
+    if (runs_on_tpu(l.kind) && l.kind != LayerKind::kFullyConnected && shape.size() == 4) {
+      const auto& in = net.values[size_t(l.inputs[0])].shape;
+      const int64_t taps = int64_t(l.kh) * l.kw * (in.size() == 4 ? int64_t(in[3]) : 1);
+      checked_bytes(what + ": its im2col patches", {shape[0] * shape[1] * shape[2], taps}, 1, "int8");
+    }
+  }
+}
+
 HostTensor run(Device& dev, const Network& net, const HostTensor& x, RunStats* stats) {
   check_input(net, x, "the input");
   const int64_t batch = x.shape[0];
+  check_sizes(net, batch);
   std::vector<HostTensor> data(net.values.size());
   std::vector<bool> have(net.values.size(), false);
   data[size_t(net.inputs[0])] = x;

@@ -94,8 +94,9 @@ fuzz: ## Fuzz the tool's parsers (.npy, MLP model, assembler, .tflite) for FUZZ_
 	cd $(FUZZ_BUILD) && ./fuzz_parsers -max_total_time=$(FUZZ_TIME) -seed=1 -print_final_stats=1 \
 	  corpus $(CURDIR)/sw/fuzz/corpus
 
-lint: ## Verilator -Wall over all RTL, every configuration (zero warnings)
+lint: ## Verilator -Wall over all RTL, every configuration (zero warnings); .editorconfig and .clang-format
 	scripts/lint.sh
+	python3 scripts/check_format.py
 
 regs: ## Regenerate BAR0 registers from rtl/host/tpu_regs.rdl
 	python3 scripts/gen_regs.py

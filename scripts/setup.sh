@@ -14,7 +14,8 @@ apt_pkgs=(verilator libgtest-dev libgmock-dev libsystemc-dev gtkwave xvfb xauth 
           nlohmann-json3-dev libcli11-dev
           clang libclang-rt-14-dev   # make fuzz: libFuzzer (-fsanitize=fuzzer)
           lcov gcovr                 # make coverage: genhtml (RTL), gcovr (C++)
-          valgrind)                  # make sim-cost: callgrind counts host instructions
+          valgrind                   # make sim-cost: callgrind counts host instructions
+          clang-format)              # make lint: the C++ layout (.clang-format)
 
 sudo=""
 if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi

@@ -52,7 +52,7 @@ function(tpu_add_model target)
 endfunction()
 
 # Verilator runs once per model while CMake configures (verilate() needs the
-# list of files it generates), and one model after another that took about
+# list of files it generates), and one model after another that takes about
 # 40 s of a clean configure. So tpu_add_model only queues its model; at the
 # end of the directory, tpu_verilate_pending runs the Verilator commands of
 # all the directory's models in parallel (scripts/run_parallel.py, one job per
@@ -187,7 +187,7 @@ function(tpu_verilate_pending)
 endfunction()
 
 # How the generated C++ is compiled, for build time (docs/decisions.md). The
-# cost of a model's build was mostly fixed cost per file (each of ~80
+# cost of a model's build is mostly fixed cost per file (each of ~80
 # generated files parses verilated.h again, ~0.7 s) and -O3 on code that
 # runs once. So:
 #  - the generated files are compiled through a few "unity" files that

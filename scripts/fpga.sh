@@ -6,7 +6,7 @@
 # shipped in the same package as nextpnr). See docs/fpga.md.
 #
 # Usage: scripts/fpga.sh [ecp5|xilinx]        (default ecp5)
-#   BOARD   ulx3s (default, the only board so far)
+#   BOARD   ulx3s (default, the only board)
 #   TOP     ulx3s_top (default): the ULX3S board top, the TPU behind the
 #           serial host link (tpu_uart_top), the whole
 #           flow down to a bitstream. Any other module (mxu, tpu_core, ...):
@@ -46,8 +46,8 @@ seed=${SEED:-1}
 build=${BUILD:-build}
 board=0
 [ "$top" = ulx3s_top ] && board=1
-# The board's design target is 100 MHz (docs/fpga.md); until it closes, the
-# board builds at a clock it meets.
+# The board's design target is 100 MHz (docs/fpga.md), which the design does
+# not close; the board builds at a clock it meets.
 board_default=30 board_target=100
 if [ -n "${FREQ:-}" ]; then goal=$FREQ; elif [ $board = 1 ]; then goal=$board_default; else goal=150; fi
 

@@ -12,11 +12,11 @@ callgrind and prints
 
 so that start-up, the model's construction and the commands' fixed work cancel.
 The difference still includes the driver's CPU reference product, which grows
-with the MACs (about 0.6k of 20.69k host instructions per device cycle on
-`default` at 64 and 128; 2.0k before it was vectorized at 992fabe), and the
-driver's planning and packing, which grow with the shape (about 0.5k).
-docs/performance.md reports this number for every change to the simulator's
-speed. Exits 1 if a run fails or is not exact.
+with the MACs (about 0.6k of 21k host instructions per device cycle on
+`default` at 64 and 128), and the driver's planning and packing, which grow
+with the shape (about 0.5k). docs/performance.md gives the current number;
+it is the measure to compare two builds of the simulator by. Exits 1 if a
+run fails or is not exact.
 
     python3 scripts/sim_cost.py [--tpu build/bin/tpu] [--config default]
                                 [--small 64] [--large 128]

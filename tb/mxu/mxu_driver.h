@@ -189,7 +189,7 @@ class MxuDriver {
 
  private:
   // The row's lanes a whole 32-bit word at a time: these two run in every
-  // cycle, and lane-by-lane field access was about 6 % of mxu_bench's time.
+  // cycle, and lane-by-lane field access would be about 6 % of mxu_bench's time.
   template <class Sig>
   static void set_row(Sig& sig, const uint16_t* row) {
     static_assert(32 % LaneW == 0 && (N * LaneW) % 32 == 0, "lanes fill whole 32-bit words");

@@ -3,7 +3,8 @@
 // the numpy comparison (bf16_probe.cpp, bf16_numpy_test.py): a simple
 // program builder that uses every bf16 form (RHM WIDE, RW BF16, MMC BF16,
 // ACT F32, WHM WIDE) and a reference written from docs/numerics.md alone.
-// The driver's planner (tpu/gemm_program.h) has no bf16 plans yet.
+// It is independent of the driver's planner, whose bf16 plans Bf16PlanTest
+// checks against this reference.
 #pragma once
 
 #include <algorithm>

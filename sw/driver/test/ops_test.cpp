@@ -81,7 +81,7 @@ TEST_F(OpsTest, TransposedAndStreamedKPlansAreExact) {
   namespace m = tpu::model;
   for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
     // Over the serial line default's GEMMs (K up to 8,191, each through
-    // matmul and dense) took more than 9 minutes; tiny's plans are the same
+    // matmul and dense) take more than 9 minutes; tiny's plans are the same
     // kinds with a tenth of the bytes, and sim, sc and model run both.
     if (tpu_test::transport() == "uart" && dev == default_.get()) continue;
     const tpu::DeviceInfo& info = dev->info();

@@ -191,8 +191,8 @@ TEST_F(ProtocolTest, AnEntryFromAPhaseAheadAfterTheRingWrappedIsReported) {
 
 TEST_F(ProtocolTest, InterruptsThatBringNoCompletionAreReportedWithoutWaitingForTheTimeout) {
   // It cannot complete during the storm, which over a faulty serial line
-  // lasted 210,000 device cycles alone and over a million while other tests
-  // ran beside it.
+  // lasts 210,000 device cycles alone and over a million while other tests
+  // run beside it.
   const tpu::Command cmd = dev_->submit(tpu_test::long_program());
   fake_->storm = true;
   const std::string msg = protocol_error([&] { dev_->wait(cmd, 100'000); });

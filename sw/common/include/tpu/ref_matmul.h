@@ -34,7 +34,7 @@ using MatrixI32 = Matrix<int32_t>;
 // the K bound). The sums are formed modulo 2^32 in unsigned arithmetic, where
 // the order of the additions does not matter, so the loops run along rows of
 // B and C (i, k, j) and the compiler vectorizes the inner one (under a third
-// of the instructions of the column walk it replaces; docs/performance.md).
+// of the instructions of a walk down the columns; docs/experiments.md).
 inline MatrixI32 matmul_i8(const MatrixI8& a, const MatrixI8& b) {
   std::vector<uint32_t> row(size_t(b.cols));
   MatrixI32 c(a.rows, b.cols);

@@ -103,7 +103,8 @@ int main(int argc, char** argv) {
   app.add_option("--config", g.config, "named configuration: " + tpu::config_names())
       ->capture_default_str();
   app.add_option("--transport", g.transport,
-                 "sim (the RTL, cycle-accurate) or model (the reference model, fast)")
+                 "sim (the RTL, cycle-accurate), model (the reference model, fast) or sc (the RTL in "
+                 "SystemC); uart needs --device uart:/dev/ttyUSB0")
       ->capture_default_str();
   app.add_option("--device", g.device,
                  "device URI, e.g. sim:?config=tiny&latency=100 (overrides --transport and --config)");

@@ -22,9 +22,9 @@ using MatrixBf16 = Matrix<bf16>;
 using MatrixF32 = Matrix<fp32>;  // fp32 bits
 
 // C = A x W in the order of docs/numerics.md, "Order of additions":
-// tpu::model::matmul_bf16 (ref_matmul.h), written from the text and
+// tpu::ref::matmul_bf16 (ref_matmul.h), written from the text and
 // independent of the model.
-inline MatrixF32 reference(const MatrixBf16& a, const MatrixBf16& w, int n) { return matmul_bf16(a, w, n); }
+inline MatrixF32 reference(const MatrixBf16& a, const MatrixBf16& w, int n) { return ref::matmul_bf16(a, w, n); }
 
 // What the programs do with the accumulators.
 enum class Output {

@@ -25,12 +25,13 @@
 
 #include "tpu/config.h"
 #include "tpu/isa.h"
-#include "tpu/gemm_program.h"
-#include "tpu/mlp_program.h"
+#include "tpu/plan/batch.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/mlp.h"
 
 namespace {
 
-namespace plan = tpu::model;
+namespace plan = tpu::plan;
 using tpu::CoreConfig;
 
 // FNV-1a over 64-bit words, byte by byte (little-endian): independent of

@@ -94,46 +94,41 @@ std::vector<uint8_t> pack_w_bf16(const GemmPlan& p, const MatrixBf16& w) {
   return le_bytes(pack_r<uint16_t>(p, [&](int k, int c) { return w.at(k, c); }));
 }
 
-MatrixF32Bits unpack_c_f32(const GemmPlan& p, std::span<const uint8_t> c) {
-  if (p.output != GemmOutput::kF32 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_f32: not an fp32 result of this plan");
-  MatrixF32Bits out(p.shape.m, p.shape.n_out);
+namespace {
+
+// The result's elements, T of sizeof(T) little-endian bytes each, when the
+// plan's output is `output`; else throws `error`.
+template <class T>
+Matrix<T> unpack_c(const GemmPlan& p, std::span<const uint8_t> c, GemmOutput output, const char* error) {
+  if (p.output != output || c.size() < p.c_bytes()) throw std::invalid_argument(error);
+  constexpr size_t bytes = sizeof(T);
+  Matrix<T> out(p.shape.m, p.shape.n_out);
   for (int i = 0; i < p.shape.m; ++i)
     for (int j = 0; j < p.shape.n_out; ++j) {
-      const uint8_t* b = c.data() + (p.transposed ? d_offset(p, j, i, 4) : d_offset(p, i, j, 4));
-      out.at(i, j) = uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24;
+      const uint8_t* b = c.data() + (p.transposed ? d_offset(p, j, i, bytes) : d_offset(p, i, j, bytes));
+      uint64_t v = 0;
+      for (size_t k = 0; k < bytes; ++k) v |= uint64_t(b[k]) << (8 * k);
+      out.at(i, j) = T(v);  // modulo 2^(8 bytes) for the signed types
     }
   return out;
+}
+
+}  // namespace
+
+MatrixF32Bits unpack_c_f32(const GemmPlan& p, std::span<const uint8_t> c) {
+  return unpack_c<fp32>(p, c, GemmOutput::kF32, "unpack_c_f32: not an fp32 result of this plan");
 }
 
 MatrixBf16 unpack_c_bf16(const GemmPlan& p, std::span<const uint8_t> c) {
-  if (p.output != GemmOutput::kBf16 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_bf16: not a bf16 result of this plan");
-  MatrixBf16 out(p.shape.m, p.shape.n_out);
-  for (int i = 0; i < p.shape.m; ++i)
-    for (int j = 0; j < p.shape.n_out; ++j) {
-      const uint8_t* b = c.data() + (p.transposed ? d_offset(p, j, i, 2) : d_offset(p, i, j, 2));
-      out.at(i, j) = uint16_t(b[0] | b[1] << 8);
-    }
-  return out;
+  return unpack_c<bf16>(p, c, GemmOutput::kBf16, "unpack_c_bf16: not a bf16 result of this plan");
 }
 
 MatrixI32 unpack_c_i32(const GemmPlan& p, std::span<const uint8_t> c) {
-  if (p.output != GemmOutput::kInt32 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_i32: not an int32 result of this plan");
-  MatrixI32 out(p.shape.m, p.shape.n_out);
-  for (int i = 0; i < p.shape.m; ++i)
-    for (int j = 0; j < p.shape.n_out; ++j) {
-      const uint8_t* b = c.data() + (p.transposed ? d_offset(p, j, i, 4) : d_offset(p, i, j, 4));
-      out.at(i, j) = int32_t(uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 | uint32_t(b[3]) << 24);
-    }
-  return out;
+  return unpack_c<int32_t>(p, c, GemmOutput::kInt32, "unpack_c_i32: not an int32 result of this plan");
 }
 
 MatrixI8 unpack_c_i8(const GemmPlan& p, std::span<const uint8_t> c) {
-  if (p.output != GemmOutput::kInt8 || c.size() < p.c_bytes()) throw std::invalid_argument("unpack_c_i8: not an int8 result of this plan");
-  MatrixI8 out(p.shape.m, p.shape.n_out);
-  for (int i = 0; i < p.shape.m; ++i)
-    for (int j = 0; j < p.shape.n_out; ++j)
-      out.at(i, j) = int8_t(c[p.transposed ? d_offset(p, j, i, 1) : d_offset(p, i, j, 1)]);
-  return out;
+  return unpack_c<int8_t>(p, c, GemmOutput::kInt8, "unpack_c_i8: not an int8 result of this plan");
 }
 
 }  // namespace tpu::plan

@@ -276,7 +276,7 @@ class GemmEmitter {
  public:
   GemmEmitter(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint64_t w, uint64_t c,
               const CoreConfig& core)
-      : p_(p), core_(core), cost_(core), l_addr_(p.transposed ? w : a),
+      : p_(p), cost_(core), l_addr_(p.transposed ? w : a),
         weights_(out_, p, p.transposed ? a : w, core), epilogue_(out_, p, epi, c, core) {
     // Loads of L, in order: (pass, chunk) when a pass is loaded whole
     // (chunks = 1), else (pass, group, chunk).
@@ -466,7 +466,6 @@ class GemmEmitter {
   }
 
   const GemmPlan& p_;
-  const CoreConfig& core_;
   const GemmCostModel cost_;
   uint64_t l_addr_;
   Stream out_;

@@ -106,10 +106,6 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
-#pragma once
-
-#include <cstdint>
 #include <vector>
 
 #include "tpu/core_config.h"

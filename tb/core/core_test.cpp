@@ -24,7 +24,7 @@ TEST_F(CoreTest, GemmNotMultipleOfN) { check_gemm(37, 50, 29, {.latency = 20, .r
 
 // Plans with a head (the first K blocks of each pass's first group K block
 // after K block, the first load in two RHMs, the first RW a tile or two
-// ahead of it; gemm_program.h), one and two blocks, in one pass and in
+// ahead of it; tpu/plan/gemm.h), one and two blocks, in one pass and in
 // several, with partial tiles, exact under random memory timing.
 TEST_F(CoreTest, GemmsWithAHead) {
   using O = tpu::plan::GemmOptions;

@@ -3,7 +3,7 @@
 // the numpy comparison (bf16_probe.cpp, bf16_numpy_test.py): a simple
 // program builder that uses every bf16 form (RHM WIDE, RW BF16, MMC BF16,
 // ACT F32, WHM WIDE) and a reference written from docs/numerics.md alone.
-// The driver's planner (tpu/gemm_program.h) has no bf16 plans yet.
+// Independent of the planner (tpu/plan/gemm.h), which has bf16 plans of its own.
 #pragma once
 
 #include <algorithm>

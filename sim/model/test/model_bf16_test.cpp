@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reference model's bf16 mode (docs/numerics.md, "bf16 through the core"),
-// and the GEMM planner's bf16 plans (tpu/gemm_program.h) run on it:
+// and the GEMM planner's bf16 plans (tpu/plan/gemm.h) run on it:
 // the bf16 forms of RHM/WHM (WIDE), RW, MMC (BF16), ACT (F32) and VOP (BF16)
 // in cores whose datapath is bf16 or both, and their absence from int8 cores.
 // GEMM results are compared bit for bit with bf16_gemm::reference, written
@@ -785,49 +785,49 @@ TEST_F(Bf16Test, TheAssemblyExampleOfTheDocs) {
     }
 }
 
-// ---- The planner's bf16 GEMMs (tpu/gemm_program.h) ------------------------------------
+// ---- The planner's bf16 GEMMs (tpu/plan/gemm.h) ---------------------------------------
 
-namespace plan = tpu::model;
+namespace plan = tpu::plan;
 
 // Runs the planner's programs for A x W (images packed by pack_a_bf16 and
 // pack_w_bf16); C as fp32 bits (bf16 results widened).
 class Bf16PlanTest : public Bf16CoreTest {
  protected:
-  MatrixF32 planned(const MatrixBf16& a, const MatrixBf16& w, tpu::plan::GemmOutput out,
-                    const tpu::plan::GemmOptions& o = {}, tpu::plan::GemmPlan* plan_out = nullptr,
+  MatrixF32 planned(const MatrixBf16& a, const MatrixBf16& w, plan::GemmOutput out,
+                    const plan::GemmOptions& o = {}, plan::GemmPlan* plan_out = nullptr,
                     const std::vector<fp32>& bias = {}, Act act = Act::kNone) {
     constexpr uint64_t kA = 0x10000000, kW = 0x20000000, kC = 0x30000000;
-    tpu::plan::GemmOptions options = o;
+    plan::GemmOptions options = o;
     options.bias = options.bias || !bias.empty();  // a bias per column is never transposed
-    const tpu::plan::GemmPlan p = tpu::plan::plan_gemm({a.rows, a.cols, w.cols}, out, core_, options);
+    const plan::GemmPlan p = plan::plan_gemm({a.rows, a.cols, w.cols}, out, core_, options);
     if (plan_out) *plan_out = p;
     mem_ = HostMemory{};
-    mem_.write(kA, std::span<const uint8_t>(tpu::plan::pack_a_bf16(p, a)));
-    mem_.write(kW, std::span<const uint8_t>(tpu::plan::pack_w_bf16(p, w)));
-    tpu::plan::GemmEpilogue epi;
+    mem_.write(kA, std::span<const uint8_t>(plan::pack_a_bf16(p, a)));
+    mem_.write(kW, std::span<const uint8_t>(plan::pack_w_bf16(p, w)));
+    plan::GemmEpilogue epi;
     epi.output = out;
     epi.bias_f32 = bias;
     epi.act = act;
-    for (const std::vector<Instr>& program : tpu::plan::gemm_programs(p, epi, kA, kW, kC, core_)) {
+    for (const std::vector<Instr>& program : plan::gemm_programs(p, epi, kA, kW, kC, core_)) {
       const RunResult r = run(program);
       EXPECT_EQ(r.err, ErrCode::kOk) << "at pc " << r.err_pc << ": " << disassemble(model().imem(r.err_pc));
       if (r.err != ErrCode::kOk) break;
     }
     EXPECT_EQ(model().pending_tiles(), 0u);
     const std::vector<uint8_t> c = mem_.read(kC, p.c_bytes());
-    if (out == tpu::plan::GemmOutput::kF32) return tpu::plan::unpack_c_f32(p, c);
-    const MatrixBf16 r = tpu::plan::unpack_c_bf16(p, c);
+    if (out == plan::GemmOutput::kF32) return plan::unpack_c_f32(p, c);
+    const MatrixBf16 r = plan::unpack_c_bf16(p, c);
     MatrixF32 wide(r.rows, r.cols);
     for (size_t i = 0; i < r.data.size(); ++i) wide.data[i] = tpu::bf16_to_fp32(r.data[i]);
     return wide;
   }
   // Both outputs against the reference: fp32 exactly, bf16 its rounding.
-  void check(const MatrixBf16& a, const MatrixBf16& w, const tpu::plan::GemmOptions& o = {}) {
+  void check(const MatrixBf16& a, const MatrixBf16& w, const plan::GemmOptions& o = {}) {
     const MatrixF32 want = gemm::reference(a, w, n());
     MatrixF32 rounded = want;
     for (fp32& v : rounded.data) v = tpu::bf16_to_fp32(tpu::fp32_to_bf16(v));
-    EXPECT_EQ(planned(a, w, tpu::plan::GemmOutput::kF32, o), want) << "fp32 results, seed " << seed_;
-    EXPECT_EQ(planned(a, w, tpu::plan::GemmOutput::kBf16, o), rounded) << "bf16 results, seed " << seed_;
+    EXPECT_EQ(planned(a, w, plan::GemmOutput::kF32, o), want) << "fp32 results, seed " << seed_;
+    EXPECT_EQ(planned(a, w, plan::GemmOutput::kBf16, o), rounded) << "bf16 results, seed " << seed_;
   }
 };
 
@@ -835,7 +835,7 @@ INSTANTIATE_TEST_SUITE_P(Cores, Bf16PlanTest, ::testing::Values(kTinyBoth, kSmal
                          [](const auto& info) { return config_name(info.param); });
 
 TEST_P(Bf16PlanTest, EveryKindOfPlanEqualsTheDocumentedOrder) {
-  using O = tpu::plan::GemmOptions;
+  using O = plan::GemmOptions;
   const int N = n();
   const O forced[] = {
       {},
@@ -878,7 +878,7 @@ TEST_P(Bf16PlanTest, SpecialOperandsMatchTheReference) {
     MatrixBf16 a(11, 2 * n() + 3), w(2 * n() + 3, n() + 2);
     for (bf16& v : a.data) v = rng_() % 3 == 0 ? special[rng_() % special.size()] : rand_bf16();
     for (bf16& v : w.data) v = rng_() % 8 == 0 ? special[rng_() % special.size()] : rand_bf16();
-    check(a, w, {.transpose = t == 1 ? tpu::plan::GemmOptions::Transpose::kAlways : tpu::plan::GemmOptions::Transpose::kAuto});
+    check(a, w, {.transpose = t == 1 ? plan::GemmOptions::Transpose::kAlways : plan::GemmOptions::Transpose::kAuto});
   }
   // Overflow of the products and of the sum, exact cancellation, NaN.
   const bf16 max = 0x7F7F;
@@ -888,7 +888,7 @@ TEST_P(Bf16PlanTest, SpecialOperandsMatchTheReference) {
   a.at(2, 0) = 0x7FC0;                                   // NaN
   w.at(0, 0) = bf(2.0f); w.at(1, 0) = bf(2.0f);
   w.at(0, 1) = bf(1.0f); w.at(1, 1) = bf(-1.0f);
-  const MatrixF32 got = planned(a, w, tpu::plan::GemmOutput::kF32);
+  const MatrixF32 got = planned(a, w, plan::GemmOutput::kF32);
   EXPECT_EQ(got, gemm::reference(a, w, n()));
   EXPECT_EQ(hex(got.at(0, 0)), hex(kInf));      // the products overflow
   EXPECT_EQ(hex(got.at(0, 1)), hex(0));         // max - max = +0
@@ -905,15 +905,15 @@ TEST_P(Bf16PlanTest, WideRowsCountTwiceInTheUnifiedBuffer) {
   small.ub_rows = 96;
   small.acc_rows = 32;
   use_config(small);
-  for (const tpu::plan::GemmOutput out : {tpu::plan::GemmOutput::kF32, tpu::plan::GemmOutput::kBf16}) {
-    tpu::plan::GemmPlan p;
+  for (const plan::GemmOutput out : {plan::GemmOutput::kF32, plan::GemmOutput::kBf16}) {
+    plan::GemmPlan p;
     const MatrixBf16 a = random_matrix(37, 3 * n() + 2), w = random_matrix(3 * n() + 2, 2 * n() + 1);
-    const MatrixF32 got = planned(a, w, out, {.transpose = tpu::plan::GemmOptions::Transpose::kNever}, &p);
+    const MatrixF32 got = planned(a, w, out, {.transpose = plan::GemmOptions::Transpose::kNever}, &p);
     EXPECT_GT(p.passes, 1);
     EXPECT_LE(p.pass_rows * (p.a_regions * p.chunk_blocks * 2 + p.result_regions * p.write_tiles * p.out_row_rows()),
               small.ub_rows);
     MatrixF32 want = gemm::reference(a, w, n());
-    if (out == tpu::plan::GemmOutput::kBf16)
+    if (out == plan::GemmOutput::kBf16)
       for (fp32& v : want.data) v = tpu::bf16_to_fp32(tpu::fp32_to_bf16(v));
     EXPECT_EQ(got, want);
   }
@@ -932,9 +932,9 @@ TEST_P(Bf16PlanTest, ResultsLiveInUbPartsApartFromA) {
   };
   for (const Shape& s : {Shape{32 * n(), 32 * n(), 32 * n()}, Shape{64, 8 * n() + 3, 3 * n()},
                          Shape{300, 2 * n(), 5 * n() + 1}}) {
-    for (const tpu::plan::GemmOutput out : {tpu::plan::GemmOutput::kF32, tpu::plan::GemmOutput::kBf16}) {
+    for (const plan::GemmOutput out : {plan::GemmOutput::kF32, plan::GemmOutput::kBf16}) {
       SCOPED_TRACE(std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.j));
-      const tpu::plan::GemmPlan p = tpu::plan::plan_gemm({s.m, s.k, s.j}, out, core_);
+      const plan::GemmPlan p = plan::plan_gemm({s.m, s.k, s.j}, out, core_);
       const int a_end = p.a_regions * p.chunk_blocks * p.pass_rows * p.in_row_rows();
       const int results = p.result_regions * p.write_tiles * p.pass_rows * p.out_row_rows();
       EXPECT_EQ(p.result_base % part_rows, 0);
@@ -946,8 +946,8 @@ TEST_P(Bf16PlanTest, ResultsLiveInUbPartsApartFromA) {
   CoreConfig tight = core_;  // too small for parts apart: L and results packed
   tight.ub_rows = 96;
   tight.acc_rows = 32;
-  const tpu::plan::GemmPlan p = tpu::plan::plan_gemm({37, 40 * n(), 2 * n()}, tpu::plan::GemmOutput::kF32, tight,
-                                           {.transpose = tpu::plan::GemmOptions::Transpose::kNever, .chunk_blocks = 40});
+  const plan::GemmPlan p = plan::plan_gemm({37, 40 * n(), 2 * n()}, plan::GemmOutput::kF32, tight,
+                                           {.transpose = plan::GemmOptions::Transpose::kNever, .chunk_blocks = 40});
   EXPECT_EQ(p.result_base, p.a_regions * p.chunk_blocks * p.pass_rows * 2);
 }
 
@@ -979,30 +979,30 @@ TEST_P(Bf16PlanTest, BiasAndActivationThroughActF32) {
           want.at(r, c) = tpu::fp32_min(tpu::fp32_max(y, lo), hi);
         }
       const std::vector<fp32> b = with_bias ? bias : std::vector<fp32>{};
-      EXPECT_EQ(planned(a, w, tpu::plan::GemmOutput::kF32, {}, nullptr, b, act), want) << "seed " << seed_;
+      EXPECT_EQ(planned(a, w, plan::GemmOutput::kF32, {}, nullptr, b, act), want) << "seed " << seed_;
       for (fp32& v : want.data) v = tpu::bf16_to_fp32(tpu::fp32_to_bf16(v));
-      EXPECT_EQ(planned(a, w, tpu::plan::GemmOutput::kBf16, {}, nullptr, b, act), want) << "seed " << seed_;
+      EXPECT_EQ(planned(a, w, plan::GemmOutput::kBf16, {}, nullptr, b, act), want) << "seed " << seed_;
     }
   // A bias rules out the transposed plan, as for int8.
-  tpu::plan::GemmEpilogue epi;
-  epi.output = tpu::plan::GemmOutput::kF32;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kF32;
   epi.bias_f32 = bias;
-  const tpu::plan::GemmPlan t = tpu::plan::plan_gemm({m, k, j}, tpu::plan::GemmOutput::kF32, core_,
-                                           {.transpose = tpu::plan::GemmOptions::Transpose::kAlways});
-  EXPECT_THROW(tpu::plan::gemm_programs(t, epi, 0, 0, 0, core_), std::invalid_argument);
+  const plan::GemmPlan t = plan::plan_gemm({m, k, j}, plan::GemmOutput::kF32, core_,
+                                           {.transpose = plan::GemmOptions::Transpose::kAlways});
+  EXPECT_THROW(plan::gemm_programs(t, epi, 0, 0, 0, core_), std::invalid_argument);
   epi.bias_f32.pop_back();
-  const tpu::plan::GemmPlan p = tpu::plan::plan_gemm({m, k, j}, tpu::plan::GemmOutput::kF32, core_, {.bias = true});
-  EXPECT_THROW(tpu::plan::gemm_programs(p, epi, 0, 0, 0, core_), std::invalid_argument) << "one bias per column";
+  const plan::GemmPlan p = plan::plan_gemm({m, k, j}, plan::GemmOutput::kF32, core_, {.bias = true});
+  EXPECT_THROW(plan::gemm_programs(p, epi, 0, 0, 0, core_), std::invalid_argument) << "one bias per column";
 }
 
 TEST(Bf16PlanDatapathTest, PlansNeedTheOperandsDatapath) {
   const CoreConfig int8{.n = 4};
   const CoreConfig bf16_only{.n = 4, .datapath = Datapath::kBf16};
-  EXPECT_THROW(tpu::plan::plan_gemm({4, 4, 4}, tpu::plan::GemmOutput::kF32, int8), std::invalid_argument);
-  EXPECT_THROW(tpu::plan::plan_gemm({4, 4, 4}, tpu::plan::GemmOutput::kBf16, int8), std::invalid_argument);
-  EXPECT_THROW(tpu::plan::plan_gemm({4, 4, 4}, tpu::plan::GemmOutput::kInt32, bf16_only), std::invalid_argument);
-  EXPECT_NO_THROW(tpu::plan::plan_gemm({4, 4, 4}, tpu::plan::GemmOutput::kF32, bf16_only));
-  EXPECT_NO_THROW(tpu::plan::plan_gemm({4, 4, 4}, tpu::plan::GemmOutput::kInt32, int8));
+  EXPECT_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kF32, int8), std::invalid_argument);
+  EXPECT_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kBf16, int8), std::invalid_argument);
+  EXPECT_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kInt32, bf16_only), std::invalid_argument);
+  EXPECT_NO_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kF32, bf16_only));
+  EXPECT_NO_THROW(plan::plan_gemm({4, 4, 4}, plan::GemmOutput::kInt32, int8));
 }
 
 }  // namespace

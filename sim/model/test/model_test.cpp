@@ -33,11 +33,12 @@ void PrintTo(ErrCode e, std::ostream* os) { *os << err_name(e); }
 namespace {
 
 using namespace tpu::isa;
+namespace plan = tpu::plan;
 using tpu::CoreConfig;
 using tpu::test::GemmAddrs;
-using tpu::plan::GemmOptions;
+using plan::GemmOptions;
 using tpu::test::GemmProgram;
-using tpu::plan::GemmShape;
+using plan::GemmShape;
 using tpu::HostMemory;
 using tpu::ref::matmul_i8;
 using tpu::MatrixI32;
@@ -267,7 +268,7 @@ TEST_F(GemmTest, EveryPlanKindIsExactOnOddShapes) {
                 const int ct = ((t == T::kAlways ? s.m : s.n_out) + config.n - 1) / config.n;
                 if (config.ub_rows < regions * std::min(chunk, kb) + 2 * std::min(write, ct) * 4 ||
                     config.acc_rows < 2 * std::min(group, ct)) {
-                  EXPECT_THROW(tpu::plan::plan_gemm(s, tpu::plan::GemmOutput::kInt32, config, o),
+                  EXPECT_THROW(plan::plan_gemm(s, plan::GemmOutput::kInt32, config, o),
                                std::invalid_argument);
                   ++plans;
                   continue;
@@ -286,7 +287,7 @@ TEST_F(GemmTest, EveryPlanKindIsExactOnOddShapes) {
   EXPECT_EQ(plans, 2 * 6 * 2 * 3 * 3 * 2 * 3);
 }
 
-// Plans with a head of one or two K blocks (gemm_program.h), forced on odd
+// Plans with a head of one or two K blocks (tpu/plan/gemm.h), forced on odd
 // shapes with partial tiles, in one pass or several, one group or several,
 // transposed or not, at N = 4 and N = 16: exact, the image order the MMCs
 // use, every range and weight count checked by the model. The first load
@@ -356,7 +357,7 @@ TEST_F(GemmTest, LongKStreamsAInChunks) {
   EXPECT_GT(g.plan.chunks, 1);
   uint64_t instructions = 0;
   for (const auto& program : g.programs) instructions += program.size();
-  EXPECT_EQ(g.plan.estimate, tpu::plan::GemmCostModel(core_).cycles(g.plan, instructions))
+  EXPECT_EQ(g.plan.estimate, plan::GemmCostModel(core_).cycles(g.plan, instructions))
       << "the chosen plan's estimate counts its real instructions";
 }
 
@@ -364,27 +365,27 @@ TEST_F(GemmTest, LongKStreamsAInChunks) {
 // the epilogue has a bias per output column; int8 results too.
 TEST_F(GemmTest, TallShapesAreTransposed) {
   EXPECT_TRUE(check_random_gemm({1024, 64, 64}).plan.transposed);
-  EXPECT_FALSE(tpu::plan::plan_gemm({1024, 64, 64}, tpu::plan::GemmOutput::kInt32, core_, {.bias = true}).transposed);
+  EXPECT_FALSE(plan::plan_gemm({1024, 64, 64}, plan::GemmOutput::kInt32, core_, {.bias = true}).transposed);
   const GemmShape s{301, 45, 19};
   const MatrixI8 a = random_matrix(s.m, s.k), w = random_matrix(s.k, s.n_out);
-  tpu::plan::GemmEpilogue epi;
-  epi.output = tpu::plan::GemmOutput::kInt8;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kInt8;
   epi.q = {.multiplier = 1518500250, .shift = 9, .zero_point = -3, .qmin = -100, .qmax = 90};
   epi.act = tpu::isa::Act::kRelu;
-  const tpu::plan::GemmPlan plan = tpu::plan::plan_gemm(s, tpu::plan::GemmOutput::kInt8, core_, {.transpose = GemmOptions::Transpose::kAlways});
+  const plan::GemmPlan plan = plan::plan_gemm(s, plan::GemmOutput::kInt8, core_, {.transpose = GemmOptions::Transpose::kAlways});
   ASSERT_TRUE(plan.transposed);
   constexpr uint64_t kA = 0x100000, kW = 0x200000, kC = 0x300000;
-  mem_.write(kA, std::span<const int8_t>(tpu::plan::pack_a(plan, a)));
-  mem_.write(kW, std::span<const int8_t>(tpu::plan::pack_w(plan, w)));
-  for (const auto& prog : tpu::plan::gemm_programs(plan, epi, kA, kW, kC, core_)) run_ok(prog);
+  mem_.write(kA, std::span<const int8_t>(plan::pack_a(plan, a)));
+  mem_.write(kW, std::span<const int8_t>(plan::pack_w(plan, w)));
+  for (const auto& prog : plan::gemm_programs(plan, epi, kA, kW, kC, core_)) run_ok(prog);
   const MatrixI32 acc = matmul_i8(a, w);
   MatrixI8 want(s.m, s.n_out);
   const std::array<int8_t, 256> lut{};
   for (int i = 0; i < s.m; ++i)
     for (int j = 0; j < s.n_out; ++j) want.at(i, j) = quant::act_lane(acc.at(i, j), 0, epi.q, epi.act, lut.data());
-  EXPECT_EQ(tpu::plan::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
+  EXPECT_EQ(plan::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
   epi.bias.assign(size_t(s.n_out), 1);
-  EXPECT_THROW(tpu::plan::gemm_programs(plan, epi, kA, kW, kC, core_), std::invalid_argument)
+  EXPECT_THROW(plan::gemm_programs(plan, epi, kA, kW, kC, core_), std::invalid_argument)
       << "a transposed plan has no bias per output column";
 }
 
@@ -395,17 +396,17 @@ TEST_F(GemmTest, Int8EpilogueAcrossSeveralPrograms) {
   use_config({.n = 8, .ub_rows = 128, .acc_rows = 32, .imem_depth = 24, .wgt_fifo_tiles = 2});
   const GemmShape s{37, 29, 21};
   const MatrixI8 a = random_matrix(s.m, s.k), w = random_matrix(s.k, s.n_out);
-  tpu::plan::GemmEpilogue epi;
-  epi.output = tpu::plan::GemmOutput::kInt8;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kInt8;
   epi.q = {.multiplier = 1518500250, .shift = 9, .zero_point = -3, .qmin = -100, .qmax = 90};
   epi.act = tpu::isa::Act::kRelu;
   for (int j = 0; j < s.n_out; ++j) epi.bias.push_back(rand_int(-50000, 50000));
-  const tpu::plan::GemmPlan plan = tpu::plan::plan_gemm(s, tpu::plan::GemmOutput::kInt8, core_, {.bias = true});
+  const plan::GemmPlan plan = plan::plan_gemm(s, plan::GemmOutput::kInt8, core_, {.bias = true});
   EXPECT_GT(plan.passes, 1);
   constexpr uint64_t kA = 0x100000, kW = 0x200000, kC = 0x300000;
-  mem_.write(kA, std::span<const int8_t>(tpu::plan::pack_a(plan, a)));
-  mem_.write(kW, std::span<const int8_t>(tpu::plan::pack_w(plan, w)));
-  const auto programs = tpu::plan::gemm_programs(plan, epi, kA, kW, kC, core_);
+  mem_.write(kA, std::span<const int8_t>(plan::pack_a(plan, a)));
+  mem_.write(kW, std::span<const int8_t>(plan::pack_w(plan, w)));
+  const auto programs = plan::gemm_programs(plan, epi, kA, kW, kC, core_);
   EXPECT_GT(programs.size(), 2u);
   for (const auto& prog : programs) {
     ASSERT_LE(prog.size(), size_t(core_.imem_depth));
@@ -418,7 +419,7 @@ TEST_F(GemmTest, Int8EpilogueAcrossSeveralPrograms) {
   for (int i = 0; i < s.m; ++i)
     for (int j = 0; j < s.n_out; ++j)
       want.at(i, j) = quant::act_lane(acc.at(i, j), epi.bias[size_t(j)], epi.q, epi.act, lut.data());
-  EXPECT_EQ(tpu::plan::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
+  EXPECT_EQ(plan::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
 }
 
 TEST_F(GemmTest, RejectsShapesThatDoNotFit) {

@@ -112,7 +112,7 @@ PreparedGemm prepare_planned(Device& dev, const char* op, const M& a, const M& b
     throw Error(std::string(op) + ": " + e.what());
   }
   write_images(g, a, b);
-  // The programs read A and B and only write C (gemm_program.h): each may
+  // The programs read A and B and only write C (tpu/plan/gemm.h): each may
   // touch these three buffers and nothing else.
   g.windows = {g.abuf.read_only(), g.bbuf.read_only(), g.cbuf.write_only()};
 
@@ -307,7 +307,7 @@ constexpr uint64_t kBatchPrograms = 4;
 
 // Products of matmul_batch that run together: one product alone (its own
 // plan's programs), or consecutive products fused into one instruction
-// stream (gemm_program.h, "Batches"). The images of all products are in
+// stream (tpu/plan/batch.h). The images of all products are in
 // one buffer each for A, W and C, at 64-byte aligned offsets, so that every
 // command grants the same three windows.
 struct PreparedBatch {

@@ -15,10 +15,8 @@ namespace {
 // The device's costs that the configuration table has no entry for, each
 // the cycles a stream of the plan's kind spends beyond the terms the model
 // adds up:
-// a pass boundary, which the streaming terms do not see: the next pass's
-// load and weight tiles start over behind the pass before (64x64x64 on
-// `default` takes about this much more in two passes of 32 rows than in
-// one);
+// a pass boundary, beyond the streaming terms (64x64x64 on `default` takes
+// 338 cycles more in two passes of 32 rows than in one);
 constexpr uint64_t kPassCycles = 300;
 // a WHM on the link beyond its rows, because the write side starts the next
 // WHM's first row within a few cycles of the previous one's last, before
@@ -48,8 +46,8 @@ int GemmCostModel::head_first_tiles(const GemmPlan& p) const {
   // the first MMC waits for them; MMCs (j, 0), j < w, then run back to back
   // while the head's rows and the next tile cross the link, and the MXU
   // waits for what is left. The fewest cycles, the fewest tiles on a tie:
-  // a tile more ahead delays the first MMC by a whole tile on the link
-  // while saving at most the wait it would cover.
+  // each tile more ahead delays the first MMC by a tile's link time (n
+  // rows) and shortens the MXU's wait by at most one MMC (P rows).
   const int64_t rc = int64_t(row_link_cycles(p.n)), n = p.n, P = p.pass_rows, in = p.in_row_rows();
   const int most = std::max(1, std::min(p.tiles_of_group(0), p.wgt_capacity));
   int best = 1;

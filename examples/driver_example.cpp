@@ -6,6 +6,7 @@
 
 #include "tpu/device.h"
 #include "tpu/ops.h"
+#include "tpu/ref_matmul.h"
 
 // The build also links this example with the model: transport alone, to
 // prove the driver needs no RTL simulator (examples/CMakeLists.txt).
@@ -25,7 +26,7 @@ int main() try {
   for (size_t i = 0; i < b.data.size(); ++i) b.data[i] = int8_t(i * 13);
   tpu::OpStats stats;
   const tpu::MatrixI32 c = tpu::matmul(dev, a, b, &stats);
-  const bool exact = c == tpu::model::matmul_i8(a, b);
+  const bool exact = c == tpu::ref::matmul_i8(a, b);
   std::printf("matmul: %s, %llu cycles, utilization %.1f%%\n", exact ? "exact" : "WRONG",
               (unsigned long long)stats.cycles, 100 * stats.utilization());
 

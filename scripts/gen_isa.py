@@ -352,7 +352,18 @@ def cpp_descriptors() -> list:
         f"{'kCfgPerLane' if r.count == t.PER_LANE else r.count}, "
         f"{cpp_int32(r.lo)}, {cpp_int32(r.hi)}, {cpp_int32(r.reset)}, {cpp_str(r.description)}, "
         f"{cpp_bool(r.fp32)}" for r in t.CFG_REGS])
+    count_bits = t.word_field("count").width
+    loop = next(op for op in t.OPCODES if op.name == "LOOP")
+    inc_bits = {o.bits for o in loop.operands if o.kind in (t.UB_INC, t.ACC_INC)}
+    assert len(inc_bits) == 1, "LOOP's UB and ACC increments differ in width"
+    inc_bits = inc_bits.pop()
     lines += ["", f"inline constexpr uint16_t kLoopMaxBody = {t.LOOP_MAX_BODY};",
+              "// The largest count (rows of RHM, WHM, MMC, ACT and VOP, tiles of RW,",
+              "// iterations of LOOP): the count field's width.",
+              f"inline constexpr uint32_t kMaxCount = 0x{(1 << count_bits) - 1:X};",
+              "// The UB and ACC increments a LOOP can add per iteration (signed fields).",
+              f"inline constexpr int32_t kLoopIncMin = {-(1 << (inc_bits - 1))};",
+              f"inline constexpr int32_t kLoopIncMax = {(1 << (inc_bits - 1)) - 1};",
               "// Tiles the MXU holds beyond the weight FIFO: an RW may raise the",
               "// unretired tile count to WgtFifoTiles + kWgtBanks (else WGT_OVERFLOW).",
               f"inline constexpr int kWgtBanks = {t.WGT_BANKS};"]

@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     const uint64_t cycles = sim->cycles() - c0;
     const uint64_t parked = sim->parking().parked_cycles - parked0;
     const auto after = tpu::uart_counters(dev.transport()).value();
-    if (c != tpu::model::matmul_i8(a, b)) {
+    if (c != tpu::ref::matmul_i8(a, b)) {
       std::fprintf(stderr, "uart_link_bench: the result differs from the reference\n");
       return 1;
     }

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "tlp_layout.h"
+#include "tpu/config.h"
 #include "tpu/host_memory.h"
 
 namespace tpu::host {
@@ -122,7 +123,8 @@ enum class SplitMode {
 };
 
 struct RootComplexConfig {
-  uint32_t latency = 500;          // cycles from a read's acceptance to its first completion
+  // Cycles from a read's acceptance to its first completion.
+  uint32_t latency = uint32_t(tpu::default_config().link_latency);
   uint32_t jitter = 0;             // plus a uniform 0 .. jitter per request
   SplitMode split = SplitMode::kRcb;
   uint32_t rcb = 64;               // read completion boundary, bytes (power of two)

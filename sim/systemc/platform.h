@@ -26,6 +26,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "tpu/config.h"
 #include "tpu/host_memory.h"
 #include "tpu_tlm.h"
 
@@ -147,8 +148,10 @@ template <class Vtop>
 class Platform final : public PlatformBase {
  public:
   TpuTlm<Vtop> dev;
-  // read_latency: the memory's annotated read latency, the link's round trip.
-  Platform(const sc_core::sc_module_name& name, sc_core::sc_time read_latency = 500 * clock_period(),
+  // read_latency: the memory's annotated read latency, the link's round trip
+  // (by default the default configuration's link_latency).
+  Platform(const sc_core::sc_module_name& name,
+           sc_core::sc_time read_latency = double(tpu::default_config().link_latency) * clock_period(),
            const TpuTlmConfig& cfg = {})
       : PlatformBase(name, read_latency), dev("device", cfg) {
     bind(dev);

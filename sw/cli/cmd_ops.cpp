@@ -12,6 +12,7 @@
 #include "model_file.h"
 #include "outputs.h"
 #include "tpu/host_size.h"
+#include "tpu/ref_matmul.h"
 #include "tpu/roofline.h"
 #include "tpu/uart_transport.h"
 
@@ -82,7 +83,7 @@ struct GemmRun {
 // "" when c equals ref element for element (and in shape), else the first
 // differing element and how many differ; show(x) prints an element.
 template <class T, class Show>
-std::string first_difference(const model::Matrix<T>& c, const model::Matrix<T>& ref, Show show) {
+std::string first_difference(const Matrix<T>& c, const Matrix<T>& ref, Show show) {
   if (c.rows != ref.rows || c.cols != ref.cols)
     return "the device returned a " + dims(c.rows, c.cols) + " result for a " + dims(ref.rows, ref.cols) +
            " product";
@@ -124,9 +125,9 @@ GemmRun run_random_gemm(const Global& g, Device& dev, const GemmArgs& args) {
     const MatrixF32 c = matmul_bf16(dev, a, b, &r.stats);
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     // Bits, so that NaNs compare and -0 differs from +0.
-    model::Matrix<uint32_t> got(c.rows, c.cols);
+    Matrix<uint32_t> got(c.rows, c.cols);
     for (size_t i = 0; i < c.data.size(); ++i) got.data[i] = float_bits(c.data[i]);
-    r.mismatch = first_difference(got, model::matmul_bf16(a, b, dev.info().n), [](uint32_t x) {
+    r.mismatch = first_difference(got, tpu::ref::matmul_bf16(a, b, dev.info().n), [](uint32_t x) {
       char text[48];
       std::snprintf(text, sizeof text, "%g (0x%08x)", double(bits_float(x)), x);
       return std::string(text);
@@ -135,7 +136,7 @@ GemmRun run_random_gemm(const Global& g, Device& dev, const GemmArgs& args) {
     const MatrixI8 a = random_matrix(rng, args.m, args.k), b = random_matrix(rng, args.k, args.n);
     const MatrixI32 c = checked_matmul(dev, a, b, &r.stats);
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    r.mismatch = first_difference(c, model::matmul_i8(a, b), [](int32_t x) { return std::to_string(x); });
+    r.mismatch = first_difference(c, tpu::ref::matmul_i8(a, b), [](int32_t x) { return std::to_string(x); });
   }
   r.roof = roofline(r.stats, dev.info().config, r.command_cycles, r.queued_cycles);
   r.exact = r.mismatch.empty();
@@ -394,7 +395,7 @@ int bench_stream(const Global& g, const GemmArgs& args) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::string mismatch;
   for (int i = 0; i < args.stream && mismatch.empty(); ++i) {
-    const std::string diff = first_difference(c[size_t(i)], model::matmul_i8(a[size_t(i)], b[size_t(i)]),
+    const std::string diff = first_difference(c[size_t(i)], tpu::ref::matmul_i8(a[size_t(i)], b[size_t(i)]),
                                               [](int32_t x) { return std::to_string(x); });
     if (!diff.empty()) mismatch = "product " + std::to_string(i) + ": " + diff;
   }

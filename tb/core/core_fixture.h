@@ -10,9 +10,12 @@
 #include <tuple>
 
 #include "core_harness.h"
-#include "tpu/gemm_program.h"
+#include "plan_testing.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/pack.h"
 #include "program_generator.h"
 #include "tpu/quant.h"
+#include "tpu/ref_matmul.h"
 #include "tb_config.h"  // the configuration: tb::CoreModel, tb::kConfig
 #include "verilated_fixture.h"
 
@@ -21,8 +24,8 @@ namespace core_tb {
 namespace isa = tpu::isa;
 using isa::ErrCode;
 using tpu::HostMemory;
-using tpu::model::MatrixI32;
-using tpu::model::MatrixI8;
+using tpu::MatrixI32;
+using tpu::MatrixI8;
 
 // The core under test: its model and sizes, from the configuration table.
 struct CoreCfg {
@@ -94,20 +97,20 @@ class CoreFixture : public tb::VerilatedFixture<typename Cfg::Model> {
   // An int8 GEMM through the shared program builder, checked against the
   // plain reference matmul.
   tb::CoreRun check_gemm(int m, int k, int n_out, const tb::MemoryTiming& timing = {},
-                         const tpu::model::GemmOptions& options = {}) {
+                         const tpu::plan::GemmOptions& options = {}) {
     HostMemory mem;
     const MatrixI8 a = random_matrix(m, k), w = random_matrix(k, n_out);
-    tpu::model::write_matrix(mem, kInput, a);
-    tpu::model::write_matrix(mem, kInput + 0x40000, w);
-    const tpu::model::GemmShape shape{m, k, n_out};
-    const auto gemm = tpu::model::build_gemm(mem, shape, {kInput, kInput + 0x40000, kOutput, kScratch},
+    tpu::test::write_matrix(mem, kInput, a);
+    tpu::test::write_matrix(mem, kInput + 0x40000, w);
+    const tpu::plan::GemmShape shape{m, k, n_out};
+    const auto gemm = tpu::test::build_gemm(mem, shape, {kInput, kInput + 0x40000, kOutput, kScratch},
                                              config(), options);
     tb::CoreRun r;
     for (const std::vector<isa::Instr>& program : gemm.programs) {
       r = run_rtl(program, mem, timing);
       EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err) << " at " << r.err_pc;
     }
-    EXPECT_EQ(tpu::model::read_gemm_result(mem, gemm), tpu::model::matmul_i8(a, w))
+    EXPECT_EQ(tpu::test::read_gemm_result(mem, gemm), tpu::ref::matmul_i8(a, w))
         << "GEMM " << m << "x" << k << "x" << n_out << " differs from the reference";
     return r;
   }

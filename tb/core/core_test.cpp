@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core_fixture.h"
+#include "tpu/ref_matmul.h"
 
 namespace {
 
@@ -23,10 +24,10 @@ TEST_F(CoreTest, GemmNotMultipleOfN) { check_gemm(37, 50, 29, {.latency = 20, .r
 
 // Plans with a head (the first K blocks of each pass's first group K block
 // after K block, the first load in two RHMs, the first RW a tile or two
-// ahead of it; gemm_program.h), one and two blocks, in one pass and in
+// ahead of it; tpu/plan/gemm.h), one and two blocks, in one pass and in
 // several, with partial tiles, exact under random memory timing.
 TEST_F(CoreTest, GemmsWithAHead) {
-  using O = tpu::model::GemmOptions;
+  using O = tpu::plan::GemmOptions;
   for (const int head : {1, 2})
     for (const int rows : {0, 2 * N}) {
       SCOPED_TRACE("head " + std::to_string(head) + (rows ? ", passes of 2N rows" : ", one pass"));
@@ -46,8 +47,8 @@ TEST_F(CoreTest, DenseBiasRequantRelu) {
   constexpr int M = 24;
   HostMemory mem;
   const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
-  tpu::model::write_matrix(mem, kInput, a);
-  tpu::model::write_matrix(mem, kInput + 0x1000, w);
+  tpu::test::write_matrix(mem, kInput, a);
+  tpu::test::write_matrix(mem, kInput + 0x1000, w);
   tpu::quant::QuantParams p;
   p.multiplier = 0x5a3c1b2d;
   p.shift = 9;
@@ -66,8 +67,8 @@ TEST_F(CoreTest, DenseBiasRequantRelu) {
   const tb::CoreRun r = run_rtl(prog, mem);
   ASSERT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
 
-  const MatrixI32 acc = tpu::model::matmul_i8(a, w);
-  const MatrixI8 got = tpu::model::read_matrix_i8(mem, kOutput, M, N);
+  const MatrixI32 acc = tpu::ref::matmul_i8(a, w);
+  const MatrixI8 got = tpu::test::read_matrix_i8(mem, kOutput, M, N);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j)
       ASSERT_EQ(got.at(i, j), tpu::quant::act_lane(acc.at(i, j), bias[j], p, tpu::quant::Act::kRelu, nullptr))
@@ -83,8 +84,8 @@ TEST_F(CoreTest, DensePerChannelRequant) {
   constexpr int M = 20;
   HostMemory mem;
   const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
-  tpu::model::write_matrix(mem, kInput, a);
-  tpu::model::write_matrix(mem, kInput + 0x1000, w);
+  tpu::test::write_matrix(mem, kInput, a);
+  tpu::test::write_matrix(mem, kInput + 0x1000, w);
   q::QuantParams p;
   p.zero_point = 5;
   std::vector<q::LaneScale> scale(N);
@@ -120,8 +121,8 @@ TEST_F(CoreTest, DensePerChannelRequant) {
   run_both(model, prog, mem, {.latency = 5, .req_stall = 0.2}, kOutput, 0x8000, "per-channel ACT");
   ASSERT_FALSE(HasFailure());
 
-  const MatrixI32 acc = tpu::model::matmul_i8(a, w);
-  const MatrixI8 got = tpu::model::read_matrix_i8(mem, kOutput, 3 * M, N);
+  const MatrixI32 acc = tpu::ref::matmul_i8(a, w);
+  const MatrixI8 got = tpu::test::read_matrix_i8(mem, kOutput, 3 * M, N);
   q::QuantParams pt = p;
   pt.multiplier = 0x6b2c1f00;
   pt.shift = 7;
@@ -144,8 +145,8 @@ TEST_F(CoreTest, VectorOps) {
   constexpr int R = 16;
   HostMemory mem;
   const MatrixI8 x = random_matrix(R, N), y = random_matrix(R, N);
-  tpu::model::write_matrix(mem, kInput, x);
-  tpu::model::write_matrix(mem, kInput + 0x1000, y);
+  tpu::test::write_matrix(mem, kInput, x);
+  tpu::test::write_matrix(mem, kInput + 0x1000, y);
   const std::vector<isa::Instr> prog{
       isa::rhm(0, R, kInput, N), isa::rhm(R, R, kInput + 0x1000, N),
       isa::vop(isa::VopOp::kAdd, 0, R, 64, R), isa::vop(isa::VopOp::kMul, 0, R, 80, R, 5),
@@ -154,7 +155,7 @@ TEST_F(CoreTest, VectorOps) {
       isa::halt()};
   const tb::CoreRun r = run_rtl(prog, mem, {.latency = 5, .req_stall = 0.2});
   ASSERT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
-  const MatrixI8 out = tpu::model::read_matrix_i8(mem, kOutput, 60, N);
+  const MatrixI8 out = tpu::test::read_matrix_i8(mem, kOutput, 60, N);
   namespace q = tpu::quant;
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < N; ++j) {
@@ -199,12 +200,12 @@ struct LoopBlocks {
       for (int r = 0; r < Rows; ++r)
         mem.write(kInput + uint64_t(b) * Rows * n * 4 + uint64_t(r) * n,
                   std::span<const int8_t>(&a.at(b * Rows + r, 0), size_t(n)));
-    tpu::model::write_matrix(mem, kInput + 0x1000, w);
+    tpu::test::write_matrix(mem, kInput + 0x1000, w);
     return mem;
   }
   // The results in host memory equal the reference matmul, block by block.
   void expect_results(const HostMemory& mem) const {
-    const MatrixI32 expect = tpu::model::matmul_i8(a, w);
+    const MatrixI32 expect = tpu::ref::matmul_i8(a, w);
     for (int b = 0; b < Blocks; ++b)
       for (int i = 0; i < Rows; ++i)
         for (int j = 0; j < n; ++j) {
@@ -254,7 +255,7 @@ void expect_raw_results(const HostMemory& mem, uint64_t out, uint32_t stride, co
 TEST_F(CoreTest, CommandsFollowTheRowsTheyWaitFor) {
   constexpr int M = 32, kRes = 64;  // ACC rows; the results' first UB row
   const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
-  const MatrixI32 want = tpu::model::matmul_i8(a, w);
+  const MatrixI32 want = tpu::ref::matmul_i8(a, w);
   const auto program = [&](uint8_t sync_before_act, uint8_t sync_before_whm, uint32_t stride) {
     std::vector<isa::Instr> p{isa::rw(kInput + 0x1000, 1, N), isa::rhm(0, M, kInput, N), isa::mmc(0, 0, M, false, true)};
     if (sync_before_act) p.push_back(isa::sync(sync_before_act));
@@ -267,8 +268,8 @@ TEST_F(CoreTest, CommandsFollowTheRowsTheyWaitFor) {
   // Runs a program; checks its results (row i of the WHM at kOutput + i * stride).
   const auto run = [&](const std::vector<isa::Instr>& prog, uint32_t stride, const tb::MemoryTiming& timing) {
     HostMemory mem;
-    tpu::model::write_matrix(mem, kInput, a);
-    tpu::model::write_matrix(mem, kInput + 0x1000, w);
+    tpu::test::write_matrix(mem, kInput, a);
+    tpu::test::write_matrix(mem, kInput + 0x1000, w);
     const tb::CoreRun r = run_rtl(prog, mem, timing);
     EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
     SCOPED_TRACE("stride " + std::to_string(stride));
@@ -300,7 +301,7 @@ TEST_F(CoreTest, CommandsFollowTheRowsTheyWaitFor) {
 TEST_F(CoreTest, AnMmcFollowsItsLoadRowByRow) {
   constexpr int M = std::min(48, CoreCfg::UbRows / 8), kRes = 3 * M;  // rows of a block; the results' first UB row
   const MatrixI8 a = random_matrix(3 * M, N), w = random_matrix(N, N);  // UB row r holds A's row r
-  const MatrixI32 want = tpu::model::matmul_i8(a, w);
+  const MatrixI32 want = tpu::ref::matmul_i8(a, w);
   const auto block = [&](int b) { return isa::rhm(uint32_t(b * M), M, kInput + uint64_t(b) * M * N, N); };
   const uint8_t mem_unit = isa::unit_bit(isa::Unit::kMem);
   // Blocks 0 and 2 of A are in the UB before; the last RHM loads block 1;
@@ -316,8 +317,8 @@ TEST_F(CoreTest, AnMmcFollowsItsLoadRowByRow) {
   };
   const auto run = [&](const std::vector<isa::Instr>& prog, int first, const tb::MemoryTiming& timing) {
     HostMemory mem;
-    tpu::model::write_matrix(mem, kInput, a);
-    tpu::model::write_matrix(mem, kInput + 0x10000, w);
+    tpu::test::write_matrix(mem, kInput, a);
+    tpu::test::write_matrix(mem, kInput + 0x10000, w);
     const tb::CoreRun r = run_rtl(prog, mem, timing);
     EXPECT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
     SCOPED_TRACE("the MMC from UB row " + std::to_string(first));
@@ -345,7 +346,7 @@ TEST_F(CoreTest, AnMmcFollowsItsLoadRowByRow) {
 TEST_F(CoreTest, AnActOfFewerLanesWritesOnlyTheirRows) {
   constexpr int M = 32, kRes = 64, kQuarter = N / 4;  // ACC rows; the results' first UB row; lanes a UB row
   const MatrixI8 a = random_matrix(M, N), w = random_matrix(N, N);
-  const MatrixI32 want = tpu::model::matmul_i8(a, w);
+  const MatrixI32 want = tpu::ref::matmul_i8(a, w);
   std::vector<uint8_t> old(size_t(4 * M * N));  // the result region before the ACT
   for (auto& b : old) b = uint8_t(rand_int(0, 255));
   tpu::model::TpuModel model(config());
@@ -355,8 +356,8 @@ TEST_F(CoreTest, AnActOfFewerLanesWritesOnlyTheirRows) {
     const int parts = lanes == 0 ? 4 : (int(lanes) + kQuarter - 1) / kQuarter;
     const uint32_t back = uint32_t(written ? parts * M : 4 * M);
     HostMemory mem;
-    tpu::model::write_matrix(mem, kInput, a);
-    tpu::model::write_matrix(mem, kInput + 0x1000, w);
+    tpu::test::write_matrix(mem, kInput, a);
+    tpu::test::write_matrix(mem, kInput + 0x1000, w);
     mem.write(kInput + 0x2000, old);
     const std::vector<isa::Instr> prog{
         isa::rhm(0, M, kInput, N), isa::rw(kInput + 0x1000, 1, N), isa::mmc(0, 0, M, false, true),
@@ -388,8 +389,8 @@ TEST_F(CoreTest, AnActOfFewerLanesWritesOnlyTheirRows) {
 
   // Of one lane, M results fit the UB's last M rows (of all lanes, 4M would not).
   HostMemory mem;
-  tpu::model::write_matrix(mem, kInput, a);
-  tpu::model::write_matrix(mem, kInput + 0x1000, w);
+  tpu::test::write_matrix(mem, kInput, a);
+  tpu::test::write_matrix(mem, kInput + 0x1000, w);
   const uint32_t last = uint32_t(CoreCfg::UbRows - M);
   const std::vector<isa::Instr> prog{isa::rhm(0, M, kInput, N), isa::rw(kInput + 0x1000, 1, N),
                                      isa::mmc(0, 0, M, false, true),

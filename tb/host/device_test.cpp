@@ -6,7 +6,10 @@
 #include <functional>
 
 #include "device_harness.h"
-#include "tpu/gemm_program.h"
+#include "plan_testing.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/pack.h"
+#include "tpu/ref_matmul.h"
 #include "program_generator.h"
 #include "tb_config.h"  // the configuration: tb::TopModel, tb::kConfig
 #include "verilated_fixture.h"
@@ -23,7 +26,7 @@ using isa::ErrCode;
 using tpu::host::FaultKind;
 using tpu::host::FaultRule;
 using tpu::host::RootComplexConfig;
-using tpu::model::MatrixI8;
+using tpu::MatrixI8;
 
 constexpr uint64_t kSq = 0x4000'0000, kCq = 0x4100'0000, kProg = 0x4200'0000;
 constexpr uint64_t kMsiAddr = 0xFEE0'0000;
@@ -109,15 +112,15 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
     MatrixI8 a(m, k), w(k, n_out);
     for (auto& v : a.data) v = int8_t(this->rand_int(-128, 127));
     for (auto& v : w.data) v = int8_t(this->rand_int(-128, 127));
-    tpu::model::write_matrix(mem, 0x100000, a);
-    tpu::model::write_matrix(mem, 0x140000, w);
-    const auto gemm = tpu::model::build_gemm(mem, {m, k, n_out}, {0x100000, 0x140000, 0x200000, 0x300000},
+    tpu::test::write_matrix(mem, 0x100000, a);
+    tpu::test::write_matrix(mem, 0x140000, w);
+    const auto gemm = tpu::test::build_gemm(mem, {m, k, n_out}, {0x100000, 0x140000, 0x200000, 0x300000},
                                              config());
     for (const std::vector<isa::Instr>& program : gemm.programs) {
       const tb::CqEntry cpl = run(program, id++);
       EXPECT_EQ(cpl.status, 0) << "GEMM ended with " << cpl.status << " at " << cpl.err_pc;
     }
-    EXPECT_EQ(tpu::model::read_gemm_result(mem, gemm), tpu::model::matmul_i8(a, w))
+    EXPECT_EQ(tpu::test::read_gemm_result(mem, gemm), tpu::ref::matmul_i8(a, w))
         << "GEMM " << m << "x" << k << "x" << n_out << " through the rings differs";
   }
 
@@ -204,23 +207,23 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
   // A GEMM of its own: inputs, packed images and output at base.
   struct StreamGemm {
     MatrixI8 a, w;
-    tpu::model::GemmProgram gemm;
+    tpu::test::GemmProgram gemm;
     std::vector<tpu::Window> windows;  // exactly its buffers
   };
   StreamGemm make_gemm(uint64_t base, int m, int k, int n_out) {
     StreamGemm g{MatrixI8(m, k), MatrixI8(k, n_out), {}, {}};
     for (auto& v : g.a.data) v = int8_t(this->rand_int(-128, 127));
     for (auto& v : g.w.data) v = int8_t(this->rand_int(-128, 127));
-    tpu::model::write_matrix(dev_->mem(), base, g.a);
-    tpu::model::write_matrix(dev_->mem(), base + 0x40000, g.w);
-    g.gemm = tpu::model::build_gemm(dev_->mem(), {m, k, n_out},
+    tpu::test::write_matrix(dev_->mem(), base, g.a);
+    tpu::test::write_matrix(dev_->mem(), base + 0x40000, g.w);
+    g.gemm = tpu::test::build_gemm(dev_->mem(), {m, k, n_out},
                                     {base, base + 0x40000, base + 0x80000, base + 0xC0000}, config());
     g.windows = {tpu::Window{base + 0xC0000, 0x40000, tpu::kWindowRead},
                  tpu::Window{base + 0x80000, 0x40000, tpu::kWindowWrite}};
     return g;
   }
   bool gemm_exact(const StreamGemm& g) {
-    return tpu::model::read_gemm_result(dev_->mem(), g.gemm) == tpu::model::matmul_i8(g.a, g.w);
+    return tpu::test::read_gemm_result(dev_->mem(), g.gemm) == tpu::ref::matmul_i8(g.a, g.w);
   }
 
   // The rq sequence numbers of the device's reads at [addr, addr + len).

@@ -33,6 +33,7 @@
 #endif
 #include "mxu_driver.h"
 #include "tpu/bf16.h"
+#include "tpu/ref_matmul.h"
 
 namespace {
 
@@ -105,7 +106,7 @@ int run_bf16(const Options& opt) {
 }
 
 #ifndef MXU_BENCH_LARGE_N
-void print_matrix(const char* name, const tpu::model::MatrixI32& m, int rows, int cols) {
+void print_matrix(const char* name, const tpu::MatrixI32& m, int rows, int cols) {
   std::printf("%s (first %dx%d):\n", name, rows, cols);
   for (int r = 0; r < rows; ++r) {
     for (int c = 0; c < cols; ++c) std::printf(" %8d", m.at(r, c));
@@ -132,12 +133,12 @@ int run(const Options& opt) {
 
   int bad = 0;
   for (size_t j = 0; j < jobs.size(); ++j)
-    if (!(rec.results[j] == tpu::model::matmul_i8(jobs[j].rows, jobs[j].weights))) ++bad;
+    if (!(rec.results[j] == tpu::ref::matmul_i8(jobs[j].rows, jobs[j].weights))) ++bad;
   if (rec.timed_out || sim.take_assertion_failures() != 0) bad = std::max(bad, 1);
 
   if (opt.demo) {
     print_matrix("A x W from the MXU", rec.results[0], 4, 6);
-    print_matrix("reference matmul", tpu::model::matmul_i8(jobs[0].rows, jobs[0].weights), 4, 6);
+    print_matrix("reference matmul", tpu::ref::matmul_i8(jobs[0].rows, jobs[0].weights), 4, 6);
   }
   report(opt, N, rows, bad, rec, secs);
   return bad ? 1 : 0;

@@ -3,7 +3,7 @@
 // input row), at N = 4 and 8, through the test top tb/mxu/mxu_fp.sv
 // (-GMixed=1 for the mixed one). Every output word is compared bit for bit
 // with the C++ reference: tpu::bf16_dot_column (top to bottom from +0,
-// docs/numerics.md) for bf16 rows, tpu::model::matmul_i8 on the low 8 bits
+// docs/numerics.md) for bf16 rows, tpu::ref::matmul_i8 on the low 8 bits
 // of every lane for int8 rows; out_last_o and out_bf16_o are checked on
 // every row.
 //
@@ -22,6 +22,7 @@
 #include "Vmxu_both_n8.h"
 #include "mxu_driver.h"
 #include "tpu/bf16.h"
+#include "tpu/ref_matmul.h"
 #include "verilated_fixture.h"
 
 namespace {
@@ -86,7 +87,7 @@ class MxuFpTest : public tb::VerilatedFixture<typename Cfg::Model> {
   static std::vector<uint32_t> reference(const MxuLaneJob& j, std::vector<bool>& fmt) {
     const int m = int(j.rows.size()) / N;
     std::vector<uint32_t> out;
-    tpu::model::MatrixI8 w8(N, N);
+    tpu::MatrixI8 w8(N, N);
     for (int i = 0; i < N * N; ++i) w8.data[size_t(i)] = int8_t(uint8_t(j.weights[size_t(i)]));
     for (int r = 0; r < m; ++r) {
       const bool bf = !Cfg::kMixed || (!j.bf16.empty() && j.bf16[size_t(r)]);
@@ -99,9 +100,9 @@ class MxuFpTest : public tb::VerilatedFixture<typename Cfg::Model> {
           out.push_back(tpu::bf16_dot_column(a, wcol, N));
         }
       } else {
-        tpu::model::MatrixI8 a8(1, N);
+        tpu::MatrixI8 a8(1, N);
         for (int k = 0; k < N; ++k) a8.data[size_t(k)] = int8_t(uint8_t(a[k]));
-        const auto c8 = tpu::model::matmul_i8(a8, w8);
+        const auto c8 = tpu::ref::matmul_i8(a8, w8);
         for (int c = 0; c < N; ++c) out.push_back(uint32_t(c8.data[size_t(c)]));
       }
     }

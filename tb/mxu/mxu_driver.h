@@ -20,8 +20,8 @@
 
 namespace tb {
 
-using tpu::model::MatrixI32;
-using tpu::model::MatrixI8;
+using tpu::MatrixI32;
+using tpu::MatrixI8;
 
 // One weight tile (N x N) and the input rows (M x N) that use it.
 struct MxuJob {

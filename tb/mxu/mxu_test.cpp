@@ -12,12 +12,13 @@
 #include "Vmxu_n4.h"
 #include "Vmxu_n8.h"
 #include "mxu_driver.h"
+#include "tpu/ref_matmul.h"
 #include "verilated_fixture.h"
 
 namespace {
 
-using tpu::model::matmul_i8;
-using tpu::model::MatrixI8;
+using tpu::ref::matmul_i8;
+using tpu::MatrixI8;
 
 struct N4 { using Model = Vmxu_n4; static constexpr int N = 4; };
 struct N8 { using Model = Vmxu_n8; static constexpr int N = 8; };

@@ -3,7 +3,7 @@
 // the numpy comparison (bf16_probe.cpp, bf16_numpy_test.py): a simple
 // program builder that uses every bf16 form (RHM WIDE, RW BF16, MMC BF16,
 // ACT F32, WHM WIDE) and a reference written from docs/numerics.md alone.
-// It is independent of the driver's planner, whose bf16 plans Bf16PlanTest
+// Independent of the planner (tpu/plan/gemm.h), whose bf16 plans Bf16PlanTest
 // checks against this reference.
 #pragma once
 
@@ -23,9 +23,9 @@ using MatrixBf16 = Matrix<bf16>;
 using MatrixF32 = Matrix<fp32>;  // fp32 bits
 
 // C = A x W in the order of docs/numerics.md, "Order of additions":
-// tpu::model::matmul_bf16 (ref_matmul.h), written from the text and
+// tpu::ref::matmul_bf16 (ref_matmul.h), written from the text and
 // independent of the model.
-inline MatrixF32 reference(const MatrixBf16& a, const MatrixBf16& w, int n) { return matmul_bf16(a, w, n); }
+inline MatrixF32 reference(const MatrixBf16& a, const MatrixBf16& w, int n) { return ref::matmul_bf16(a, w, n); }
 
 // What the programs do with the accumulators.
 enum class Output {

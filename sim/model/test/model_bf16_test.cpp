@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reference model's bf16 mode (docs/numerics.md, "bf16 through the core"),
-// and the GEMM planner's bf16 plans (tpu/gemm_program.h) run on it:
+// and the GEMM planner's bf16 plans (tpu/plan/gemm.h) run on it:
 // the bf16 forms of RHM/WHM (WIDE), RW, MMC (BF16), ACT (F32) and VOP (BF16)
 // in cores whose datapath is bf16 or both, and their absence from int8 cores.
 // GEMM results are compared bit for bit with bf16_gemm::reference, written
@@ -18,8 +18,9 @@
 
 #include "bf16_gemm.h"
 #include "tpu/bf16.h"
-#include "tpu/gemm_program.h"
 #include "tpu/isa.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/pack.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
 #include "seeded_test.h"
@@ -43,7 +44,7 @@ using tpu::CoreConfig;
 using tpu::Datapath;
 using tpu::fp32;
 using tpu::HostMemory;
-using tpu::model::Matrix;
+using tpu::Matrix;
 using tpu::model::RunResult;
 using tpu::model::TpuModel;
 namespace gemm = tpu::model::bf16_gemm;
@@ -784,9 +785,9 @@ TEST_F(Bf16Test, TheAssemblyExampleOfTheDocs) {
     }
 }
 
-// ---- The planner's bf16 GEMMs (tpu/gemm_program.h) ------------------------------------
+// ---- The planner's bf16 GEMMs (tpu/plan/gemm.h) ---------------------------------------
 
-namespace plan = tpu::model;
+namespace plan = tpu::plan;
 
 // Runs the planner's programs for A x W (images packed by pack_a_bf16 and
 // pack_w_bf16); C as fp32 bits (bf16 results widened).

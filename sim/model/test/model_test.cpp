@@ -14,8 +14,11 @@
 #include <set>
 #include <string>
 
-#include "tpu/gemm_program.h"
+#include "plan_testing.h"
 #include "tpu/isa.h"
+#include "tpu/plan/cost_model.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/pack.h"
 #include "tpu/quant.h"
 #include "tpu/queue.h"
 #include "tpu/ref_matmul.h"
@@ -30,15 +33,16 @@ void PrintTo(ErrCode e, std::ostream* os) { *os << err_name(e); }
 namespace {
 
 using namespace tpu::isa;
+namespace plan = tpu::plan;
 using tpu::CoreConfig;
-using tpu::model::GemmAddrs;
-using tpu::model::GemmOptions;
-using tpu::model::GemmProgram;
-using tpu::model::GemmShape;
+using tpu::test::GemmAddrs;
+using plan::GemmOptions;
+using tpu::test::GemmProgram;
+using plan::GemmShape;
 using tpu::HostMemory;
-using tpu::model::matmul_i8;
-using tpu::model::MatrixI32;
-using tpu::model::MatrixI8;
+using tpu::ref::matmul_i8;
+using tpu::MatrixI32;
+using tpu::MatrixI8;
 using tpu::model::RunResult;
 using tpu::model::TpuModel;
 namespace quant = tpu::quant;
@@ -81,7 +85,7 @@ class ModelTest : public tpu::test::SeededTest {
   // Puts the rows of m (n columns each) into UB rows first.. via RHM.
   void load_ub(uint32_t first, const MatrixI8& m) {
     constexpr uint64_t kStage = 0x7000000;
-    tpu::model::write_matrix(mem_, kStage, m);
+    tpu::test::write_matrix(mem_, kStage, m);
     run_ok({rhm(first, uint32_t(m.rows), kStage, uint32_t(n())), halt()});
   }
   MatrixI8 ub_rows(uint32_t first, int rows) {
@@ -107,8 +111,8 @@ class GemmTest : public ModelTest {
   // Runs A x W on the model and checks it against matmul_i8.
   GemmProgram check_gemm(const GemmShape& s, const MatrixI8& a, const MatrixI8& w,
                          const GemmOptions& options = {}) {
-    tpu::model::write_matrix(mem_, kAddrs.a, a);
-    tpu::model::write_matrix(mem_, kAddrs.w, w);
+    tpu::test::write_matrix(mem_, kAddrs.a, a);
+    tpu::test::write_matrix(mem_, kAddrs.w, w);
     const GemmProgram g = build_gemm(mem_, s, kAddrs, core_, options);
     for (const std::vector<Instr>& program : g.programs) {
       const RunResult r = run(program);
@@ -264,7 +268,7 @@ TEST_F(GemmTest, EveryPlanKindIsExactOnOddShapes) {
                 const int ct = ((t == T::kAlways ? s.m : s.n_out) + config.n - 1) / config.n;
                 if (config.ub_rows < regions * std::min(chunk, kb) + 2 * std::min(write, ct) * 4 ||
                     config.acc_rows < 2 * std::min(group, ct)) {
-                  EXPECT_THROW(tpu::model::plan_gemm(s, tpu::model::GemmOutput::kInt32, config, o),
+                  EXPECT_THROW(plan::plan_gemm(s, plan::GemmOutput::kInt32, config, o),
                                std::invalid_argument);
                   ++plans;
                   continue;
@@ -283,7 +287,7 @@ TEST_F(GemmTest, EveryPlanKindIsExactOnOddShapes) {
   EXPECT_EQ(plans, 2 * 6 * 2 * 3 * 3 * 2 * 3);
 }
 
-// Plans with a head of one or two K blocks (gemm_program.h), forced on odd
+// Plans with a head of one or two K blocks (tpu/plan/gemm.h), forced on odd
 // shapes with partial tiles, in one pass or several, one group or several,
 // transposed or not, at N = 4 and N = 16: exact, the image order the MMCs
 // use, every range and weight count checked by the model. The first load
@@ -353,36 +357,35 @@ TEST_F(GemmTest, LongKStreamsAInChunks) {
   EXPECT_GT(g.plan.chunks, 1);
   uint64_t instructions = 0;
   for (const auto& program : g.programs) instructions += program.size();
-  EXPECT_EQ(g.plan.estimate, tpu::model::estimate_cycles(g.plan, core_, instructions))
+  EXPECT_EQ(g.plan.estimate, plan::GemmCostModel(core_).cycles(g.plan, instructions))
       << "the chosen plan's estimate counts its real instructions";
 }
 
 // Many rows and few columns: the planner computes C^T = W^T x A^T, unless
 // the epilogue has a bias per output column; int8 results too.
 TEST_F(GemmTest, TallShapesAreTransposed) {
-  namespace m = tpu::model;
   EXPECT_TRUE(check_random_gemm({1024, 64, 64}).plan.transposed);
-  EXPECT_FALSE(m::plan_gemm({1024, 64, 64}, m::GemmOutput::kInt32, core_, {.bias = true}).transposed);
+  EXPECT_FALSE(plan::plan_gemm({1024, 64, 64}, plan::GemmOutput::kInt32, core_, {.bias = true}).transposed);
   const GemmShape s{301, 45, 19};
   const MatrixI8 a = random_matrix(s.m, s.k), w = random_matrix(s.k, s.n_out);
-  m::GemmEpilogue epi;
-  epi.output = m::GemmOutput::kInt8;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kInt8;
   epi.q = {.multiplier = 1518500250, .shift = 9, .zero_point = -3, .qmin = -100, .qmax = 90};
   epi.act = tpu::isa::Act::kRelu;
-  const m::GemmPlan plan = m::plan_gemm(s, m::GemmOutput::kInt8, core_, {.transpose = GemmOptions::Transpose::kAlways});
+  const plan::GemmPlan plan = plan::plan_gemm(s, plan::GemmOutput::kInt8, core_, {.transpose = GemmOptions::Transpose::kAlways});
   ASSERT_TRUE(plan.transposed);
   constexpr uint64_t kA = 0x100000, kW = 0x200000, kC = 0x300000;
-  mem_.write(kA, std::span<const int8_t>(m::pack_a(plan, a)));
-  mem_.write(kW, std::span<const int8_t>(m::pack_w(plan, w)));
-  for (const auto& prog : m::gemm_programs(plan, epi, kA, kW, kC, core_)) run_ok(prog);
+  mem_.write(kA, std::span<const int8_t>(plan::pack_a(plan, a)));
+  mem_.write(kW, std::span<const int8_t>(plan::pack_w(plan, w)));
+  for (const auto& prog : plan::gemm_programs(plan, epi, kA, kW, kC, core_)) run_ok(prog);
   const MatrixI32 acc = matmul_i8(a, w);
   MatrixI8 want(s.m, s.n_out);
   const std::array<int8_t, 256> lut{};
   for (int i = 0; i < s.m; ++i)
     for (int j = 0; j < s.n_out; ++j) want.at(i, j) = quant::act_lane(acc.at(i, j), 0, epi.q, epi.act, lut.data());
-  EXPECT_EQ(m::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
+  EXPECT_EQ(plan::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
   epi.bias.assign(size_t(s.n_out), 1);
-  EXPECT_THROW(m::gemm_programs(plan, epi, kA, kW, kC, core_), std::invalid_argument)
+  EXPECT_THROW(plan::gemm_programs(plan, epi, kA, kW, kC, core_), std::invalid_argument)
       << "a transposed plan has no bias per output column";
 }
 
@@ -390,21 +393,20 @@ TEST_F(GemmTest, TallShapesAreTransposed) {
 // activation): every program runs in turn, and the packed result equals
 // act_lane over the reference matmul.
 TEST_F(GemmTest, Int8EpilogueAcrossSeveralPrograms) {
-  namespace m = tpu::model;
   use_config({.n = 8, .ub_rows = 128, .acc_rows = 32, .imem_depth = 24, .wgt_fifo_tiles = 2});
   const GemmShape s{37, 29, 21};
   const MatrixI8 a = random_matrix(s.m, s.k), w = random_matrix(s.k, s.n_out);
-  m::GemmEpilogue epi;
-  epi.output = m::GemmOutput::kInt8;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kInt8;
   epi.q = {.multiplier = 1518500250, .shift = 9, .zero_point = -3, .qmin = -100, .qmax = 90};
   epi.act = tpu::isa::Act::kRelu;
   for (int j = 0; j < s.n_out; ++j) epi.bias.push_back(rand_int(-50000, 50000));
-  const m::GemmPlan plan = m::plan_gemm(s, m::GemmOutput::kInt8, core_, {.bias = true});
+  const plan::GemmPlan plan = plan::plan_gemm(s, plan::GemmOutput::kInt8, core_, {.bias = true});
   EXPECT_GT(plan.passes, 1);
   constexpr uint64_t kA = 0x100000, kW = 0x200000, kC = 0x300000;
-  mem_.write(kA, std::span<const int8_t>(m::pack_a(plan, a)));
-  mem_.write(kW, std::span<const int8_t>(m::pack_w(plan, w)));
-  const auto programs = m::gemm_programs(plan, epi, kA, kW, kC, core_);
+  mem_.write(kA, std::span<const int8_t>(plan::pack_a(plan, a)));
+  mem_.write(kW, std::span<const int8_t>(plan::pack_w(plan, w)));
+  const auto programs = plan::gemm_programs(plan, epi, kA, kW, kC, core_);
   EXPECT_GT(programs.size(), 2u);
   for (const auto& prog : programs) {
     ASSERT_LE(prog.size(), size_t(core_.imem_depth));
@@ -417,7 +419,7 @@ TEST_F(GemmTest, Int8EpilogueAcrossSeveralPrograms) {
   for (int i = 0; i < s.m; ++i)
     for (int j = 0; j < s.n_out; ++j)
       want.at(i, j) = quant::act_lane(acc.at(i, j), epi.bias[size_t(j)], epi.q, epi.act, lut.data());
-  EXPECT_EQ(m::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
+  EXPECT_EQ(plan::unpack_c_i8(plan, mem_.read(kC, plan.c_bytes())), want);
 }
 
 TEST_F(GemmTest, RejectsShapesThatDoNotFit) {
@@ -447,8 +449,8 @@ class ActTest : public ModelTest {
     for (auto& b : bias) b = rand_int(-20000, 20000);
     std::vector<int8_t> lut(256);
     for (auto& v : lut) v = rand_i8();
-    tpu::model::write_matrix(mem_, 0x1000, x);
-    tpu::model::write_matrix(mem_, 0x2000, w);  // W's two 16-row blocks are the tiles
+    tpu::test::write_matrix(mem_, 0x1000, x);
+    tpu::test::write_matrix(mem_, 0x2000, w);  // W's two 16-row blocks are the tiles
 
     std::string src = "cfg QMULT " + std::to_string(p.q.multiplier) + "\n" + "cfg QSHIFT " +
                       std::to_string(p.q.shift) + "\n" + "cfg QZP " +
@@ -474,7 +476,7 @@ class ActTest : public ModelTest {
     const RunResult r = run_asm(src);
     ASSERT_EQ(r.err, ErrCode::kOk) << "at pc " << r.err_pc;
 
-    const MatrixI8 y = tpu::model::read_matrix_i8(mem_, 0x3000, 8, 16);
+    const MatrixI8 y = tpu::test::read_matrix_i8(mem_, 0x3000, 8, 16);
     for (int i = 0; i < 8; ++i)
       for (int j = 0; j < 16; ++j) {
         int64_t acc = 0;
@@ -626,7 +628,7 @@ TEST_F(ActTest, RawStoresLittleEndianInt32Rows) {
     use_config({.n = array});
     const MatrixI8 a = random_matrix(3, array), w = random_matrix(array, array);
     load_ub(0, a);
-    tpu::model::write_matrix(mem_, 0x2000, w);
+    tpu::test::write_matrix(mem_, 0x2000, w);
     run_ok({rw(0x2000, 1, uint32_t(array)), mmc(0, 5, 3, false, true),
             act(5, 20, 3, Act::kNone, false, true), whm(20, 12, 0x9000, uint32_t(array)), halt()});
     const MatrixI32 expected = matmul_i8(a, w);
@@ -653,7 +655,7 @@ TEST_F(ActTest, RawOfFewerLanesWritesOnlyTheirRows) {
     const MatrixI8 a = random_matrix(3, array), w = random_matrix(array, array);
     const MatrixI32 expected = matmul_i8(a, w);
     load_ub(0, a);
-    tpu::model::write_matrix(mem_, 0x2000, w);
+    tpu::test::write_matrix(mem_, 0x2000, w);
     const int quarter = array / 4;
     for (int lanes = 1; lanes <= array; ++lanes) {
       const MatrixI8 old = random_matrix(12, array);
@@ -738,7 +740,7 @@ TEST_F(ModelTest, VopInPlaceOnTheSameRows) {
 
 TEST_F(ModelTest, LoopOffsetsUbAndHostAddresses) {
   const MatrixI8 src = random_matrix(8, 16);
-  tpu::model::write_matrix(mem_, 0x1000, src);
+  tpu::test::write_matrix(mem_, 0x1000, src);
   // Pairs of rows land in reverse pair order (negative UB increment); then a
   // looped WHM writes them back out with a gap of one row between pairs.
   const RunResult r = run_asm(R"(
@@ -760,7 +762,7 @@ TEST_F(ModelTest, LoopOffsetsUbAndHostAddresses) {
 
 TEST_F(ModelTest, OffsetsEndWithTheLoopBody) {
   const MatrixI8 src = random_matrix(4, 16);
-  tpu::model::write_matrix(mem_, 0x1000, src);
+  tpu::test::write_matrix(mem_, 0x1000, src);
   // After the loop the offsets (ub +10, host +16 in the last iteration) are gone.
   run_ok(assemble(R"(
     loop n=3 body=1 ub_inc=5 host_inc=16
@@ -779,8 +781,8 @@ TEST_F(ModelTest, OffsetsEndWithTheLoopBody) {
 TEST_F(ModelTest, LoopOffsetsAccAndWeightAddresses) {
   const MatrixI8 a = random_matrix(6, 16), w0 = random_matrix(16, 16), w1 = random_matrix(16, 16);
   load_ub(0, a);
-  tpu::model::write_matrix(mem_, 0x2000, w0);
-  tpu::model::write_matrix(mem_, 0x2100, w1);
+  tpu::test::write_matrix(mem_, 0x2000, w0);
+  tpu::test::write_matrix(mem_, 0x2100, w1);
   const RunResult r = run_asm(R"(
     rw host=0x2000 tiles=1 stride=16
     loop n=3 body=1 ub_inc=2 acc_inc=5
@@ -818,7 +820,7 @@ TEST_F(ModelTest, LoopOffsetsVopAndActButNotPoolB) {
   // ACT: ACC rows come from an identity tile, then a looped RAW ACT.
   MatrixI8 identity(16, 16);
   for (int k = 0; k < 16; ++k) identity.at(k, k) = 1;
-  tpu::model::write_matrix(mem_, 0x2000, identity);
+  tpu::test::write_matrix(mem_, 0x2000, identity);
   run_ok(assemble(R"(
     rw host=0x2000 tiles=1 stride=16
     mmc ub=0 acc=0 rows=2 pop
@@ -1003,7 +1005,7 @@ TEST_F(ModelTest, EveryErrorCodeIsCovered) {
 
 TEST_F(ModelTest, MemFaultStopsTheTransferAtTheFaultingRow) {
   const MatrixI8 src = random_matrix(6, 16);
-  tpu::model::write_matrix(mem_, 0x5000, src);
+  tpu::test::write_matrix(mem_, 0x5000, src);
   mem_.add_fault(0x5000 + 3 * 16 + 5, 1);  // inside row 3
   mem_.write(kMarker, std::vector<uint8_t>(16, 0xAA));
   RunResult r = run({irq(), rhm(0, 6, 0x5000, 16), whm(0, 1, kMarker, 16), halt()});
@@ -1243,8 +1245,8 @@ TEST_F(ModelTest, TilesPersistAfterHaltAndAreDiscardedAfterAnError) {
 TEST_F(ModelTest, MmcUsesTheOldestTileUntilPopped) {
   const MatrixI8 a = random_matrix(1, 16), w0 = random_matrix(16, 16), w1 = random_matrix(16, 16);
   load_ub(0, a);
-  tpu::model::write_matrix(mem_, 0x2000, w0);
-  tpu::model::write_matrix(mem_, 0x2100, w1);
+  tpu::test::write_matrix(mem_, 0x2000, w0);
+  tpu::test::write_matrix(mem_, 0x2100, w1);
   run_ok({rw(0x2000, 2, 16), mmc(0, 0, 1, false, false), mmc(0, 1, 1, false, true),
           mmc(0, 2, 1, false, false), mmc(0, 2, 1, true, true), halt()});
   const MatrixI32 p0 = matmul_i8(a, w0), p1 = matmul_i8(a, w1);

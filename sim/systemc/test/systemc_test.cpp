@@ -15,6 +15,7 @@
 #include "tpu/error.h"
 #include "tpu/isa.h"
 #include "tpu/ops.h"
+#include "tpu/ref_matmul.h"
 #include "tpu_regs.h"
 
 namespace {
@@ -152,7 +153,7 @@ TEST(Platform, GemmIsExactAndEveryMsiPulsesTheInterrupt) {
     tpu::Device dev = tpu::Device::open("sc:?config=tiny");
     const tpu::MatrixI8 a = random_matrix(13, 21, 1), b = random_matrix(21, 11, 2);
     tpu::OpStats stats;
-    EXPECT_EQ(tpu::matmul(dev, a, b, &stats), tpu::model::matmul_i8(a, b));
+    EXPECT_EQ(tpu::matmul(dev, a, b, &stats), tpu::ref::matmul_i8(a, b));
     EXPECT_GT(stats.commands, 0u);
   }
   const tpu::systemc::TpuTlmStats& after = p->device().stats();
@@ -167,7 +168,7 @@ TEST(Platform, GemmOnTheDefaultConfigurationIsExact) {
   if (!tpu::systemc::find_platform("default")) GTEST_SKIP() << "this build has no default SystemC model";
   tpu::Device dev = tpu::Device::open("sc:?config=default");
   const tpu::MatrixI8 a = random_matrix(40, 50, 3), b = random_matrix(50, 30, 4);
-  EXPECT_EQ(tpu::matmul(dev, a, b), tpu::model::matmul_i8(a, b));
+  EXPECT_EQ(tpu::matmul(dev, a, b), tpu::ref::matmul_i8(a, b));
 }
 
 // The memory's annotated read latency (latency=) is what the device waits for.
@@ -176,7 +177,7 @@ TEST(Platform, TheMemoryLatencyIsTheDevicesWait) {
     tpu::Device dev = tpu::Device::open("sc:?config=tiny&latency=" + std::to_string(latency));
     const tpu::MatrixI8 a = random_matrix(8, 8, 5), b = random_matrix(8, 8, 6);
     tpu::OpStats stats;
-    EXPECT_EQ(tpu::matmul(dev, a, b, &stats), tpu::model::matmul_i8(a, b));
+    EXPECT_EQ(tpu::matmul(dev, a, b, &stats), tpu::ref::matmul_i8(a, b));
     return stats.cycles;
   };
   const uint64_t fast = cycles(50), slow = cycles(2000);

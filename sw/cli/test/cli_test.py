@@ -122,7 +122,7 @@ def ceil_div(a, b):
 def gemm_figures(m, k, n, array, out_bytes=4):
     """What an M x K x N GEMM on an array x array MXU must do, from the shape
     alone: the MACs of the math and of the padded tiles, the array rows, and
-    the packed images' bytes (gemm_program.h: A by K blocks, W by tiles, C by
+    the packed images' bytes (tpu/plan/gemm.h: A by K blocks, W by tiles, C by
     column tiles of out_bytes per element, the last tile's rows only the
     UB rows of `array` bytes that hold its lanes). For the transposed product
     C^T = W^T x A^T the planner may choose instead, gemm_figures(n, k, m)."""

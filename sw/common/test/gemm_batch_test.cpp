@@ -13,9 +13,11 @@
 #include <vector>
 
 #include "tpu/config.h"
-#include "tpu/gemm_program.h"
 #include "tpu/host_memory.h"
 #include "tpu/isa.h"
+#include "tpu/plan/batch.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/pack.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
 #include "seeded_test.h"
@@ -23,6 +25,7 @@
 namespace {
 
 namespace m = tpu::model;
+namespace plan = tpu::plan;
 using tpu::CoreConfig;
 using tpu::HostMemory;
 using tpu::isa::Instr;
@@ -33,16 +36,16 @@ constexpr uint64_t kGuardBytes = 64;
 tpu::CoreConfig named(const char* name) { return tpu::core_config(*tpu::find_config(name)); }
 
 struct Product {
-  m::GemmPlan plan;
-  m::MatrixI8 a, w;
-  m::GemmBatchAddrs addrs;
+  plan::GemmPlan plan;
+  tpu::MatrixI8 a, w;
+  plan::GemmBatchAddrs addrs;
   bool guarded = false;  // guard bytes follow its C image
 };
 
 class GemmBatchTest : public tpu::test::SeededTest {
  protected:
-  m::MatrixI8 random(int rows, int cols) {
-    m::MatrixI8 x(rows, cols);
+  tpu::MatrixI8 random(int rows, int cols) {
+    tpu::MatrixI8 x(rows, cols);
     for (auto& v : x.data) v = int8_t(std::uniform_int_distribution<int>(-128, 127)(rng_));
     return x;
   }
@@ -53,7 +56,7 @@ class GemmBatchTest : public tpu::test::SeededTest {
   // guards each C image has guard bytes after it, else only the last (the C
   // images then follow each other when their sizes are multiples of 64).
   // Every shape must be batchable on core.
-  std::vector<Product> prepare(const std::vector<m::GemmShape>& shapes, const CoreConfig& core, bool guards = true) {
+  std::vector<Product> prepare(const std::vector<plan::GemmShape>& shapes, const CoreConfig& core, bool guards = true) {
     std::vector<Product> out;
     uint64_t a = 0x1000000, w = 0x4000000, c = 0x8000000;
     const auto next = [](uint64_t& at, uint64_t bytes) {
@@ -62,17 +65,17 @@ class GemmBatchTest : public tpu::test::SeededTest {
       return here;
     };
     for (size_t i = 0; i < shapes.size(); ++i) {
-      const m::GemmShape& s = shapes[i];
+      const plan::GemmShape& s = shapes[i];
       Product p;
-      p.plan = m::plan_gemm_for_batch(s, core);
-      EXPECT_TRUE(m::gemm_batchable(p.plan, core)) << s.m << "x" << s.k << "x" << s.n_out;
+      p.plan = plan::plan_gemm_for_batch(s, core);
+      EXPECT_TRUE(plan::gemm_batchable(p.plan, core)) << s.m << "x" << s.k << "x" << s.n_out;
       p.a = random(s.m, s.k);
       p.w = random(s.k, s.n_out);
       p.guarded = guards || i + 1 == shapes.size();
       p.addrs = {next(a, p.plan.a_bytes()), next(w, p.plan.w_bytes()),
                  next(c, p.plan.c_bytes() + (p.guarded ? kGuardBytes : 0))};
-      mem_.write(p.addrs.a, std::span<const int8_t>(m::pack_a(p.plan, p.a)));
-      mem_.write(p.addrs.w, std::span<const int8_t>(m::pack_w(p.plan, p.w)));
+      mem_.write(p.addrs.a, std::span<const int8_t>(plan::pack_a(p.plan, p.a)));
+      mem_.write(p.addrs.w, std::span<const int8_t>(plan::pack_w(p.plan, p.w)));
       if (p.guarded) mem_.write(p.addrs.c + p.plan.c_bytes(), std::vector<uint8_t>(kGuardBytes, kGuard));
       out.push_back(std::move(p));
     }
@@ -80,10 +83,10 @@ class GemmBatchTest : public tpu::test::SeededTest {
   }
 
   static std::vector<std::vector<Instr>> programs(const std::vector<Product>& products, const CoreConfig& core) {
-    std::vector<m::GemmPlan> plans;
-    std::vector<m::GemmBatchAddrs> addrs;
+    std::vector<plan::GemmPlan> plans;
+    std::vector<plan::GemmBatchAddrs> addrs;
     for (const Product& p : products) plans.push_back(p.plan), addrs.push_back(p.addrs);
-    return m::gemm_batch_programs(plans, addrs, core);
+    return plan::gemm_batch_programs(plans, addrs, core);
   }
 
   // Runs the programs in order on a fresh model and checks every product.
@@ -102,7 +105,7 @@ class GemmBatchTest : public tpu::test::SeededTest {
       const Product& p = products[i];
       SCOPED_TRACE("product " + std::to_string(i) + ": " + std::to_string(p.plan.shape.m) + "x" +
                    std::to_string(p.plan.shape.k) + "x" + std::to_string(p.plan.shape.n_out));
-      EXPECT_EQ(m::unpack_c_i32(p.plan, mem_.read(p.addrs.c, p.plan.c_bytes())), m::matmul_i8(p.a, p.w));
+      EXPECT_EQ(plan::unpack_c_i32(p.plan, mem_.read(p.addrs.c, p.plan.c_bytes())), tpu::ref::matmul_i8(p.a, p.w));
       if (p.guarded)
         EXPECT_EQ(mem_.read(p.addrs.c + p.plan.c_bytes(), kGuardBytes), std::vector<uint8_t>(kGuardBytes, kGuard))
             << "a WHM wrote past the product's C image";
@@ -118,13 +121,13 @@ class GemmBatchTest : public tpu::test::SeededTest {
 // tiles need several RWs.
 TEST_F(GemmBatchTest, MixedShapesAreExactOnDefault) {
   const CoreConfig core = named("default");
-  const std::vector<m::GemmShape> shapes{{64, 64, 64}, {16, 16, 16}, {17, 33, 65}, {1, 1, 1},    {128, 128, 128},
+  const std::vector<plan::GemmShape> shapes{{64, 64, 64}, {16, 16, 16}, {17, 33, 65}, {1, 1, 1},    {128, 128, 128},
                                          {40, 80, 30}, {70, 96, 37}, {5, 64, 3},   {64, 64, 64}, {33, 17, 40}};
   const std::vector<Product> products = prepare(shapes, core);
   int transposed = 0;
   for (const Product& p : products) transposed += p.plan.transposed;
   EXPECT_GE(transposed, 1) << "no shape took a transposed plan";
-  EXPECT_FALSE(m::gemm_batchable(m::plan_gemm({128, 128, 128}, m::GemmOutput::kInt32, core), core))
+  EXPECT_FALSE(plan::gemm_batchable(plan::plan_gemm({128, 128, 128}, plan::GemmOutput::kInt32, core), core))
       << "128^3 should need the forced plan";
   const auto progs = programs(products, core);
   EXPECT_EQ(progs.size(), 1u);
@@ -135,15 +138,15 @@ TEST_F(GemmBatchTest, MixedShapesAreExactOnDefault) {
 // into several programs, UB, ACC and pending tiles carried between them.
 TEST_F(GemmBatchTest, LongBatchSpansSeveralProgramsOnTiny) {
   const CoreConfig core = named("tiny");
-  std::vector<m::GemmShape> shapes{{16, 16, 16}, {1, 1, 1}, {8, 8, 8}, {13, 5, 16}};
-  std::vector<m::GemmPlan> plans;
-  for (const m::GemmShape& s : shapes) plans.push_back(m::plan_gemm_for_batch(s, core));
-  ASSERT_TRUE(m::gemm_batch_fits(plans, core));
+  std::vector<plan::GemmShape> shapes{{16, 16, 16}, {1, 1, 1}, {8, 8, 8}, {13, 5, 16}};
+  std::vector<plan::GemmPlan> plans;
+  for (const plan::GemmShape& s : shapes) plans.push_back(plan::plan_gemm_for_batch(s, core));
+  ASSERT_TRUE(plan::gemm_batch_fits(plans, core));
   for (int tries = 0; shapes.size() < 40; ++tries) {  // random shapes whose plans fit tiny's UB together
     ASSERT_LT(tries, 10000) << "too few random shapes fit";
-    const m::GemmShape s{rand_int(1, 20), rand_int(1, 24), rand_int(1, 20)};
-    plans.push_back(m::plan_gemm_for_batch(s, core));
-    if (m::gemm_batch_fits(plans, core)) shapes.push_back(s);
+    const plan::GemmShape s{rand_int(1, 20), rand_int(1, 24), rand_int(1, 20)};
+    plans.push_back(plan::plan_gemm_for_batch(s, core));
+    if (plan::gemm_batch_fits(plans, core)) shapes.push_back(s);
     else plans.pop_back();
   }
   const std::vector<Product> products = prepare(shapes, core);
@@ -180,7 +183,7 @@ TEST_F(GemmBatchTest, NextLoadPrecedesTheWriteBacks) {
       const auto progs = programs(products, core);
       const std::vector<Instr> stream = flatten(progs);
       uint64_t bound = 0;
-      for (const Product& p : products) bound += m::gemm_batch_instructions(p.plan);
+      for (const Product& p : products) bound += plan::gemm_batch_instructions(p.plan);
       EXPECT_LE(stream.size(), bound);
       // The first instruction of op whose host bytes include addr.
       const auto first = [&](tpu::isa::Op op, uint64_t addr) {
@@ -207,7 +210,7 @@ TEST_F(GemmBatchTest, NextLoadPrecedesTheWriteBacks) {
 // an RW streams the tiles of several.
 TEST_F(GemmBatchTest, AdjacentImagesShareLoadsAndWriteBacks) {
   const CoreConfig core = named("default");
-  const std::vector<Product> products = prepare(std::vector<m::GemmShape>(40, {16, 16, 16}), core, false);
+  const std::vector<Product> products = prepare(std::vector<plan::GemmShape>(40, {16, 16, 16}), core, false);
   const auto progs = programs(products, core);
   const std::vector<Instr> stream = flatten(progs);
   EXPECT_LE(count_op(stream, tpu::isa::Op::kRhm), 2u) << "40 x 16 rows of L";
@@ -219,26 +222,26 @@ TEST_F(GemmBatchTest, AdjacentImagesShareLoadsAndWriteBacks) {
 TEST_F(GemmBatchTest, OnlyPlansThatFitAreBatched) {
   const CoreConfig core = named("default");
   // Long K: L does not fit the UB in one load, in any plan.
-  const m::GemmPlan long_k = m::plan_gemm_for_batch({300, 2000, 40}, core);
-  EXPECT_FALSE(m::gemm_batchable(long_k, core));
+  const plan::GemmPlan long_k = plan::plan_gemm_for_batch({300, 2000, 40}, core);
+  EXPECT_FALSE(plan::gemm_batchable(long_k, core));
   EXPECT_TRUE(long_k.passes > 1 || long_k.chunks > 1);
-  EXPECT_FALSE(m::gemm_batchable(m::plan_gemm({16, 16, 16}, m::GemmOutput::kInt8, core), core)) << "int8 results";
-  const m::GemmPlan small = m::plan_gemm_for_batch({16, 16, 16}, core);
-  ASSERT_TRUE(m::gemm_batchable(small, core));
-  const std::array<m::GemmBatchAddrs, 2> addrs{};
-  EXPECT_THROW(m::gemm_batch_programs(std::span(&small, 1), addrs, core), std::invalid_argument);
-  const std::array<m::GemmPlan, 2> mixed{small, long_k};
-  EXPECT_FALSE(m::gemm_batch_fits(mixed, core));
-  EXPECT_THROW(m::gemm_batch_programs(mixed, addrs, core), std::invalid_argument);
+  EXPECT_FALSE(plan::gemm_batchable(plan::plan_gemm({16, 16, 16}, plan::GemmOutput::kInt8, core), core)) << "int8 results";
+  const plan::GemmPlan small = plan::plan_gemm_for_batch({16, 16, 16}, core);
+  ASSERT_TRUE(plan::gemm_batchable(small, core));
+  const std::array<plan::GemmBatchAddrs, 2> addrs{};
+  EXPECT_THROW(plan::gemm_batch_programs(std::span(&small, 1), addrs, core), std::invalid_argument);
+  const std::array<plan::GemmPlan, 2> mixed{small, long_k};
+  EXPECT_FALSE(plan::gemm_batch_fits(mixed, core));
+  EXPECT_THROW(plan::gemm_batch_programs(mixed, addrs, core), std::invalid_argument);
   // Two products that fit alone but not together: the A regions sized for
   // the one (2 x 1,600 UB rows of L) leave less than two result regions for
   // the other's tiles (2 x 512 rows).
-  const m::GemmPlan long_l = m::plan_gemm_for_batch({8, 16 * 200, 16}, core);
-  const m::GemmPlan cube = m::plan_gemm_for_batch({128, 128, 128}, core);
-  ASSERT_TRUE(m::gemm_batchable(long_l, core));
-  ASSERT_TRUE(m::gemm_batchable(cube, core));
+  const plan::GemmPlan long_l = plan::plan_gemm_for_batch({8, 16 * 200, 16}, core);
+  const plan::GemmPlan cube = plan::plan_gemm_for_batch({128, 128, 128}, core);
+  ASSERT_TRUE(plan::gemm_batchable(long_l, core));
+  ASSERT_TRUE(plan::gemm_batchable(cube, core));
   ASSERT_EQ(std::max(long_l.dm, cube.dm), 128);
-  EXPECT_FALSE(m::gemm_batch_fits(std::array{long_l, cube}, core));
+  EXPECT_FALSE(plan::gemm_batch_fits(std::array{long_l, cube}, core));
 }
 
 }  // namespace

@@ -13,9 +13,10 @@
 #include <string>
 
 #include "tpu/config.h"
-#include "tpu/gemm_program.h"
 #include "tpu/host_memory.h"
 #include "tpu/isa.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/pack.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
 #include "seeded_test.h"
@@ -23,6 +24,7 @@
 namespace {
 
 namespace m = tpu::model;
+namespace plan = tpu::plan;
 
 constexpr uint64_t kA = 0x1000000, kW = 0x4000000, kC = 0x8000000;
 
@@ -33,29 +35,29 @@ class GemmPlanTest : public tpu::test::SeededTest {
     return *(values.begin() + i);
   }
 
-  m::MatrixI8 random(int rows, int cols) {
-    m::MatrixI8 x(rows, cols);
+  tpu::MatrixI8 random(int rows, int cols) {
+    tpu::MatrixI8 x(rows, cols);
     for (auto& v : x.data) v = int8_t(std::uniform_int_distribution<int>(-128, 127)(rng_));
     return x;
   }
 
   // Runs the plan's programs on a fresh model; returns a description of the
   // first difference from the reference, or "" when the product is exact.
-  std::string run(const m::GemmPlan& plan, const m::MatrixI8& a, const m::MatrixI8& w,
+  std::string run(const plan::GemmPlan& plan, const tpu::MatrixI8& a, const tpu::MatrixI8& w,
                   const tpu::CoreConfig& core) {
     tpu::HostMemory mem;
-    mem.write(kA, std::span<const int8_t>(m::pack_a(plan, a)));
-    mem.write(kW, std::span<const int8_t>(m::pack_w(plan, w)));
+    mem.write(kA, std::span<const int8_t>(plan::pack_a(plan, a)));
+    mem.write(kW, std::span<const int8_t>(plan::pack_w(plan, w)));
     m::TpuModel model(core);
-    for (const auto& program : m::gemm_programs(plan, {}, kA, kW, kC, core)) {
+    for (const auto& program : plan::gemm_programs(plan, {}, kA, kW, kC, core)) {
       if (program.size() > size_t(core.imem_depth)) return "a program longer than the instruction memory";
       model.load_program(0, program);
       const m::RunResult r = model.run(0, mem);
       if (r.err != tpu::isa::ErrCode::kOk)
         return "error at pc " + std::to_string(r.err_pc) + ": " + tpu::isa::disassemble(program[r.err_pc]);
     }
-    const m::MatrixI32 got = m::unpack_c_i32(plan, mem.read(kC, plan.c_bytes()));
-    const m::MatrixI32 want = m::matmul_i8(a, w);
+    const tpu::MatrixI32 got = plan::unpack_c_i32(plan, mem.read(kC, plan.c_bytes()));
+    const tpu::MatrixI32 want = tpu::ref::matmul_i8(a, w);
     for (size_t i = 0; i < want.data.size(); ++i)
       if (got.data[i] != want.data[i])
         return "C[" + std::to_string(i / size_t(want.cols)) + "][" + std::to_string(i % size_t(want.cols)) +
@@ -63,7 +65,7 @@ class GemmPlanTest : public tpu::test::SeededTest {
     return "";
   }
 
-  static std::string describe(const m::GemmPlan& p) {
+  static std::string describe(const plan::GemmPlan& p) {
     return "pass_rows " + std::to_string(p.pass_rows) + ", group_tiles " + std::to_string(p.group_tiles) +
            ", chunk_blocks " + std::to_string(p.chunk_blocks) + ", write_tiles " + std::to_string(p.write_tiles) +
            ", tile_major " + std::to_string(p.tile_major) + ", a_regions " + std::to_string(p.a_regions) +
@@ -76,7 +78,7 @@ class GemmPlanTest : public tpu::test::SeededTest {
 // tiles) counted one piece fewer, so part of that L was never loaded.
 TEST_F(GemmPlanTest, NextPassLoadedWholeWhenTheLastGroupIsSmaller) {
   const tpu::CoreConfig core = tpu::core_config(*tpu::find_config("default"));
-  const m::GemmPlan plan = m::plan_gemm({100, 100, 100}, m::GemmOutput::kInt32, core,
+  const plan::GemmPlan plan = plan::plan_gemm({100, 100, 100}, plan::GemmOutput::kInt32, core,
                                         {.max_pass_rows = 50, .group_tiles = 4, .a_regions = 2, .write_tiles = 2,
                                          .head_blocks = 0});
   ASSERT_EQ(plan.groups, 2);
@@ -96,8 +98,8 @@ TEST_F(GemmPlanTest, NextPassLoadedWholeWhenTheLastGroupIsSmaller) {
 // stays exact.
 TEST_F(GemmPlanTest, NextPassLoadedInPiecesTheWeightFifoOutlasts) {
   const tpu::CoreConfig core = tpu::core_config(*tpu::find_config("default"));
-  const m::GemmPlan plan =
-      m::plan_gemm({100, 100, 100}, m::GemmOutput::kInt32, core,
+  const plan::GemmPlan plan =
+      plan::plan_gemm({100, 100, 100}, plan::GemmOutput::kInt32, core,
                    {.max_pass_rows = 50, .group_tiles = 7, .head_blocks = 0});
   ASSERT_EQ(plan.passes, 2);
   ASSERT_EQ(plan.groups, 1);
@@ -107,7 +109,7 @@ TEST_F(GemmPlanTest, NextPassLoadedInPiecesTheWeightFifoOutlasts) {
   const int fifo_slack = core.wgt_fifo_tiles * plan.pass_rows - latency - 4 * plan.n;
   int pieces = 0, rows = 0;
   bool computing = false;
-  for (const auto& program : m::gemm_programs(plan, {}, kA, kW, kC, core))
+  for (const auto& program : plan::gemm_programs(plan, {}, kA, kW, kC, core))
     for (const tpu::isa::Instr& in : program) {
       const auto op = tpu::isa::Op(in.op);
       computing = computing || op == tpu::isa::Op::kMmc;
@@ -124,16 +126,16 @@ TEST_F(GemmPlanTest, NextPassLoadedInPiecesTheWeightFifoOutlasts) {
 // Random forced options on shapes with partial tiles and several passes, on
 // default and tiny; options no plan fits are refused, the rest are exact.
 TEST_F(GemmPlanTest, EveryForcedPlanIsExact) {
-  using O = m::GemmOptions;
+  using O = plan::GemmOptions;
   struct Case {
     const char* config;
-    m::GemmShape shape;
+    plan::GemmShape shape;
   };
   const Case cases[] = {{"default", {100, 100, 100}}, {"default", {37, 50, 29}}, {"default", {128, 96, 80}},
                         {"tiny", {45, 30, 21}}};
   for (const Case& c : cases) {
     const tpu::CoreConfig core = tpu::core_config(*tpu::find_config(c.config));
-    const m::MatrixI8 a = random(c.shape.m, c.shape.k), w = random(c.shape.k, c.shape.n_out);
+    const tpu::MatrixI8 a = random(c.shape.m, c.shape.k), w = random(c.shape.k, c.shape.n_out);
     int planned = 0;
     for (int i = 0; i < 250; ++i) {
       O o;
@@ -145,9 +147,9 @@ TEST_F(GemmPlanTest, EveryForcedPlanIsExact) {
       o.result_regions = pick({0, 2, 3, 4});
       o.write_tiles = pick({0, 1, 2, 4});
       o.order = O::Order(pick({0, 1, 2}));
-      m::GemmPlan plan;
+      plan::GemmPlan plan;
       try {
-        plan = m::plan_gemm(c.shape, m::GemmOutput::kInt32, core, o);
+        plan = plan::plan_gemm(c.shape, plan::GemmOutput::kInt32, core, o);
       } catch (const std::invalid_argument&) {
         continue;  // e.g. tile after tile with L in several loads
       }

@@ -12,8 +12,8 @@
 
 namespace {
 
-using tpu::model::MatrixI32;
-using tpu::model::MatrixI8;
+using tpu::MatrixI32;
+using tpu::MatrixI8;
 
 MatrixI32 by_definition(const MatrixI8& a, const MatrixI8& b) {
   MatrixI32 c(a.rows, b.cols);
@@ -30,7 +30,7 @@ TEST(RefMatmul, SmallProductWorkedOutByHand) {
   MatrixI8 a(2, 3), b(3, 2);
   a.data = {1, -2, 3, 127, -128, 0};
   b.data = {4, -5, 6, 7, -8, 9};
-  const MatrixI32 c = tpu::model::matmul_i8(a, b);
+  const MatrixI32 c = tpu::ref::matmul_i8(a, b);
   // Row 0: 1*4 - 2*6 + 3*(-8) = -32;  1*(-5) - 2*7 + 3*9 = 8.
   // Row 1: 127*4 - 128*6 = -260;      127*(-5) - 128*7 = -1531.
   EXPECT_EQ(c.data, (std::vector<int32_t>{-32, 8, -260, -1531}));
@@ -42,7 +42,7 @@ TEST(RefMatmul, WrapsLikeAnInt32Accumulator) {
   const int k = 131073;
   MatrixI8 a(1, k, -128), b(k, 2, -128);
   for (int r = 0; r < k; ++r) b.at(r, 1) = 127;  // -128 * 127 * k: no wrap
-  const MatrixI32 c = tpu::model::matmul_i8(a, b);
+  const MatrixI32 c = tpu::ref::matmul_i8(a, b);
   EXPECT_EQ(c.at(0, 0), int32_t(int64_t{2147500032} - (int64_t{1} << 32)));
   EXPECT_EQ(c.at(0, 1), -128 * 127 * k);
 }
@@ -55,7 +55,7 @@ TEST(RefMatmul, RandomShapesMatchTheDefinition) {
     MatrixI8 a(m, k), b(k, n);
     for (auto& x : a.data) x = int8_t(v(rng));
     for (auto& x : b.data) x = int8_t(trial % 4 == 0 ? (v(rng) < 0 ? -128 : 127) : v(rng));
-    EXPECT_EQ(tpu::model::matmul_i8(a, b), by_definition(a, b)) << m << "x" << k << "x" << n;
+    EXPECT_EQ(tpu::ref::matmul_i8(a, b), by_definition(a, b)) << m << "x" << k << "x" << n;
   }
 }
 

@@ -11,9 +11,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "tpu/gemm_program.h"
 #include "tpu/host_size.h"
-#include "tpu/mlp_program.h"
+#include "tpu/plan/batch.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/mlp.h"
+#include "tpu/plan/pack.h"
+#include "tpu/ref_matmul.h"
 
 namespace tpu {
 namespace {
@@ -46,7 +49,7 @@ void check_quant(const char* op, const QuantParams& q) {
 // written, C allocated) and its programs, each granted exactly the three
 // buffers.
 struct PreparedGemm {
-  model::GemmPlan plan;
+  plan::GemmPlan plan;
   std::vector<std::vector<isa::Instr>> programs;
   Buffer abuf, bbuf, cbuf;
   std::array<Window, 3> windows;
@@ -58,28 +61,28 @@ void write_images(PreparedGemm& g, const MatrixI8& a, const MatrixI8& b) {
   const auto as_bytes = [](const std::vector<int8_t>& v) {
     return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(v.data()), v.size());
   };
-  g.abuf.write(as_bytes(model::pack_a(g.plan, a)));
-  g.bbuf.write(as_bytes(model::pack_w(g.plan, b)));
+  g.abuf.write(as_bytes(plan::pack_a(g.plan, a)));
+  g.bbuf.write(as_bytes(plan::pack_w(g.plan, b)));
 }
 void write_images(PreparedGemm& g, const MatrixBf16& a, const MatrixBf16& b) {
-  g.abuf.write(model::pack_a_bf16(g.plan, a));
-  g.bbuf.write(model::pack_w_bf16(g.plan, b));
+  g.abuf.write(plan::pack_a_bf16(g.plan, a));
+  g.bbuf.write(plan::pack_w_bf16(g.plan, b));
 }
 
 // Throws tpu::Error when A and B cannot be multiplied on the device.
 // M: MatrixI8 (int8 outputs) or MatrixBf16 (bf16 outputs, epi.output kF32 or kBf16).
 template <class M>
-void check_operands(const CoreConfig& core, const char* op, const M& a, const M& b, const model::GemmEpilogue& epi) {
+void check_operands(const CoreConfig& core, const char* op, const M& a, const M& b, const plan::GemmEpilogue& epi) {
   if (a.rows < 1 || a.cols < 1 || b.rows < 1 || b.cols < 1)
     throw Error(std::string(op) + ": empty matrix (A is " + shape(a.rows, a.cols) + ", B is " +
                 shape(b.rows, b.cols) + ")");
   if (a.cols != b.rows)
     throw Error(std::string(op) + ": inner dimensions differ: A is " + shape(a.rows, a.cols) +
                 " but B is " + shape(b.rows, b.cols) + " (A's columns must equal B's rows)");
-  if (model::gemm_bf16(epi.output) && !has_bf16(core.datapath))
+  if (plan::gemm_bf16(epi.output) && !has_bf16(core.datapath))
     throw Error(std::string(op) + ": the device has no bf16 datapath (its MXU is int8 only); bf16 GEMMs need a "
                 "configuration with one, such as tiny_bf16 or default_bf16");
-  if (!model::gemm_bf16(epi.output) && !has_int8(core.datapath))
+  if (!plan::gemm_bf16(epi.output) && !has_int8(core.datapath))
     throw Error(std::string(op) + ": the device has no int8 datapath (its MXU is bf16 only)");
   // The result is allocated on the host; its size is A's rows times B's
   // columns, which two small files can make larger than any memory.
@@ -92,7 +95,7 @@ void check_operands(const CoreConfig& core, const char* op, const M& a, const M&
 }
 
 // The GEMM's stats but cycles and counters.
-OpStats gemm_stats(const DeviceInfo& info, const model::GemmPlan& plan) {
+OpStats gemm_stats(const DeviceInfo& info, const plan::GemmPlan& plan) {
   OpStats s;
   s.n = info.n;
   s.macs = uint64_t(plan.shape.m) * uint64_t(plan.shape.k) * uint64_t(plan.shape.n_out);
@@ -104,8 +107,8 @@ OpStats gemm_stats(const DeviceInfo& info, const model::GemmPlan& plan) {
 
 // The GEMM with a plan made ready to run.
 template <class M>
-PreparedGemm prepare_planned(Device& dev, const char* op, const M& a, const M& b, const model::GemmEpilogue& epi,
-                             const model::GemmPlan& plan) {
+PreparedGemm prepare_planned(Device& dev, const char* op, const M& a, const M& b, const plan::GemmEpilogue& epi,
+                             const plan::GemmPlan& plan) {
   const CoreConfig core = core_config(dev.info());
   PreparedGemm g;
   g.plan = plan;
@@ -113,12 +116,12 @@ PreparedGemm prepare_planned(Device& dev, const char* op, const M& a, const M& b
     g.abuf = dev.alloc(g.plan.a_bytes());
     g.bbuf = dev.alloc(g.plan.w_bytes());
     g.cbuf = dev.alloc(g.plan.c_bytes());
-    g.programs = model::gemm_programs(g.plan, epi, g.abuf.addr(), g.bbuf.addr(), g.cbuf.addr(), core);
+    g.programs = plan::gemm_programs(g.plan, epi, g.abuf.addr(), g.bbuf.addr(), g.cbuf.addr(), core);
   } catch (const std::invalid_argument& e) {
     throw Error(std::string(op) + ": " + e.what());
   }
   write_images(g, a, b);
-  // The programs read A and B and only write C (gemm_program.h): each may
+  // The programs read A and B and only write C (tpu/plan/gemm.h): each may
   // touch these three buffers and nothing else.
   g.windows = {g.abuf.read_only(), g.bbuf.read_only(), g.cbuf.write_only()};
 
@@ -129,15 +132,15 @@ PreparedGemm prepare_planned(Device& dev, const char* op, const M& a, const M& b
 }
 
 template <class M>
-PreparedGemm prepare_gemm(Device& dev, const char* op, const M& a, const M& b, const model::GemmEpilogue& epi) {
+PreparedGemm prepare_gemm(Device& dev, const char* op, const M& a, const M& b, const plan::GemmEpilogue& epi) {
   const CoreConfig core = core_config(dev.info());
   check_operands(core, op, a, b, epi);
-  model::GemmPlan plan;
+  plan::GemmPlan plan;
   try {
     // A bias or a scale per output column rules out the transposed form
     // (C^T = W^T x A^T).
-    const model::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()};
-    plan = model::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
+    const plan::GemmOptions opt{.bias = !epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()};
+    plan = plan::plan_gemm({a.rows, a.cols, b.cols}, epi.output, core, opt);
   } catch (const std::invalid_argument& e) {
     throw Error(std::string(op) + ": " + e.what());
   }
@@ -222,7 +225,7 @@ void run_programs(Device& dev, const PreparedGemm& g) {
 // returns the packed result.
 template <class M>
 std::vector<uint8_t> run_gemm(Device& dev, const char* op, const M& a, const M& b,
-                              const model::GemmEpilogue& epi, model::GemmPlan* plan_out, OpStats* stats) {
+                              const plan::GemmEpilogue& epi, plan::GemmPlan* plan_out, OpStats* stats) {
   PreparedGemm g = prepare_gemm(dev, op, a, b, epi);
   OpStats& s = g.stats;
   const uint64_t start = dev.cycles();
@@ -262,17 +265,17 @@ OpStats& OpStats::operator+=(const OpStats& o) {
 }
 
 MatrixI32 matmul(Device& dev, const MatrixI8& a, const MatrixI8& b, OpStats* stats) {
-  model::GemmPlan plan;
+  plan::GemmPlan plan;
   const auto c = run_gemm(dev, "matmul", a, b, {}, &plan, stats);
-  return model::unpack_c_i32(plan, c);
+  return plan::unpack_c_i32(plan, c);
 }
 
 MatrixF32 matmul_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpStats* stats) {
-  model::GemmPlan plan;
-  model::GemmEpilogue epi;
-  epi.output = model::GemmOutput::kF32;
+  plan::GemmPlan plan;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kF32;
   const auto c = run_gemm(dev, "matmul_bf16", a, b, epi, &plan, stats);
-  const model::MatrixF32Bits bits = model::unpack_c_f32(plan, c);
+  const MatrixF32Bits bits = plan::unpack_c_f32(plan, c);
   MatrixF32 out(bits.rows, bits.cols);
   for (size_t i = 0; i < bits.data.size(); ++i) out.data[i] = bits_float(bits.data[i]);
   return out;
@@ -284,24 +287,24 @@ MatrixF32 dense_bf16(Device& dev, const MatrixBf16& x, const MatrixBf16& w, cons
   if (!bias.empty() && int(bias.size()) != w.cols)
     throw Error("dense_bf16: the bias has " + std::to_string(bias.size()) + " entries; W has " +
                 std::to_string(w.cols) + " output columns");
-  model::GemmPlan plan;
-  model::GemmEpilogue epi;
-  epi.output = model::GemmOutput::kF32;
+  plan::GemmPlan plan;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kF32;
   epi.act = act;
   for (float b : bias) epi.bias_f32.push_back(float_bits(b));
   const auto c = run_gemm(dev, "dense_bf16", x, w, epi, &plan, stats);
-  const model::MatrixF32Bits bits = model::unpack_c_f32(plan, c);
+  const MatrixF32Bits bits = plan::unpack_c_f32(plan, c);
   MatrixF32 out(bits.rows, bits.cols);
   for (size_t i = 0; i < bits.data.size(); ++i) out.data[i] = bits_float(bits.data[i]);
   return out;
 }
 
 MatrixBf16 matmul_bf16_to_bf16(Device& dev, const MatrixBf16& a, const MatrixBf16& b, OpStats* stats) {
-  model::GemmPlan plan;
-  model::GemmEpilogue epi;
-  epi.output = model::GemmOutput::kBf16;
+  plan::GemmPlan plan;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kBf16;
   const auto c = run_gemm(dev, "matmul_bf16_to_bf16", a, b, epi, &plan, stats);
-  return model::unpack_c_bf16(plan, c);
+  return plan::unpack_c_bf16(plan, c);
 }
 
 namespace {
@@ -313,11 +316,11 @@ constexpr uint64_t kBatchPrograms = 4;
 
 // Products of matmul_batch that run together: one product alone (its own
 // plan's programs), or consecutive products fused into one instruction
-// stream (gemm_program.h, "Batches"). The images of all products are in
+// stream (tpu/plan/batch.h). The images of all products are in
 // one buffer each for A, W and C, at 64-byte aligned offsets, so that every
 // command grants the same three windows.
 struct PreparedBatch {
-  std::vector<model::GemmPlan> plans;
+  std::vector<plan::GemmPlan> plans;
   std::vector<uint64_t> c_offsets;  // each product's C image in cbuf
   std::vector<std::vector<isa::Instr>> programs;
   Buffer abuf, bbuf, cbuf;
@@ -340,10 +343,10 @@ PreparedBatch alone(PreparedGemm g) {
 
 // Products [first, first + plans.size()) fused.
 PreparedBatch prepare_fused(Device& dev, std::span<const MatrixI8> a, std::span<const MatrixI8> b, size_t first,
-                            std::vector<model::GemmPlan> plans) {
+                            std::vector<plan::GemmPlan> plans) {
   const auto aligned = [](uint64_t v) { return (v + 63) / 64 * 64; };
   PreparedBatch f;
-  std::vector<model::GemmBatchAddrs> addrs(plans.size());
+  std::vector<plan::GemmBatchAddrs> addrs(plans.size());
   uint64_t a_bytes = 0, w_bytes = 0, c_bytes = 0;
   for (size_t i = 0; i < plans.size(); ++i) {
     addrs[i] = {a_bytes, w_bytes, c_bytes};
@@ -355,16 +358,16 @@ PreparedBatch prepare_fused(Device& dev, std::span<const MatrixI8> a, std::span<
   // Each image into one host copy of its buffer: one write per buffer.
   std::vector<uint8_t> a_image(a_bytes), w_image(w_bytes);
   for (size_t i = 0; i < plans.size(); ++i) {
-    const std::vector<int8_t> ai = model::pack_a(plans[i], a[first + i]), wi = model::pack_w(plans[i], b[first + i]);
+    const std::vector<int8_t> ai = plan::pack_a(plans[i], a[first + i]), wi = plan::pack_w(plans[i], b[first + i]);
     std::copy(ai.begin(), ai.end(), reinterpret_cast<int8_t*>(a_image.data()) + addrs[i].a);
     std::copy(wi.begin(), wi.end(), reinterpret_cast<int8_t*>(w_image.data()) + addrs[i].w);
   }
   f.abuf = dev.alloc(a_bytes);
   f.bbuf = dev.alloc(w_bytes);
   f.cbuf = dev.alloc(c_bytes);
-  for (model::GemmBatchAddrs& ad : addrs) ad.a += f.abuf.addr(), ad.w += f.bbuf.addr(), ad.c += f.cbuf.addr();
+  for (plan::GemmBatchAddrs& ad : addrs) ad.a += f.abuf.addr(), ad.w += f.bbuf.addr(), ad.c += f.cbuf.addr();
   try {
-    f.programs = model::gemm_batch_programs(plans, addrs, core_config(dev.info()));
+    f.programs = plan::gemm_batch_programs(plans, addrs, core_config(dev.info()));
   } catch (const std::invalid_argument& e) {
     throw Error(std::string("matmul_batch: ") + e.what());
   }
@@ -372,7 +375,7 @@ PreparedBatch prepare_fused(Device& dev, std::span<const MatrixI8> a, std::span<
   f.bbuf.write(w_image);
   f.windows = {f.abuf.read_only(), f.bbuf.read_only(), f.cbuf.write_only()};
   f.stats.n = dev.info().n;
-  for (const model::GemmPlan& p : plans) f.stats += gemm_stats(dev.info(), p);
+  for (const plan::GemmPlan& p : plans) f.stats += gemm_stats(dev.info(), p);
   f.stats.commands = f.programs.size();
   for (const auto& program : f.programs) f.stats.instructions += program.size();
   f.plans = std::move(plans);
@@ -416,7 +419,7 @@ std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, st
       if (!queue.failed()) {
         const std::vector<uint8_t> c_image = j.batch.cbuf.read(0, j.batch.cbuf.size());
         for (size_t i = 0; i < j.batch.plans.size(); ++i)
-          out[j.first + i] = model::unpack_c_i32(
+          out[j.first + i] = plan::unpack_c_i32(
               j.batch.plans[i], std::span(c_image).subspan(j.batch.c_offsets[i], j.batch.plans[i].c_bytes()));
       }
       jobs.pop_front();
@@ -424,14 +427,14 @@ std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, st
   });
 
   // Products of one shape share a plan.
-  std::map<std::array<int, 3>, model::GemmPlan> plans;
-  const auto plan_of = [&](size_t i) -> const model::GemmPlan& {
+  std::map<std::array<int, 3>, plan::GemmPlan> plans;
+  const auto plan_of = [&](size_t i) -> const plan::GemmPlan& {
     check_operands(core, "matmul_batch", a[i], b[i], {});
     const std::array<int, 3> key{a[i].rows, a[i].cols, b[i].cols};
     auto it = plans.find(key);
     if (it == plans.end()) {
       try {
-        it = plans.emplace(key, model::plan_gemm_for_batch({key[0], key[1], key[2]}, core)).first;
+        it = plans.emplace(key, plan::plan_gemm_for_batch({key[0], key[1], key[2]}, core)).first;
       } catch (const std::invalid_argument& e) {
         throw Error(std::string("matmul_batch: ") + e.what());
       }
@@ -444,13 +447,13 @@ std::vector<MatrixI32> matmul_batch(Device& dev, std::span<const MatrixI8> a, st
     const uint64_t budget = kBatchPrograms * uint64_t(core.imem_depth - 1);
     for (size_t i = 0; i < a.size() && !queue.failed();) {
       // Consecutive batchable products while they fit together and the budget.
-      std::vector<model::GemmPlan> fused;
+      std::vector<plan::GemmPlan> fused;
       uint64_t instructions = 0;
       for (; i < a.size(); ++i) {
-        const model::GemmPlan& p = plan_of(i);
-        instructions += model::gemm_batch_instructions(p);
+        const plan::GemmPlan& p = plan_of(i);
+        instructions += plan::gemm_batch_instructions(p);
         fused.push_back(p);
-        if (!model::gemm_batch_fits(fused, core) || (fused.size() > 1 && instructions > budget)) {
+        if (!plan::gemm_batch_fits(fused, core) || (fused.size() > 1 && instructions > budget)) {
           fused.pop_back();
           break;
         }
@@ -486,16 +489,16 @@ MatrixI8 dense_epilogue(Device& dev, const MatrixI8& x, const MatrixI8& w, const
   if (!bias.empty() && int(bias.size()) != w.cols)
     throw Error("dense: the bias has " + std::to_string(bias.size()) + " entries; W has " +
                 std::to_string(w.cols) + " output columns");
-  model::GemmEpilogue epi;
-  epi.output = model::GemmOutput::kInt8;
+  plan::GemmEpilogue epi;
+  epi.output = plan::GemmOutput::kInt8;
   epi.q = q;
   epi.act = act;
   epi.bias = bias;
   epi.scales = scales;
   if (!scales.empty()) epi.q.multiplier = 0x40000000, epi.q.shift = 0;  // replaced per lane
-  model::GemmPlan plan;
+  plan::GemmPlan plan;
   const auto c = run_gemm(dev, "dense", x, w, epi, &plan, stats);
-  return model::unpack_c_i8(plan, c);
+  return plan::unpack_c_i8(plan, c);
 }
 
 }  // namespace
@@ -593,17 +596,17 @@ int Mlp::outputs() const { return layers_.back().w.cols; }
 
 namespace {
 
-std::vector<model::ChainLayer> chain_layers(const std::vector<DenseLayer>& layers) {
-  std::vector<model::ChainLayer> out;
+std::vector<plan::ChainLayer> chain_layers(const std::vector<DenseLayer>& layers) {
+  std::vector<plan::ChainLayer> out;
   for (const DenseLayer& d : layers) out.push_back({d.w.rows, d.w.cols, d.q, d.act, d.bias});
   return out;
 }
 
 // The chained plan for `batch` samples, or one that does not fit (why_not).
-model::ChainPlan chain_plan(const std::vector<DenseLayer>& layers, const DeviceInfo& info, int batch,
+plan::ChainPlan chain_plan(const std::vector<DenseLayer>& layers, const DeviceInfo& info, int batch,
                             const MlpOptions& options) {
   try {
-    return model::plan_chain(chain_layers(layers), batch, core_config(info),
+    return plan::plan_chain(chain_layers(layers), batch, core_config(info),
                              {.step_rows = options.step, .loop = options.loop});
   } catch (const std::invalid_argument& e) {
     throw Error(e.what());
@@ -613,7 +616,7 @@ model::ChainPlan chain_plan(const std::vector<DenseLayer>& layers, const DeviceI
 // The rule of docs/driver.md, "Chained MLP"; *chain gets the chained plan
 // when there is one.
 MlpPlan plan_mlp(const std::vector<DenseLayer>& layers, const DeviceInfo& info, int batch, const MlpOptions& options,
-                 model::ChainPlan* chain) {
+                 plan::ChainPlan* chain) {
   MlpPlan p;
   if (batch < 1) throw Error("mlp: the batch must have at least one sample");
   if (options.step < 0) throw Error("mlp: the step must be 0 (the planner's choice) or a number of samples");
@@ -629,7 +632,7 @@ MlpPlan plan_mlp(const std::vector<DenseLayer>& layers, const DeviceInfo& info, 
     p.reason = "one layer: a single dense";
     return p;
   }
-  model::ChainPlan c = chain_plan(layers, info, batch, options);
+  plan::ChainPlan c = chain_plan(layers, info, batch, options);
   if (!c.fits()) {
     if (options.chain == MlpOptions::Chain::kAlways) throw Error("mlp: the layers cannot be chained: " + c.why_not);
     p.reason = c.why_not;
@@ -643,7 +646,7 @@ MlpPlan plan_mlp(const std::vector<DenseLayer>& layers, const DeviceInfo& info, 
   p.ub_rows = c.ub_rows_used;
   p.chained_estimate = c.estimate;
   if (weigh) {
-    p.per_layer_estimate = model::estimate_per_layer(chain_layers(layers), batch, core_config(info));
+    p.per_layer_estimate = plan::estimate_per_layer(chain_layers(layers), batch, core_config(info));
     if (p.per_layer_estimate < p.chained_estimate) {
       p.reason = "layer by layer is estimated faster (" + std::to_string(p.per_layer_estimate) + " cycles against " +
                  std::to_string(p.chained_estimate) + " chained)";
@@ -665,7 +668,7 @@ MatrixI8 Mlp::run(Device& dev, const MatrixI8& x, OpStats* stats, const MlpOptio
   if (x.cols != inputs())
     throw Error("mlp: the input has " + std::to_string(x.cols) + " features; the model takes " +
                 std::to_string(inputs()));
-  model::ChainPlan c;
+  plan::ChainPlan c;
   if (x.rows < 1 || !plan_mlp(layers_, dev.info(), x.rows, options, &c).chained) {
     MatrixI8 h = x;
     for (const DenseLayer& d : layers_) h = dense(dev, h, d.w, d.bias, d.q, d.act, stats);
@@ -673,14 +676,14 @@ MatrixI8 Mlp::run(Device& dev, const MatrixI8& x, OpStats* stats, const MlpOptio
   }
   // Chained: the whole network in one command per program (docs/driver.md,
   // "Chained MLP"); the activations stay in the unified buffer.
-  const std::vector<model::ChainLayer> chain = chain_layers(layers_);
+  const std::vector<plan::ChainLayer> chain = chain_layers(layers_);
   const CoreConfig core = core_config(dev.info());
   std::vector<const MatrixI8*> weights;
   for (const DenseLayer& d : layers_) weights.push_back(&d.w);
   Buffer records = dev.alloc(c.records_bytes()), out = dev.alloc(c.out_bytes());
-  const std::vector<int8_t> image = model::pack_chain_records(c, x, weights);
+  const std::vector<int8_t> image = plan::pack_chain_records(c, x, weights);
   records.write(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(image.data()), image.size()));
-  const auto programs = model::chain_programs(c, chain, records.addr(), out.addr(), core);
+  const auto programs = plan::chain_programs(c, chain, records.addr(), out.addr(), core);
 
   OpStats s;
   s.n = dev.info().n;
@@ -707,7 +710,7 @@ MatrixI8 Mlp::run(Device& dev, const MatrixI8& x, OpStats* stats, const MlpOptio
   }
   s.cycles = end - start;
   if (stats) *stats += s;
-  return model::unpack_chain_output(c, outputs(), out.read(0, c.out_bytes()));
+  return plan::unpack_chain_output(c, outputs(), out.read(0, c.out_bytes()));
 }
 
 MatrixI8 Mlp::run_reference(const MatrixI8& x) const {
@@ -717,7 +720,7 @@ MatrixI8 Mlp::run_reference(const MatrixI8& x) const {
   static constexpr std::array<int8_t, 256> kNoLut{};
   MatrixI8 h = x;
   for (const DenseLayer& d : layers_) {
-    const MatrixI32 acc = model::matmul_i8(h, d.w);
+    const MatrixI32 acc = ref::matmul_i8(h, d.w);
     MatrixI8 next(acc.rows, acc.cols);
     for (int i = 0; i < acc.rows; ++i)
       for (int j = 0; j < acc.cols; ++j)

@@ -16,6 +16,7 @@
 #include "tpu/bf16.h"
 #include "tpu/device.h"
 #include "tpu/ops.h"
+#include "tpu/ref_matmul.h"
 #include "transport_under_test.h"
 
 namespace {
@@ -231,7 +232,7 @@ TEST_F(Bf16OpsTest, Int8GemmsStillRunOnABothDevice) {
   tpu::MatrixI8 a(13, 21), b(21, 6);
   for (auto& v : a.data) v = int8_t(rng_() % 256);
   for (auto& v : b.data) v = int8_t(rng_() % 256);
-  EXPECT_EQ(tpu::matmul(*dev_, a, b), tpu::model::matmul_i8(a, b));
+  EXPECT_EQ(tpu::matmul(*dev_, a, b), tpu::ref::matmul_i8(a, b));
   // bf16 after int8 on the same device: each GEMM brings its own tiles.
   check(random(5, 9), random(9, 7));
 }

@@ -12,14 +12,19 @@
 
 #include "tpu/config.h"
 #include "tpu/device.h"
-#include "tpu/gemm_program.h"
 #include "tpu/host_size.h"
-#include "tpu/mlp_program.h"
 #include "tpu/ops.h"
+#include "tpu/plan/batch.h"
+#include "tpu/plan/gemm.h"
+#include "tpu/plan/mlp.h"
+#include "tpu/plan/pack.h"
+#include "tpu/ref_matmul.h"
 #include "tpu/roofline.h"
 #include "transport_under_test.h"
 
 namespace {
+
+namespace plan = tpu::plan;
 
 using tpu::MatrixI32;
 using tpu::MatrixI8;
@@ -63,7 +68,7 @@ TEST_F(OpsTest, MatmulShapesOnBothConfigs) {
                    std::to_string(n));
       const MatrixI8 a = random(m, k), b = random(k, n);
       tpu::OpStats stats;
-      EXPECT_EQ(tpu::matmul(*dev, a, b, &stats), tpu::model::matmul_i8(a, b));
+      EXPECT_EQ(tpu::matmul(*dev, a, b, &stats), tpu::ref::matmul_i8(a, b));
       EXPECT_GE(stats.commands, 1u);
       EXPECT_GT(stats.cycles, 0u);
       EXPECT_EQ(stats.macs, uint64_t(m) * k * n);
@@ -78,7 +83,6 @@ TEST_F(OpsTest, MatmulShapesOnBothConfigs) {
 // beyond what the UB holds of a pass), dense with a bias (never transposed)
 // and without. The shapes must take each path at least once per device.
 TEST_F(OpsTest, TransposedAndStreamedKPlansAreExact) {
-  namespace m = tpu::model;
   for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
     // Over the serial line default's GEMMs (K up to 8,191, each through
     // matmul and dense) take more than 9 minutes; tiny's plans are the same
@@ -91,16 +95,16 @@ TEST_F(OpsTest, TransposedAndStreamedKPlansAreExact) {
     for (const auto& [mm, k, n] : {std::array<int, 3>{tiny ? 307 : 1021, 9, 3}, {3, tiny ? 1999 : 8191, 5},
                                    {tiny ? 23 : 41, tiny ? 1031 : 4099, 7}, {1, 1, 1}}) {
       SCOPED_TRACE(info.name + " " + std::to_string(mm) + "x" + std::to_string(k) + "x" + std::to_string(n));
-      const m::GemmPlan plan = m::plan_gemm({mm, k, n}, m::GemmOutput::kInt32, core);
+      const plan::GemmPlan plan = plan::plan_gemm({mm, k, n}, plan::GemmOutput::kInt32, core);
       transposed += plan.transposed;
       chunked += plan.chunks > 1;
       const MatrixI8 a = random(mm, k), b = random(k, n);
-      EXPECT_EQ(tpu::matmul(*dev, a, b), m::matmul_i8(a, b));
+      EXPECT_EQ(tpu::matmul(*dev, a, b), tpu::ref::matmul_i8(a, b));
       // int8 results through dense: with a bias the plan is never transposed.
       const tpu::QuantParams q{.multiplier = 1 << 30, .shift = 12};
       std::vector<int32_t> bias;
       for (int j = 0; j < n; ++j) bias.push_back(rand_int(-5000, 5000));
-      EXPECT_FALSE(m::plan_gemm({mm, k, n}, m::GemmOutput::kInt8, core, {.bias = true}).transposed);
+      EXPECT_FALSE(plan::plan_gemm({mm, k, n}, plan::GemmOutput::kInt8, core, {.bias = true}).transposed);
       for (const auto& bs : {std::vector<int32_t>{}, bias}) {
         const tpu::DenseLayer layer{b, bs, q, tpu::Activation::kRelu};
         EXPECT_EQ(tpu::dense(*dev, a, b, bs, q, tpu::Activation::kRelu), tpu::Mlp({layer}).run_reference(a))
@@ -116,7 +120,7 @@ TEST_F(OpsTest, MatmulManyPassesAndProgramsOnTiny) {
   // 4x4 array, 256 UB rows, 256-instruction IMEM: many passes and programs.
   const MatrixI8 a = random(70, 96), b = random(96, 37);
   tpu::OpStats stats;
-  EXPECT_EQ(tpu::matmul(*tiny_, a, b, &stats), tpu::model::matmul_i8(a, b));
+  EXPECT_EQ(tpu::matmul(*tiny_, a, b, &stats), tpu::ref::matmul_i8(a, b));
   EXPECT_GT(stats.commands, 1u);
 }
 
@@ -140,7 +144,7 @@ TEST_F(OpsTest, MatmulBatchIsExactAtEveryDepth) {
       tpu::OpStats stats;
       const std::vector<MatrixI32> c = tpu::matmul_batch(*dev, a, b, &stats, depth);
       ASSERT_EQ(c.size(), a.size());
-      for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(c[i], tpu::model::matmul_i8(a[i], b[i])) << "product " << i;
+      for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(c[i], tpu::ref::matmul_i8(a[i], b[i])) << "product " << i;
       EXPECT_EQ(stats.macs, macs);
       EXPECT_GE(stats.commands, 1u);
       if (dev == default_.get()) EXPECT_LT(stats.commands, a.size()) << "the products were not fused";
@@ -159,7 +163,6 @@ TEST_F(OpsTest, MatmulBatchIsExactAtEveryDepth) {
 // configurations, fewer commands than products, and the same results
 // one command at a time (depth 1) with the device's counters.
 TEST_F(OpsTest, MatmulBatchFusesMixedShapes) {
-  namespace m = tpu::model;
   for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
     const tpu::DeviceInfo& info = dev->info();
     const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
@@ -182,7 +185,7 @@ TEST_F(OpsTest, MatmulBatchFusesMixedShapes) {
       a.push_back(random(mm, k));
       b.push_back(random(k, n));
       macs += uint64_t(mm) * k * n;
-      unfused += !m::gemm_batchable(m::plan_gemm_for_batch({mm, k, n}, core), core);
+      unfused += !plan::gemm_batchable(plan::plan_gemm_for_batch({mm, k, n}, core), core);
     }
     EXPECT_EQ(unfused, 1) << info.name << ": exactly one product should run alone";
     for (size_t depth : {size_t(0), size_t(1)}) {
@@ -190,7 +193,7 @@ TEST_F(OpsTest, MatmulBatchFusesMixedShapes) {
       tpu::OpStats stats;
       const std::vector<MatrixI32> c = tpu::matmul_batch(*dev, a, b, &stats, depth);
       ASSERT_EQ(c.size(), a.size());
-      for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(c[i], m::matmul_i8(a[i], b[i])) << "product " << i;
+      for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(c[i], tpu::ref::matmul_i8(a[i], b[i])) << "product " << i;
       EXPECT_EQ(stats.macs, macs);
       EXPECT_LT(stats.commands, a.size()) << "the products were not fused";
       EXPECT_GT(stats.instructions, stats.commands);
@@ -212,7 +215,7 @@ TEST_F(OpsTest, MatmulBatchOfSmallProductsTakesFewCommands) {
     }
     tpu::OpStats stats;
     const std::vector<MatrixI32> c = tpu::matmul_batch(*dev, a, b, &stats);
-    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(c[i], tpu::model::matmul_i8(a[i], b[i])) << "product " << i;
+    for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(c[i], tpu::ref::matmul_i8(a[i], b[i])) << "product " << i;
     EXPECT_LT(stats.commands, a.size() / 4);
   }
 }
@@ -230,13 +233,13 @@ TEST_F(OpsTest, MatmulBatchRefusesBadListsAndQueuesNothing) {
     EXPECT_NE(std::string(e.what()).find("inner dimensions differ"), std::string::npos) << e.what();
   }
   EXPECT_EQ(default_->in_flight(), 0u);
-  EXPECT_EQ(tpu::matmul(*default_, a[0], b[0]), tpu::model::matmul_i8(a[0], b[0]));
+  EXPECT_EQ(tpu::matmul(*default_, a[0], b[0]), tpu::ref::matmul_i8(a[0], b[0]));
 }
 
 TEST_F(OpsTest, ExtremeValuesKeepEveryBit) {
   for (int8_t av : {int8_t(-128), int8_t(127)}) {
     const MatrixI8 a(9, 200, av), b(200, 20, -128);
-    EXPECT_EQ(tpu::matmul(*default_, a, b), tpu::model::matmul_i8(a, b));
+    EXPECT_EQ(tpu::matmul(*default_, a, b), tpu::ref::matmul_i8(a, b));
   }
 }
 
@@ -279,7 +282,7 @@ TEST_F(OpsTest, DensePerChannelMatchesReference) {
       }
       const tpu::QuantParams q{.zero_point = rand_int(-20, 20), .qmin = -128, .qmax = 127, .relu6_max = 90};
       const MatrixI8 got = tpu::dense(*dev, x, w, bias, scales, q, act);
-      const MatrixI32 acc = tpu::model::matmul_i8(x, w);
+      const MatrixI32 acc = tpu::ref::matmul_i8(x, w);
       ASSERT_EQ(got.rows, m);
       ASSERT_EQ(got.cols, n);
       for (int i = 0; i < m; ++i)
@@ -306,7 +309,7 @@ TEST_F(OpsTest, BiasOfZeroAfterAnotherCommandsBias) {
   const MatrixI8 x = random(5, 20), w = random(20, 6);
   const std::vector<tpu::LaneScale> scales(6, tpu::quant::quantize_multiplier(std::exp2(-8.0)));
   const tpu::QuantParams q{.zero_point = 0};
-  const MatrixI32 acc = tpu::model::matmul_i8(x, w);
+  const MatrixI32 acc = tpu::ref::matmul_i8(x, w);
   for (tpu::Device* dev : {default_.get(), tiny_.get()})
     for (const int32_t b : {5000, 0}) {
       const std::vector<int32_t> bias(6, b);
@@ -325,14 +328,14 @@ TEST_F(OpsTest, PerChannelScalesOnATallShapeStayPerColumn) {
   std::vector<tpu::LaneScale> scales(6);
   for (auto& s : scales) s = tpu::quant::quantize_multiplier(std::exp2(rand_int(-12000, 1000) / 1000.0));
   const tpu::QuantParams q{.zero_point = 5};
-  const MatrixI32 acc = tpu::model::matmul_i8(a, b);
+  const MatrixI32 acc = tpu::ref::matmul_i8(a, b);
   for (tpu::Device* dev : {default_.get(), tiny_.get()}) {
     const tpu::DeviceInfo& info = dev->info();
     const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
     // On the default device the planner would transpose this shape without
     // the per-column epilogue (on tiny it would not either way).
     if (dev == default_.get())
-      EXPECT_TRUE(tpu::model::plan_gemm({a.rows, a.cols, b.cols}, tpu::model::GemmOutput::kInt8, core).transposed);
+      EXPECT_TRUE(plan::plan_gemm({a.rows, a.cols, b.cols}, plan::GemmOutput::kInt8, core).transposed);
     const MatrixI8 got = tpu::matmul_requant(*dev, a, b, scales, q);
     for (int i = 0; i < a.rows; ++i)
       for (int j = 0; j < b.cols; ++j)
@@ -552,14 +555,13 @@ TEST_F(OpsTest, MlpChainedMatchesItsReferenceAtEveryLayer) {
 // chosen by the planner, its steps in a device LOOP; forced step sizes with
 // and without the LOOP; only the logits leave the device.
 TEST_F(OpsTest, MlpChainedLoopsOverStepsInOneCommand) {
-  namespace m = tpu::model;
   const tpu::Mlp mlp({mlp_test::random_layer(rng_, 64, 32, false), mlp_test::random_layer(rng_, 32, 10, true)});
   const int batch = 450;
   const MatrixI8 x = random(batch, 64);
   const MatrixI8 want = mlp.run_reference(x);
   const tpu::DeviceInfo& info = default_->info();
   const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
-  std::vector<m::ChainLayer> chain;
+  std::vector<plan::ChainLayer> chain;
   for (const auto& d : mlp.layers()) chain.push_back({d.w.rows, d.w.cols, d.q, d.act, d.bias});
   struct Case {
     tpu::MlpOptions options;
@@ -585,8 +587,8 @@ TEST_F(OpsTest, MlpChainedLoopsOverStepsInOneCommand) {
     EXPECT_EQ(stats.write_bytes, S * P * n);
     // In the program: one RHM of input rows and one WHM of logit rows per
     // step, nothing else crosses (the hidden layer stays in the UB).
-    const m::ChainPlan cp = m::plan_chain(chain, batch, core, {.step_rows = c.options.step, .loop = c.options.loop});
-    const auto programs = m::chain_programs(cp, chain, 0, 1 << 20, core);
+    const plan::ChainPlan cp = plan::plan_chain(chain, batch, core, {.step_rows = c.options.step, .loop = c.options.loop});
+    const auto programs = plan::chain_programs(cp, chain, 0, 1 << 20, core);
     ASSERT_EQ(programs.size(), 1u);
     EXPECT_EQ(mlp_test::rows_of(programs[0], tpu::isa::Op::kRhm), S * 4 * P);
     EXPECT_EQ(mlp_test::rows_of(programs[0], tpu::isa::Op::kWhm), S * P);
@@ -661,7 +663,7 @@ TEST_F(OpsTest, BadOperandsAreRejectedBeforeTheDevice) {
   }
   // The device still works.
   const MatrixI8 c = random(3, 3);
-  EXPECT_EQ(tpu::matmul(*default_, c, c), tpu::model::matmul_i8(c, c));
+  EXPECT_EQ(tpu::matmul(*default_, c, c), tpu::ref::matmul_i8(c, c));
 }
 
 // ---- Utilization and the roofline -------------------------------------------------------
@@ -684,14 +686,14 @@ TEST_F(OpsTest, UtilizationCountsTheMathAndArrayUtilizationThePadding) {
                  std::to_string(n_out));
     const tpu::DeviceInfo& info = c.dev->info();
     const tpu::CoreConfig core{info.n, info.ub_rows, info.acc_rows, info.imem_depth, info.wgt_fifo_tiles};
-    if (tpu::model::plan_gemm({c.m, c.k, c.n_out}, tpu::model::GemmOutput::kInt32, core).transposed)
+    if (plan::plan_gemm({c.m, c.k, c.n_out}, plan::GemmOutput::kInt32, core).transposed)
       std::swap(m, n_out);  // the device's rows are C's columns
     const uint64_t kb = (k + n - 1) / n, ct = (n_out + n - 1) / n;
     const uint64_t macs = m * k * n_out, padded_macs = m * (kb * n) * (ct * n);
     ASSERT_LT(macs, padded_macs) << "the case must pad";
     const MatrixI8 a = random(c.m, c.k), b = random(c.k, c.n_out);
     tpu::OpStats s;
-    ASSERT_EQ(tpu::matmul(*c.dev, a, b, &s), tpu::model::matmul_i8(a, b));
+    ASSERT_EQ(tpu::matmul(*c.dev, a, b, &s), tpu::ref::matmul_i8(a, b));
     ASSERT_GT(s.cycles, 0u);
     const double peak = double(s.cycles) * double(n * n);
     EXPECT_EQ(s.macs, macs);
@@ -838,7 +840,7 @@ TEST_F(OpsTest, RooflineBoundsRealRuns) {
     SCOPED_TRACE(std::to_string(c.m) + "x" + std::to_string(c.k) + "x" + std::to_string(c.n_out));
     const MatrixI8 a = random(c.m, c.k), b = random(c.k, c.n_out);
     tpu::OpStats s;
-    ASSERT_EQ(tpu::matmul(*default_, a, b, &s), tpu::model::matmul_i8(a, b));
+    ASSERT_EQ(tpu::matmul(*default_, a, b, &s), tpu::ref::matmul_i8(a, b));
     const auto r = tpu::roofline(s, default_->info().config, command_cycles, queued_cycles);
     ASSERT_TRUE(r.has_value());
     EXPECT_STREQ(r->limit(), c.limit);
@@ -858,7 +860,7 @@ TEST_F(OpsTest, DISABLED_MeasureGemm) {
   if (const char* env = std::getenv("TPU_GEMM")) std::sscanf(env, "%d %d %d", &m, &k, &n);
   const MatrixI8 a = random(m, k), b = random(k, n);
   tpu::OpStats s;
-  EXPECT_EQ(tpu::matmul(*default_, a, b, &s), tpu::model::matmul_i8(a, b));
+  EXPECT_EQ(tpu::matmul(*default_, a, b, &s), tpu::ref::matmul_i8(a, b));
   std::printf("%dx%dx%d: cycles %llu commands %llu instr %llu util %.4f mxu_busy %llu wgt_stall %llu "
               "dep_stall %llu mem_stall %llu core cycles %llu\n",
               m, k, n, (unsigned long long)s.cycles, (unsigned long long)s.commands,

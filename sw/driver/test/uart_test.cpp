@@ -66,7 +66,7 @@ void expect_exact_matmuls(tpu::Device& dev, std::mt19937_64& rng, const std::vec
   for (const auto& [m, k, n] : shapes) {
     SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
     const MatrixI8 a = random_matrix(rng, m, k), b = random_matrix(rng, k, n);
-    EXPECT_EQ(tpu::matmul(dev, a, b), tpu::model::matmul_i8(a, b));
+    EXPECT_EQ(tpu::matmul(dev, a, b), tpu::ref::matmul_i8(a, b));
   }
 }
 
@@ -181,9 +181,9 @@ TEST(UartTest, AnIdleLinkIsNotADeadOne) {
   tpu::Device dev = tpu::Device::open("uart:" + sim->pty() + "?timeout=1500");
   std::mt19937_64 rng(11);
   const MatrixI8 a = random_matrix(rng, 5, 6), b = random_matrix(rng, 6, 7);
-  EXPECT_EQ(tpu::matmul(dev, a, b), tpu::model::matmul_i8(a, b));
+  EXPECT_EQ(tpu::matmul(dev, a, b), tpu::ref::matmul_i8(a, b));
   std::this_thread::sleep_for(std::chrono::milliseconds(2000));
-  EXPECT_EQ(tpu::matmul(dev, a, b), tpu::model::matmul_i8(a, b));
+  EXPECT_EQ(tpu::matmul(dev, a, b), tpu::ref::matmul_i8(a, b));
 }
 
 TEST(UartTest, NoBoardOnThePortIsAClearError) {

@@ -190,10 +190,18 @@ inline std::string config_names() {
   return s;
 }
 
-// What the GEMM planner and the reference model need of a configuration.
+// The configuration called kDefaultConfig.
+constexpr const Config& default_config() { return *find_config(kDefaultConfig); }
+
+// What the planners and the reference model need of a configuration.
 constexpr CoreConfig core_config(const Config& c) {
   return CoreConfig{c.array_n, c.ub_rows, c.acc_rows, c.imem_depth, c.wgt_fifo_tiles,
-                    c.datapath};
+                    c.datapath, c.link_latency, c.link_bytes_per_cycle};
 }
+
+// A CoreConfig made from what a device reports keeps its link defaults:
+// the default configuration's.
+static_assert(CoreConfig{}.link_latency == default_config().link_latency &&
+              CoreConfig{}.link_bytes_per_cycle == default_config().link_bytes_per_cycle);
 
 }  // namespace tpu

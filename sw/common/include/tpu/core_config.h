@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the GEMM planner and the reference model need to know of a core: its
-// array size, memory sizes and MXU datapath. tpu::core_config() makes one
-// from a named configuration (tpu/config.h); the driver makes one from what
-// the device reports (DeviceInfo).
+// What the planners and the reference model need to know of a core: its
+// array size, memory sizes, MXU datapath and host link timing.
+// tpu::core_config() makes one from a named configuration (tpu/config.h);
+// the driver makes one from what the device reports (DeviceInfo).
 #pragma once
 
 namespace tpu {
@@ -32,6 +32,12 @@ struct CoreConfig {
   int imem_depth = 1024;
   int wgt_fifo_tiles = 16;  // an RW may leave up to wgt_fifo_tiles + 2 tiles unretired
   Datapath datapath = Datapath::kInt8;
+  // The host link as the planners' cost models see it: cycles from a read
+  // request to its first data, and bytes a cycle each way. A device does not
+  // report them; these defaults are the default configuration's
+  // (scripts/config_table.py; config.h checks that they agree).
+  int link_latency = 500;
+  int link_bytes_per_cycle = 16;
 };
 
 }  // namespace tpu

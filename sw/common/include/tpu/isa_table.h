@@ -376,6 +376,12 @@ inline constexpr CfgInfo kCfgRegs[] = {
 };
 
 inline constexpr uint16_t kLoopMaxBody = 255;
+// The largest count (rows of RHM, WHM, MMC, ACT and VOP, tiles of RW,
+// iterations of LOOP): the count field's width.
+inline constexpr uint32_t kMaxCount = 0xFFFF;
+// The UB and ACC increments a LOOP can add per iteration (signed fields).
+inline constexpr int32_t kLoopIncMin = -32768;
+inline constexpr int32_t kLoopIncMax = 32767;
 // Tiles the MXU holds beyond the weight FIFO: an RW may raise the
 // unretired tile count to WgtFifoTiles + kWgtBanks (else WGT_OVERFLOW).
 inline constexpr int kWgtBanks = 2;

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Plain reference matrix multiplication: the yardstick every MXU and GEMM
-// result is compared against, bit for bit.
+// result is compared against, bit for bit, by the tests and by the driver's
+// reference paths. Its own namespace (tpu::ref): it is neither the
+// simulation's reference model of the core (tpu::model, sim/model) nor the
+// planner, and the driver uses it without either.
 #pragma once
 
 #include <algorithm>
@@ -8,26 +11,9 @@
 #include <vector>
 
 #include "tpu/bf16.h"
+#include "tpu/matrix.h"
 
-namespace tpu::model {
-
-// Row-major dense matrix.
-template <class T>
-struct Matrix {
-  int rows = 0, cols = 0;
-  std::vector<T> data;
-
-  Matrix() = default;
-  Matrix(int r, int c, T fill = T{}) : rows(r), cols(c), data(size_t(r) * c, fill) {}
-  T& at(int r, int c) { return data[size_t(r) * cols + c]; }
-  const T& at(int r, int c) const { return data[size_t(r) * cols + c]; }
-  bool operator==(const Matrix& o) const {
-    return rows == o.rows && cols == o.cols && data == o.data;
-  }
-};
-
-using MatrixI8 = Matrix<int8_t>;
-using MatrixI32 = Matrix<int32_t>;
+namespace tpu::ref {
 
 // C = A * B with int8 operands and int32 accumulation, wrapping as a
 // two's-complement int32 accumulator does (callers that must not wrap check
@@ -76,4 +62,4 @@ inline Matrix<uint32_t> matmul_bf16(const Matrix<bf16>& a, const Matrix<bf16>& b
   return c;
 }
 
-}  // namespace tpu::model
+}  // namespace tpu::ref

@@ -18,16 +18,15 @@
 #include <vector>
 
 #include "tpu/bf16.h"
-#include "tpu/quant.h"
-#include "tpu/ref_matmul.h"
 #include "tpu/device.h"
+#include "tpu/matrix.h"
+#include "tpu/quant.h"
 
 namespace tpu {
 
-using model::MatrixI32;
-using model::MatrixI8;
-using MatrixBf16 = model::Matrix<bf16>;  // bf16 bits (tpu/bf16.h): float_to_bf16 and bf16_to_float convert
-using MatrixF32 = model::Matrix<float>;
+// MatrixI8, MatrixI32 and MatrixBf16 (bf16 bits: float_to_bf16 and
+// bf16_to_float convert) are tpu/matrix.h's.
+using MatrixF32 = Matrix<float>;
 using quant::LaneScale;
 using quant::QuantParams;
 using Activation = quant::Act;

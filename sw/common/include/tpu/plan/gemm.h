@@ -1,7 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plans and builds the programs of an int8 or bf16 GEMM C = A x W on the
-// core, for the driver's operators, the reference model and the RTL
-// testbenches alike.
+// The GEMM planner's vocabulary and entry points: plans and builds the
+// programs of an int8 or bf16 GEMM C = A x W on the core, for the driver's
+// operators, the reference model and the RTL testbenches alike.
+//
+// The planner (namespace tpu::plan) is split by job, one file each:
+//   tpu/plan/gemm.h        this file: shapes, options, the plan, plan_gemm
+//                          and gemm_programs; the schedule below
+//   tpu/plan/cost_model.h  the analytic cycle estimate plan_gemm ranks by
+//   tpu/plan/pack.h        the host images (pack A and W, unpack C)
+//   tpu/plan/batch.h       independent small products as one stream
+//   tpu/plan/mlp.h         a dense network chained in one command
+//   src/plan/stream.h      instruction streams shared by the emitters
+//                          (programs cut at the IMEM, weight-tile RWs, MMC
+//                          runs as LOOPs); search.cpp, emit.cpp, plan.cpp
+//                          hold the search, the emission and the plan's
+//                          geometry.
+// The 16-bit counts and the LOOP increments are the ISA's (isa_table.h:
+// kMaxCount, kLoopIncMin/Max); the link timing is the core's
+// (CoreConfig::link_latency, link_bytes_per_cycle).
 //
 // bf16 GEMMs (outputs kF32 and kBf16: A and W are bf16) use the same plans
 // and schedule with the bf16 forms (docs/isa.md): a row of L is a wide row
@@ -80,7 +96,7 @@
 //   - Runs of MMCs that differ by a constant UB or ACC step become LOOPs.
 // plan_gemm picks the transposition, pass_rows, group_tiles, chunk_blocks,
 // A and result regions, write_tiles and the order with the lowest estimate of
-// cycles (estimate_cycles) among those that fit the UB, ACC and 16-bit
+// cycles (GemmCostModel) among those that fit the UB, ACC and 16-bit
 // counts; for the best few it builds the programs to count their
 // instructions exactly.
 // The instruction stream is cut into programs of at most imem_depth
@@ -90,16 +106,14 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
 #include <vector>
 
-#include "tpu/isa.h"
-#include "tpu/quant.h"
-#include "tpu/ref_matmul.h"
 #include "tpu/core_config.h"
-#include "tpu/host_memory.h"
+#include "tpu/isa.h"
+#include "tpu/matrix.h"
+#include "tpu/quant.h"
 
-namespace tpu::model {
+namespace tpu::plan {
 
 struct GemmShape {
   int m = 0;      // rows of A and C
@@ -113,9 +127,6 @@ enum class GemmOutput { kInt32, kInt8, kF32, kBf16 };
 
 // A and W are bf16 (the MXU's bf16 datapath).
 constexpr bool gemm_bf16(GemmOutput o) { return o == GemmOutput::kF32 || o == GemmOutput::kBf16; }
-
-using MatrixBf16 = Matrix<uint16_t>;  // bf16 bits (tpu/bf16.h)
-using MatrixF32Bits = Matrix<uint32_t>;  // fp32 bits
 
 // What ACT does with each output tile.
 struct GemmEpilogue {
@@ -174,7 +185,7 @@ struct GemmPlan {
   int result_regions = 0;  // UB regions of write_tiles * out_row_rows() * pass_rows rows for ACT results
   int result_base = 0;  // UB row of the first result region: after L's regions, or in bf16 the upper half
   int wgt_capacity = 0; // weight tiles an RW may leave unretired
-  uint64_t estimate = 0;  // estimate_cycles() of this plan
+  uint64_t estimate = 0;  // GemmCostModel::cycles() of this plan, with its exact instruction count
 
   int pass_begin(int p) const { return p * pass_rows; }
   int group_begin(int g) const { return g * group_tiles; }
@@ -205,145 +216,11 @@ struct GemmPlan {
 GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
                    const GemmOptions& options = {});
 
-// A rough model of a plan's cycles on a link of 16 bytes a cycle each way with
-// a 500-cycle read latency (the named configurations' sim: link): the busiest
-// of the MXU (slowed when a weight tile serves too few rows for the weight
-// FIFO to cover the latency), the memory unit (L loads, each with the read
-// latency, and C writes), the VPU, the link's read direction; plus the
-// exposed start (first load) and end (last group's write-back) and the fixed
-// cost of each extra program (from `instructions`, or when 0 a count
-// estimated from the plan). Only used to compare plans.
-uint64_t estimate_cycles(const GemmPlan& plan, const CoreConfig& core, uint64_t instructions = 0);
-
-// A plan with a head: the weight tiles its first RW reads ahead of the first
-// load (the first group's tiles of K block 0, one MMC each), as many as
-// keep the MXU busy until the next tile arrives behind the head's rows of L.
-int head_first_tiles(const GemmPlan& plan);
-
-// Host images.
-std::vector<int8_t> pack_a(const GemmPlan& plan, const MatrixI8& a);
-std::vector<int8_t> pack_w(const GemmPlan& plan, const MatrixI8& w);
-MatrixI32 unpack_c_i32(const GemmPlan& plan, std::span<const uint8_t> c);
-MatrixI8 unpack_c_i8(const GemmPlan& plan, std::span<const uint8_t> c);
-// bf16 plans: the images as little-endian bytes, and the results' bits.
-std::vector<uint8_t> pack_a_bf16(const GemmPlan& plan, const MatrixBf16& a);
-std::vector<uint8_t> pack_w_bf16(const GemmPlan& plan, const MatrixBf16& w);
-MatrixF32Bits unpack_c_f32(const GemmPlan& plan, std::span<const uint8_t> c);
-MatrixBf16 unpack_c_bf16(const GemmPlan& plan, std::span<const uint8_t> c);
-
-// The programs, for the packed images at host addresses a, w and c. Throws
-// std::invalid_argument when the epilogue does not match the plan.
+// The programs, for the packed images (tpu/plan/pack.h) at host addresses a,
+// w and c. Throws std::invalid_argument when the epilogue does not match the
+// plan.
 std::vector<std::vector<isa::Instr>> gemm_programs(const GemmPlan& plan, const GemmEpilogue& epi,
                                                    uint64_t a, uint64_t w, uint64_t c,
                                                    const CoreConfig& core);
 
-// ---- Batches: independent small products fused into one stream ------------------------
-//
-// A batch runs products C[i] = A[i] x W[i] (int32 results) as one
-// instruction stream, software-pipelined across products so that the
-// memory, weight, matrix and vector units overlap from one product to the
-// next as they do within one (the scoreboard orders every UB and ACC reuse).
-// Each product keeps its own plan and host images (pack_a, pack_w,
-// unpack_c_i32 unchanged); gemm_batchable says which plans qualify: int32,
-// one pass and one load of L (passes = chunks = 1), weight tiles in tile
-// order (one group, or tile_major, and no head; plan_gemm_for_batch forces
-// such a plan when plan_gemm's is not one), and room for the layout below.
-//
-// The memory unit moves one RHM or WHM at a time, an RHM waits about 500
-// cycles for its first row and a WHM costs about 40 beyond its rows: for
-// small products these, not the MXU, bound the stream. So images that
-// follow each other in host memory (the driver packs a batch's A, W and C
-// images each into one buffer) move together.
-//
-// UB:  two A regions, each the largest dm * k_blocks of the batch, raised
-//      to min(512, ub_rows / 8) when smaller and 3 result tiles (4 * the
-//      largest dm rows each) still fit after both; then result regions of
-//      min(1024, a third of the rows left) rows but at least one result
-//      tile, as many as fit (at least 2: tiny's 256 rows hold 16^3 so).
-// ACC: slots of one output tile (the largest dm rows), as many as fit (at
-//      least 2), used in turn. A product's MMCs go tile after tile, so only
-//      one tile accumulates at a time.
-// Loads: product i's L (dm * k_blocks rows) joins the load of product i-1
-//      when it follows i-1's L in host memory and the load still fits an A
-//      region; else it starts the next load. Load g is one RHM into A region
-//      g % 2.
-// Stream, product i after product i-1:
-//   - Load 0 comes first; load g+1 right after the MMCs of the first tile
-//     of load g's first product, so that in the memory unit's in-order
-//     queue it precedes load g's write-backs.
-//   - Product i's MMCs go tile after tile, each tile's K blocks in
-//     increasing order (the first stores, the others accumulate; each POPs
-//     its weight tile) into the next ACC slot; runs with a constant step
-//     become LOOPs.
-//   - After a tile's last MMC: ACT RAW into the current result region,
-//     after the tiles already there (a product's last tile with only the UB
-//     rows that hold its lanes). A region is written by one WHM, after the
-//     ACT of its last tile, when the next tile does not fit it or does not
-//     follow in C: tile j of a product is dm rows at C + j*dm*4n, so a
-//     product's tiles follow each other, and adjacent C images continue
-//     them.
-//   - Weight tiles: one stream of RWs over the products' W images, issued
-//     ahead within the weight capacity as in gemm_programs; an RW spans
-//     products only where their W images follow each other.
-// The stream is cut into programs of at most imem_depth instructions (each
-// ending in HALT); run them in order. UB, ACC and pending weight tiles carry
-// over from one to the next; the first expects no pending tiles, the last
-// leaves none.
-
-// The packed images of one product of a batch.
-struct GemmBatchAddrs {
-  uint64_t a = 0;  // pack_a's image
-  uint64_t w = 0;  // pack_w's image
-  uint64_t c = 0;  // plan.c_bytes() bytes for the packed result
-};
-
-// The plans can run as one batch on the core (each qualifies, and the
-// layout above fits the UB, the ACC and the 16-bit counts).
-bool gemm_batch_fits(std::span<const GemmPlan> plans, const CoreConfig& core);
-// The plan can be part of a batch (a batch of it alone fits).
-bool gemm_batchable(const GemmPlan& plan, const CoreConfig& core);
-// The int32 plan of a product to batch: plan_gemm's when it is batchable,
-// else one forced to tile order and a single load of L when that gives a
-// batchable plan, else plan_gemm's (which then runs on its own). Throws as
-// plan_gemm does.
-GemmPlan plan_gemm_for_batch(const GemmShape& shape, const CoreConfig& core);
-// At least the instructions the product adds to a batch's stream (an upper
-// bound, to size batches).
-uint64_t gemm_batch_instructions(const GemmPlan& plan);
-// The batch's programs. Throws std::invalid_argument when the spans' sizes
-// differ, are 0, or the plans do not fit (gemm_batch_fits).
-std::vector<std::vector<isa::Instr>> gemm_batch_programs(std::span<const GemmPlan> plans,
-                                                         std::span<const GemmBatchAddrs> addrs,
-                                                         const CoreConfig& core);
-
-// ---- For tests: packs the images in host memory -------------------------------------
-
-struct GemmAddrs {
-  uint64_t a = 0;        // M x K int8 input, row-major
-  uint64_t w = 0;        // K x Nout int8 input, row-major
-  uint64_t c = 0;        // plan.c_bytes() bytes of output
-  uint64_t scratch = 0;  // gemm_scratch_bytes() bytes for the packed A and W
-};
-
-struct GemmProgram {
-  GemmPlan plan;
-  uint64_t c = 0;  // where the programs write the packed result
-  std::vector<std::vector<isa::Instr>> programs;  // run in order; each fits the IMEM
-};
-
-uint64_t gemm_scratch_bytes(const GemmShape& shape, const CoreConfig& core);
-
-// Reads A and W from mem, writes the packed images to scratch and returns the
-// int32 GEMM's programs. Throws std::invalid_argument when the shape does not
-// fit the core.
-GemmProgram build_gemm(HostMemory& mem, const GemmShape& shape, const GemmAddrs& addrs,
-                       const CoreConfig& core, const GemmOptions& options = {});
-
-// The M x Nout int32 result the program wrote to C.
-MatrixI32 read_gemm_result(const HostMemory& mem, const GemmProgram& gemm);
-
-// Row-major matrices in host memory.
-void write_matrix(HostMemory& mem, uint64_t addr, const MatrixI8& m);
-MatrixI8 read_matrix_i8(const HostMemory& mem, uint64_t addr, int rows, int cols);
-
-}  // namespace tpu::model
+}  // namespace tpu::plan

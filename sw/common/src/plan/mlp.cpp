@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "tpu/mlp_program.h"
+#include "tpu/plan/mlp.h"
 
 #include <algorithm>
 #include <array>
@@ -9,25 +9,26 @@
 #include <stdexcept>
 #include <string>
 
-#include "tpu/gemm_program.h"
+#include "stream.h"
+#include "tpu/plan/cost_model.h"
+#include "tpu/plan/gemm.h"
 
-namespace tpu::model {
+namespace tpu::plan {
 
 using isa::Instr;
 
 namespace {
 
-constexpr uint64_t kReadLatency = 500;  // the sim: link's host read latency (cycles)
-constexpr uint64_t kLinkBytes = 16;     // per cycle, each way
-// A command's fixed cost with DMA windows: the HALT-only command's 1,042
-// cycles and about one more host round trip for the window list
-// (docs/performance.md, "Where the cycles still go").
-constexpr uint64_t kCommandCycles = 1042 + kReadLatency;
-constexpr int kMaxBody = 255;      // LOOP body length
-constexpr int kMaxCount = 0xFFFF;  // 16-bit counts
 constexpr int kCandidates = 24;    // step sizes plan_chain compares
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// A command's fixed cost with DMA windows: the HALT-only command's and
+// about one more host round trip for the window list (docs/performance.md,
+// "What the numbers mean").
+uint64_t command_cycles(const CoreConfig& core) {
+  return GemmCostModel::kCommandCycles + uint64_t(core.link_latency);
+}
 
 // The configuration registers the programs write, as far as they know them
 // (nothing at first: a register is written the first time, then only when
@@ -101,10 +102,7 @@ class Builder {
           uint64_t out)
       : p_(p), layers_(layers), records_(records), out_(out), cfg_(p.n),
         cap_(core.wgt_fifo_tiles + isa::kWgtBanks) {
-    // Tiles per RW: half the capacity, or more when fewer tiles cover the
-    // read latency (each tile serves P rows), as the GEMM planner does.
-    const int cover = int((kReadLatency + uint64_t(p.n)) / uint64_t(std::max(1, p.step_rows))) + 2;
-    batch_ = std::max({1, cap_ / 2, cap_ - cover});
+    batch_ = rw_batch_tiles(cap_, p.step_rows, p.n, core);
     // A dry step from nothing known leaves the state every step starts from.
     Groups scratch;
     step(0, false, scratch);
@@ -128,10 +126,6 @@ class Builder {
     const ChainPlan& p = p_;
     const int P = p.step_rows, n = p.n, L = int(layers_.size());
     const bool has_next = t + 1 < p.steps;
-    struct Mmc {
-      uint32_t ub, acc;
-      bool accumulate;
-    };
     std::vector<Mmc> mmcs;
     std::vector<std::vector<Instr>> epilogue;  // after each MMC: the tile's CFGs and ACT
     int out_tiles = 0;
@@ -203,21 +197,17 @@ class Builder {
 
     for (size_t i = 0; i < m;) {
       for (const Instr& in : before[i]) out.push_back({in});
-      size_t run = 1;
-      if (compress && i + 1 < m) {
-        const int64_t dub = int64_t(mmcs[i + 1].ub) - mmcs[i].ub, dacc = int64_t(mmcs[i + 1].acc) - mmcs[i].acc;
-        while (i + run < m && after[i + run - 1].empty() && before[i + run].empty() &&
-               mmcs[i + run].accumulate == mmcs[i].accumulate &&
-               int64_t(mmcs[i + run].ub) - mmcs[i + run - 1].ub == dub &&
-               int64_t(mmcs[i + run].acc) - mmcs[i + run - 1].acc == dacc && run < size_t(kMaxCount) &&
-               dub >= -32768 && dub <= 32767 && dacc >= -32768 && dacc <= 32767)
-          ++run;
-        if (run >= 3) {
-          out.push_back({isa::loop(uint32_t(run), 1, int32_t(dub), int32_t(dacc)),
-                         isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(P), mmcs[i].accumulate, true)});
-        } else {
-          run = 1;
-        }
+      // A run of two stays two MMCs: a LOOP would save no instruction.
+      size_t run = compress ? loop_run(
+                                  mmcs, i, INT64_MAX, [&](size_t k) { return !before[k].empty(); },
+                                  [&](size_t k) { return !after[k].empty(); })
+                            : 1;
+      if (run >= 3) {
+        out.push_back({isa::loop(uint32_t(run), 1, int32_t(mmcs[i + 1].ub - mmcs[i].ub),
+                                 int32_t(mmcs[i + 1].acc - mmcs[i].acc)),
+                       isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(P), mmcs[i].accumulate, true)});
+      } else {
+        run = 1;
       }
       if (run == 1) out.push_back({isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(P), mmcs[i].accumulate, true)});
       i += run;
@@ -272,6 +262,65 @@ void check_layers(const std::vector<ChainLayer>& layers, int batch) {
   }
 }
 
+// Step size P's UB and ACC layout and image sizes (mlp.h, "UB layout"); x
+// and y the most output tiles of the even and of the odd hidden layers.
+void lay_out(ChainPlan& c, int P, int x, int y, const CoreConfig& core) {
+  const int kb0 = c.kb.front(), ct_last = c.ct.back(), n = c.n, cap = core.wgt_fifo_tiles + isa::kWgtBanks;
+  c.step_rows = P;
+  c.steps = ceil_div(c.batch, P);
+  c.acc_regions = core.acc_rows / P >= 4 ? 4 : 2;
+  c.first_tiles = std::min(c.tiles_per_step, std::max(1, cap / 2));
+  c.ub_in[0] = 0;
+  c.ub_in[1] = kb0 * P;
+  c.ub_x = 2 * kb0 * P;
+  c.ub_y = c.ub_x + x * P;
+  c.ub_out[0] = c.ub_y + y * P;
+  c.ub_out[1] = c.ub_out[0] + ct_last * P;
+  c.ub_rows_used = c.ub_out[1] + ct_last * P;
+  c.step_in_bytes = uint64_t(kb0) * uint64_t(P) * uint64_t(n);
+  c.step_out_bytes = uint64_t(ct_last) * uint64_t(P) * uint64_t(n);
+  c.w_bytes = uint64_t(c.tiles_per_step) * uint64_t(n) * uint64_t(n);
+  // One host increment moves every RHM, WHM and RW of the LOOP body: a
+  // slot holds two steps' inputs and the weights, and in the outputs image
+  // two steps' logits.
+  c.slot_bytes = std::max(2 * c.step_in_bytes + c.w_bytes, 2 * c.step_out_bytes);
+}
+
+// The laid-out plan's instructions and programs: every step but the last
+// alike, the last without the next step's load and tiles; a LOOP body is
+// two steps without MMC LOOPs.
+void count_instructions(ChainPlan& c, const std::vector<ChainLayer>& layers, const CoreConfig& core,
+                        const ChainOptions& options) {
+  c.loop_iterations = 0;
+  Builder b(c, layers, core, 0, 0);
+  const int pro = int(count(b.prologue()));
+  const auto length = [&](int t, bool compress) {
+    Groups g;
+    b.step(t, compress, g);
+    return int(count(g));
+  };
+  const int iterations = options.loop ? (c.steps - 1) / 2 : 0;
+  const int body = iterations >= 2 ? length(0, false) + length(1, false) : 0;
+  // The LOOP, its body and a HALT fit one program; the increment fits its
+  // signed 32-bit field.
+  const bool loop = iterations >= 2 && body <= isa::kLoopMaxBody && body + 2 <= core.imem_depth &&
+                    c.slot_bytes <= uint64_t(INT32_MAX);
+  const int step = length(0, true), last = c.steps > 1 ? length(c.steps - 1, true) : step;
+  if (loop) {
+    c.loop_iterations = iterations;
+    c.body_instructions = body;
+    const int rest = c.steps - 2 * iterations;  // 1 or 2 steps after the loop
+    c.instructions = pro + 1 + body + (rest - 1) * step + last;
+  } else {
+    c.body_instructions = 0;
+    c.instructions = pro + (c.steps - 1) * step + last;
+  }
+  // Programs: about one per imem_depth - 1 instructions (each ends in HALT).
+  const int depth = std::max(2, core.imem_depth);
+  c.programs = ceil_div(c.instructions, depth - 1);
+  c.instructions += c.programs;
+}
+
 }  // namespace
 
 // ---- plan --------------------------------------------------------------------------
@@ -292,12 +341,14 @@ uint64_t ChainPlan::out_bytes() const { return out_addr(steps - 1) + step_out_by
 
 uint64_t estimate_chain(const ChainPlan& p, const CoreConfig& core) {
   const uint64_t P = uint64_t(p.step_rows), n = uint64_t(p.n), S = uint64_t(p.steps);
-  const uint64_t row_cycles = std::max<uint64_t>(1, n / kLinkBytes);  // a UB row on the link
+  const GemmCostModel cost(core);
+  const uint64_t latency = cost.read_latency(), link_bytes = uint64_t(core.link_bytes_per_cycle);
+  const uint64_t row_cycles = cost.row_link_cycles(p.n);  // a UB row on the link
   const uint64_t kb0 = uint64_t(p.kb.front()), ct_last = uint64_t(p.ct.back());
   // A weight tile takes at least the time the weight FIFO needs to cover the
   // read latency; an MXU result reaches the UB about 2n cycles after its row.
-  const uint64_t tile_min = (kReadLatency + n) / uint64_t(std::max(1, core.wgt_fifo_tiles)) + 1;
-  const uint64_t latency = 2 * n + 16;
+  const uint64_t tile_min = (latency + n) / uint64_t(std::max(1, core.wgt_fifo_tiles)) + 1;
+  const uint64_t result_latency = 2 * n + 16;
   uint64_t mxu = 0, vpu = 0, boundary = 0;
   for (size_t l = 0; l < p.kb.size(); ++l) {
     const uint64_t kb = uint64_t(p.kb[l]), ct = uint64_t(p.ct[l]);
@@ -305,23 +356,22 @@ uint64_t estimate_chain(const ChainPlan& p, const CoreConfig& core) {
     vpu += ct * (P + n);  // the ACT and the bias CFGs
     // Layer l's first output tile needs the last tile of layer l - 1 in its
     // last K block: the ACT of that tile (P rows) overlaps kb - 1 blocks.
-    if (l > 0 && P + latency > (kb - 1) * P) boundary += P + latency - (kb - 1) * P;
+    if (l > 0 && P + result_latency > (kb - 1) * P) boundary += P + result_latency - (kb - 1) * P;
   }
   // The DMA reads one transfer at a time: while the next step's input rows
-  // cross the link the weight FIFO only drains (as estimate_cycles of the
-  // GEMM planner): the MXU waits once the FIFO's tiles are used up.
+  // cross the link the weight FIFO only drains (as the GEMM cost model
+  // counts it): the MXU waits once the FIFO's tiles are used up.
   const uint64_t rhm_rows = kb0 * P * row_cycles;
-  const uint64_t fifo_work = uint64_t(core.wgt_fifo_tiles) * P, margin = kReadLatency + 4 * n;
-  const uint64_t covered = fifo_work > margin ? fifo_work - margin : 0;
+  const uint64_t covered = uint64_t(std::max<int64_t>(0, cost.weight_fifo_slack(p.step_rows, p.n)));
   if (S > 1 && rhm_rows > covered) mxu += rhm_rows - covered;
-  const uint64_t mem = kReadLatency + (kb0 + ct_last) * P * row_cycles + 15;
-  const uint64_t link = (kb0 * P * n + uint64_t(p.tiles_per_step) * n * n) / kLinkBytes;
+  const uint64_t mem = latency + (kb0 + ct_last) * P * row_cycles + 15;
+  const uint64_t link = (kb0 * P * n + uint64_t(p.tiles_per_step) * n * n) / link_bytes;
   const uint64_t step = std::max({mxu + boundary, mem, link, vpu});
-  const uint64_t first = kReadLatency + kb0 * P * row_cycles;
-  const uint64_t tail = P + ct_last * P * row_cycles + 40;
-  const uint64_t fetch = uint64_t(p.instructions) * 16 / kLinkBytes;
+  const uint64_t first = latency + kb0 * P * row_cycles;
+  const uint64_t tail = P + ct_last * P * row_cycles + GemmCostModel::kWhmCycles;
+  const uint64_t fetch = uint64_t(p.instructions) * (isa::kInstrBits / 8) / link_bytes;
   const uint64_t programs = uint64_t(std::max(1, p.programs));
-  return programs * kCommandCycles + (programs - 1) * kReadLatency + fetch + first + S * step + tail;
+  return programs * command_cycles(core) + (programs - 1) * latency + fetch + first + S * step + tail;
 }
 
 uint64_t estimate_per_layer(const std::vector<ChainLayer>& layers, int batch, const CoreConfig& core) {
@@ -329,7 +379,7 @@ uint64_t estimate_per_layer(const std::vector<ChainLayer>& layers, int batch, co
   for (const ChainLayer& l : layers) {
     try {
       const GemmPlan g = plan_gemm({batch, l.k, l.n_out}, GemmOutput::kInt8, core, {.bias = !l.bias.empty()});
-      total += g.estimate + kCommandCycles;
+      total += g.estimate + command_cycles(core);
     } catch (const std::invalid_argument&) {
       return std::numeric_limits<uint64_t>::max();
     }
@@ -358,8 +408,8 @@ ChainPlan plan_chain(const std::vector<ChainLayer>& layers, int batch, const Cor
   for (int l = 0; l + 1 < L; ++l) (l % 2 == 0 ? x : y) = std::max(l % 2 == 0 ? x : y, p.ct[size_t(l)]);
   const int kb0 = p.kb.front(), ct_last = p.ct.back();
   const int per_sample = 2 * kb0 + x + y + 2 * ct_last;  // UB rows per sample of a step
-  const int p_max = std::min({core.ub_rows / per_sample, core.acc_rows / 2, kMaxCount / std::max(kb0, ct_last)});
-  const int cap = core.wgt_fifo_tiles + isa::kWgtBanks;
+  const int p_max =
+      std::min({core.ub_rows / per_sample, core.acc_rows / 2, int(isa::kMaxCount) / std::max(kb0, ct_last)});
   if (p_max < 1) {
     p.why_not = "a step of one sample needs " + std::to_string(per_sample) + " unified-buffer rows (inputs and " +
                 "outputs twice, the hidden layers) and 2 accumulator rows; the device has " +
@@ -386,61 +436,11 @@ ChainPlan plan_chain(const std::vector<ChainLayer>& layers, int batch, const Cor
     }
   }
 
-  const auto layout = [&](ChainPlan& c, int P) {
-    c.step_rows = P;
-    c.steps = ceil_div(batch, P);
-    c.acc_regions = core.acc_rows / P >= 4 ? 4 : 2;
-    c.first_tiles = std::min(c.tiles_per_step, std::max(1, cap / 2));
-    c.ub_in[0] = 0;
-    c.ub_in[1] = kb0 * P;
-    c.ub_x = 2 * kb0 * P;
-    c.ub_y = c.ub_x + x * P;
-    c.ub_out[0] = c.ub_y + y * P;
-    c.ub_out[1] = c.ub_out[0] + ct_last * P;
-    c.ub_rows_used = c.ub_out[1] + ct_last * P;
-    c.step_in_bytes = uint64_t(kb0) * uint64_t(P) * uint64_t(n);
-    c.step_out_bytes = uint64_t(ct_last) * uint64_t(P) * uint64_t(n);
-    c.w_bytes = uint64_t(c.tiles_per_step) * uint64_t(n) * uint64_t(n);
-    // One host increment moves every RHM, WHM and RW of the LOOP body: a
-    // slot holds two steps' inputs and the weights, and in the outputs image
-    // two steps' logits.
-    c.slot_bytes = std::max(2 * c.step_in_bytes + c.w_bytes, 2 * c.step_out_bytes);
-    // Instructions: every step but the last alike, the last without the
-    // next step's load and tiles; a LOOP body is two steps without MMC LOOPs.
-    c.loop_iterations = 0;
-    Builder b(c, layers, core, 0, 0);
-    const int pro = int(count(b.prologue()));
-    const auto length = [&](int t, bool compress) {
-      Groups g;
-      b.step(t, compress, g);
-      return int(count(g));
-    };
-    const int iterations = options.loop ? (c.steps - 1) / 2 : 0;
-    const int body = iterations >= 2 ? length(0, false) + length(1, false) : 0;
-    // The LOOP, its body and a HALT fit one program; the increment fits its
-    // signed 32-bit field.
-    const bool loop = iterations >= 2 && body <= kMaxBody && body + 2 <= core.imem_depth &&
-                      c.slot_bytes <= uint64_t(INT32_MAX);
-    const int step = length(0, true), last = c.steps > 1 ? length(c.steps - 1, true) : step;
-    if (loop) {
-      c.loop_iterations = iterations;
-      c.body_instructions = body;
-      const int rest = c.steps - 2 * iterations;  // 1 or 2 steps after the loop
-      c.instructions = pro + 1 + body + (rest - 1) * step + last;
-    } else {
-      c.body_instructions = 0;
-      c.instructions = pro + (c.steps - 1) * step + last;
-    }
-    // Programs: about one per imem_depth - 1 instructions (each ends in HALT).
-    const int depth = std::max(2, core.imem_depth);
-    c.programs = ceil_div(c.instructions, depth - 1);
-    c.instructions += c.programs;
-  };
-
   ChainPlan best;
   for (const int P : sizes) {
     ChainPlan c = p;
-    layout(c, P);
+    lay_out(c, P, x, y, core);
+    count_instructions(c, layers, core, options);
     c.estimate = estimate_chain(c, core);
     if (!best.fits() || c.estimate < best.estimate) best = std::move(c);
   }
@@ -507,4 +507,4 @@ std::vector<std::vector<Instr>> chain_programs(const ChainPlan& p, const std::ve
   return cut(build(p, layers, core, records, out), core.imem_depth);
 }
 
-}  // namespace tpu::model
+}  // namespace tpu::plan

@@ -63,9 +63,9 @@
 #include "tpu/core_config.h"
 #include "tpu/isa.h"
 #include "tpu/quant.h"
-#include "tpu/ref_matmul.h"
+#include "tpu/matrix.h"
 
-namespace tpu::model {
+namespace tpu::plan {
 
 // One dense layer as the planner sees it: out = act(requant(in * W + bias)).
 struct ChainLayer {
@@ -142,4 +142,4 @@ MatrixI8 unpack_chain_output(const ChainPlan& plan, int n_out, std::span<const u
 std::vector<std::vector<isa::Instr>> chain_programs(const ChainPlan& plan, const std::vector<ChainLayer>& layers,
                                                     uint64_t records, uint64_t out, const CoreConfig& core);
 
-}  // namespace tpu::model
+}  // namespace tpu::plan

@@ -60,8 +60,8 @@ class Platforms {
       throw Error("sc device: SystemC is already running in this process without the TPU platforms; "
                   "open the sc: device before the first sc_start");
 #define TPU_BUILD(name) \
-  platforms_[#name] = new Platform<Vtpu_top_sc_##name>( \
-      "tpu_" #name, double(tpu::find_config(#name)->link_latency) * clock_period());
+  platforms_[#name] =   \
+      new Platform<Vtpu_top_sc_##name>("tpu_" #name, double(tpu::find_config(#name)->link_latency) * clock_period());
     TPU_SC_MODELS(TPU_BUILD)
 #undef TPU_BUILD
   }

@@ -11,12 +11,12 @@
 
 #include "core_harness.h"
 #include "plan_testing.h"
+#include "program_generator.h"
+#include "tb_config.h"  // the configuration: tb::CoreModel, tb::kConfig
 #include "tpu/plan/gemm.h"
 #include "tpu/plan/pack.h"
-#include "program_generator.h"
 #include "tpu/quant.h"
 #include "tpu/ref_matmul.h"
-#include "tb_config.h"  // the configuration: tb::CoreModel, tb::kConfig
 #include "verilated_fixture.h"
 
 namespace core_tb {
@@ -103,8 +103,8 @@ class CoreFixture : public tb::VerilatedFixture<typename Cfg::Model> {
     tpu::test::write_matrix(mem, kInput, a);
     tpu::test::write_matrix(mem, kInput + 0x40000, w);
     const tpu::plan::GemmShape shape{m, k, n_out};
-    const auto gemm = tpu::test::build_gemm(mem, shape, {kInput, kInput + 0x40000, kOutput, kScratch},
-                                             config(), options);
+    const auto gemm =
+        tpu::test::build_gemm(mem, shape, {kInput, kInput + 0x40000, kOutput, kScratch}, config(), options);
     tb::CoreRun r;
     for (const std::vector<isa::Instr>& program : gemm.programs) {
       r = run_rtl(program, mem, timing);

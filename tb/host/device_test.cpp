@@ -6,14 +6,14 @@
 #include <functional>
 
 #include "device_harness.h"
+#include "memory_peek.h"
 #include "plan_testing.h"
+#include "program_generator.h"
+#include "tb_config.h"  // the configuration: tb::TopModel, tb::kConfig
 #include "tpu/plan/gemm.h"
 #include "tpu/plan/pack.h"
 #include "tpu/ref_matmul.h"
-#include "program_generator.h"
-#include "tb_config.h"  // the configuration: tb::TopModel, tb::kConfig
 #include "verilated_fixture.h"
-#include "memory_peek.h"
 
 namespace {
 
@@ -23,10 +23,10 @@ TB_DEFINE_MEMORY_PEEK(tpu_top__DOT__u_core__DOT__)
 
 namespace isa = tpu::isa;
 using isa::ErrCode;
+using tpu::MatrixI8;
 using tpu::host::FaultKind;
 using tpu::host::FaultRule;
 using tpu::host::RootComplexConfig;
-using tpu::MatrixI8;
 
 constexpr uint64_t kSq = 0x4000'0000, kCq = 0x4100'0000, kProg = 0x4200'0000;
 constexpr uint64_t kMsiAddr = 0xFEE0'0000;
@@ -114,8 +114,7 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
     for (auto& v : w.data) v = int8_t(this->rand_int(-128, 127));
     tpu::test::write_matrix(mem, 0x100000, a);
     tpu::test::write_matrix(mem, 0x140000, w);
-    const auto gemm = tpu::test::build_gemm(mem, {m, k, n_out}, {0x100000, 0x140000, 0x200000, 0x300000},
-                                             config());
+    const auto gemm = tpu::test::build_gemm(mem, {m, k, n_out}, {0x100000, 0x140000, 0x200000, 0x300000}, config());
     for (const std::vector<isa::Instr>& program : gemm.programs) {
       const tb::CqEntry cpl = run(program, id++);
       EXPECT_EQ(cpl.status, 0) << "GEMM ended with " << cpl.status << " at " << cpl.err_pc;
@@ -216,8 +215,8 @@ class DeviceFixture : public tb::VerilatedFixture<typename Cfg::Model> {
     for (auto& v : g.w.data) v = int8_t(this->rand_int(-128, 127));
     tpu::test::write_matrix(dev_->mem(), base, g.a);
     tpu::test::write_matrix(dev_->mem(), base + 0x40000, g.w);
-    g.gemm = tpu::test::build_gemm(dev_->mem(), {m, k, n_out},
-                                    {base, base + 0x40000, base + 0x80000, base + 0xC0000}, config());
+    g.gemm = tpu::test::build_gemm(dev_->mem(), {m, k, n_out}, {base, base + 0x40000, base + 0x80000, base + 0xC0000},
+                                   config());
     g.windows = {tpu::Window{base + 0xC0000, 0x40000, tpu::kWindowRead},
                  tpu::Window{base + 0x80000, 0x40000, tpu::kWindowWrite}};
     return g;

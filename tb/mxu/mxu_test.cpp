@@ -17,8 +17,8 @@
 
 namespace {
 
-using tpu::ref::matmul_i8;
 using tpu::MatrixI8;
+using tpu::ref::matmul_i8;
 
 struct N4 { using Model = Vmxu_n4; static constexpr int N = 4; };
 struct N8 { using Model = Vmxu_n8; static constexpr int N = 8; };

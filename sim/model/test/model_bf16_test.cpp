@@ -17,13 +17,13 @@
 #include <vector>
 
 #include "bf16_gemm.h"
+#include "seeded_test.h"
 #include "tpu/bf16.h"
 #include "tpu/isa.h"
 #include "tpu/plan/gemm.h"
 #include "tpu/plan/pack.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
-#include "seeded_test.h"
 
 namespace tpu {
 namespace isa {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "plan_testing.h"
+#include "seeded_test.h"
 #include "tpu/isa.h"
 #include "tpu/plan/cost_model.h"
 #include "tpu/plan/gemm.h"
@@ -23,7 +24,6 @@
 #include "tpu/queue.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
-#include "seeded_test.h"
 
 namespace tpu::isa {
 // Readable error codes in failure messages.
@@ -34,17 +34,17 @@ namespace {
 
 using namespace tpu::isa;
 namespace plan = tpu::plan;
-using tpu::CoreConfig;
-using tpu::test::GemmAddrs;
 using plan::GemmOptions;
-using tpu::test::GemmProgram;
 using plan::GemmShape;
+using tpu::CoreConfig;
 using tpu::HostMemory;
-using tpu::ref::matmul_i8;
 using tpu::MatrixI32;
 using tpu::MatrixI8;
 using tpu::model::RunResult;
 using tpu::model::TpuModel;
+using tpu::ref::matmul_i8;
+using tpu::test::GemmAddrs;
+using tpu::test::GemmProgram;
 namespace quant = tpu::quant;
 
 constexpr uint64_t kMarker = 0xF000;  // host bytes a WHM after a fault would overwrite
@@ -268,8 +268,7 @@ TEST_F(GemmTest, EveryPlanKindIsExactOnOddShapes) {
                 const int ct = ((t == T::kAlways ? s.m : s.n_out) + config.n - 1) / config.n;
                 if (config.ub_rows < regions * std::min(chunk, kb) + 2 * std::min(write, ct) * 4 ||
                     config.acc_rows < 2 * std::min(group, ct)) {
-                  EXPECT_THROW(plan::plan_gemm(s, plan::GemmOutput::kInt32, config, o),
-                               std::invalid_argument);
+                  EXPECT_THROW(plan::plan_gemm(s, plan::GemmOutput::kInt32, config, o), std::invalid_argument);
                   ++plans;
                   continue;
                 }
@@ -372,7 +371,8 @@ TEST_F(GemmTest, TallShapesAreTransposed) {
   epi.output = plan::GemmOutput::kInt8;
   epi.q = {.multiplier = 1518500250, .shift = 9, .zero_point = -3, .qmin = -100, .qmax = 90};
   epi.act = tpu::isa::Act::kRelu;
-  const plan::GemmPlan plan = plan::plan_gemm(s, plan::GemmOutput::kInt8, core_, {.transpose = GemmOptions::Transpose::kAlways});
+  const plan::GemmPlan plan =
+      plan::plan_gemm(s, plan::GemmOutput::kInt8, core_, {.transpose = GemmOptions::Transpose::kAlways});
   ASSERT_TRUE(plan.transposed);
   constexpr uint64_t kA = 0x100000, kW = 0x200000, kC = 0x300000;
   mem_.write(kA, std::span<const int8_t>(plan::pack_a(plan, a)));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "seeded_test.h"
 #include "tpu/config.h"
 #include "tpu/host_memory.h"
 #include "tpu/isa.h"
@@ -20,7 +21,6 @@
 #include "tpu/plan/pack.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
-#include "seeded_test.h"
 
 namespace {
 
@@ -122,7 +122,7 @@ class GemmBatchTest : public tpu::test::SeededTest {
 TEST_F(GemmBatchTest, MixedShapesAreExactOnDefault) {
   const CoreConfig core = named("default");
   const std::vector<plan::GemmShape> shapes{{64, 64, 64}, {16, 16, 16}, {17, 33, 65}, {1, 1, 1},    {128, 128, 128},
-                                         {40, 80, 30}, {70, 96, 37}, {5, 64, 3},   {64, 64, 64}, {33, 17, 40}};
+                                            {40, 80, 30}, {70, 96, 37}, {5, 64, 3},   {64, 64, 64}, {33, 17, 40}};
   const std::vector<Product> products = prepare(shapes, core);
   int transposed = 0;
   for (const Product& p : products) transposed += p.plan.transposed;
@@ -146,7 +146,8 @@ TEST_F(GemmBatchTest, LongBatchSpansSeveralProgramsOnTiny) {
     ASSERT_LT(tries, 10000) << "too few random shapes fit";
     const plan::GemmShape s{rand_int(1, 20), rand_int(1, 24), rand_int(1, 20)};
     plans.push_back(plan::plan_gemm_for_batch(s, core));
-    if (plan::gemm_batch_fits(plans, core)) shapes.push_back(s);
+    if (plan::gemm_batch_fits(plans, core))
+      shapes.push_back(s);
     else plans.pop_back();
   }
   const std::vector<Product> products = prepare(shapes, core);
@@ -225,7 +226,8 @@ TEST_F(GemmBatchTest, OnlyPlansThatFitAreBatched) {
   const plan::GemmPlan long_k = plan::plan_gemm_for_batch({300, 2000, 40}, core);
   EXPECT_FALSE(plan::gemm_batchable(long_k, core));
   EXPECT_TRUE(long_k.passes > 1 || long_k.chunks > 1);
-  EXPECT_FALSE(plan::gemm_batchable(plan::plan_gemm({16, 16, 16}, plan::GemmOutput::kInt8, core), core)) << "int8 results";
+  EXPECT_FALSE(plan::gemm_batchable(plan::plan_gemm({16, 16, 16}, plan::GemmOutput::kInt8, core), core))
+      << "int8 results";
   const plan::GemmPlan small = plan::plan_gemm_for_batch({16, 16, 16}, core);
   ASSERT_TRUE(plan::gemm_batchable(small, core));
   const std::array<plan::GemmBatchAddrs, 2> addrs{};

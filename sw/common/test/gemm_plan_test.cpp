@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "seeded_test.h"
 #include "tpu/config.h"
 #include "tpu/host_memory.h"
 #include "tpu/isa.h"
@@ -19,7 +20,6 @@
 #include "tpu/plan/pack.h"
 #include "tpu/ref_matmul.h"
 #include "tpu_model.h"
-#include "seeded_test.h"
 
 namespace {
 
@@ -78,9 +78,9 @@ class GemmPlanTest : public tpu::test::SeededTest {
 // tiles) counted one piece fewer, so part of that L was never loaded.
 TEST_F(GemmPlanTest, NextPassLoadedWholeWhenTheLastGroupIsSmaller) {
   const tpu::CoreConfig core = tpu::core_config(*tpu::find_config("default"));
-  const plan::GemmPlan plan = plan::plan_gemm({100, 100, 100}, plan::GemmOutput::kInt32, core,
-                                        {.max_pass_rows = 50, .group_tiles = 4, .a_regions = 2, .write_tiles = 2,
-                                         .head_blocks = 0});
+  const plan::GemmPlan plan =
+      plan::plan_gemm({100, 100, 100}, plan::GemmOutput::kInt32, core,
+                      {.max_pass_rows = 50, .group_tiles = 4, .a_regions = 2, .write_tiles = 2, .head_blocks = 0});
   ASSERT_EQ(plan.groups, 2);
   ASSERT_EQ(plan.chunks, 1);
   ASSERT_EQ(plan.a_regions, 2);
@@ -98,9 +98,8 @@ TEST_F(GemmPlanTest, NextPassLoadedWholeWhenTheLastGroupIsSmaller) {
 // stays exact.
 TEST_F(GemmPlanTest, NextPassLoadedInPiecesTheWeightFifoOutlasts) {
   const tpu::CoreConfig core = tpu::core_config(*tpu::find_config("default"));
-  const plan::GemmPlan plan =
-      plan::plan_gemm({100, 100, 100}, plan::GemmOutput::kInt32, core,
-                   {.max_pass_rows = 50, .group_tiles = 7, .head_blocks = 0});
+  const plan::GemmPlan plan = plan::plan_gemm({100, 100, 100}, plan::GemmOutput::kInt32, core,
+                                              {.max_pass_rows = 50, .group_tiles = 7, .head_blocks = 0});
   ASSERT_EQ(plan.passes, 2);
   ASSERT_EQ(plan.groups, 1);
   ASSERT_EQ(plan.chunks, 1);

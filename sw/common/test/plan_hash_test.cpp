@@ -62,12 +62,13 @@ class Hash {
     return *this;
   }
   Hash& add(const plan::GemmPlan& p) {
-    for (const int64_t v : {int64_t(p.shape.m), int64_t(p.shape.k), int64_t(p.shape.n_out), int64_t(p.output),
-                            int64_t(p.n), int64_t(p.transposed), int64_t(p.dm), int64_t(p.dn),
-                            int64_t(p.k_blocks), int64_t(p.col_tiles), int64_t(p.pass_rows), int64_t(p.passes),
-                            int64_t(p.group_tiles), int64_t(p.groups), int64_t(p.chunk_blocks),
-                            int64_t(p.chunks), int64_t(p.a_regions), int64_t(p.write_tiles),
-                            int64_t(p.tile_major), int64_t(p.head_blocks), int64_t(p.result_regions),
+    for (const int64_t v : {int64_t(p.shape.m),     int64_t(p.shape.k),     int64_t(p.shape.n_out),
+                            int64_t(p.output),      int64_t(p.n),           int64_t(p.transposed),
+                            int64_t(p.dm),          int64_t(p.dn),          int64_t(p.k_blocks),
+                            int64_t(p.col_tiles),   int64_t(p.pass_rows),   int64_t(p.passes),
+                            int64_t(p.group_tiles), int64_t(p.groups),      int64_t(p.chunk_blocks),
+                            int64_t(p.chunks),      int64_t(p.a_regions),   int64_t(p.write_tiles),
+                            int64_t(p.tile_major),  int64_t(p.head_blocks), int64_t(p.result_regions),
                             int64_t(p.result_base), int64_t(p.wgt_capacity)})
       add(uint64_t(v));
     return add(p.estimate).add(p.a_bytes()).add(p.w_bytes()).add(p.c_bytes());
@@ -78,11 +79,11 @@ class Hash {
       add(v->size());
       for (const int x : *v) add(uint64_t(x));
     }
-    for (const int64_t v : {int64_t(p.step_rows), int64_t(p.steps), int64_t(p.tiles_per_step),
-                            int64_t(p.first_tiles), int64_t(p.acc_regions), int64_t(p.ub_in[0]),
-                            int64_t(p.ub_in[1]), int64_t(p.ub_x), int64_t(p.ub_y), int64_t(p.ub_out[0]),
-                            int64_t(p.ub_out[1]), int64_t(p.ub_rows_used), int64_t(p.loop_iterations),
-                            int64_t(p.body_instructions), int64_t(p.instructions), int64_t(p.programs)})
+    for (const int64_t v :
+         {int64_t(p.step_rows), int64_t(p.steps), int64_t(p.tiles_per_step), int64_t(p.first_tiles),
+          int64_t(p.acc_regions), int64_t(p.ub_in[0]), int64_t(p.ub_in[1]), int64_t(p.ub_x), int64_t(p.ub_y),
+          int64_t(p.ub_out[0]), int64_t(p.ub_out[1]), int64_t(p.ub_rows_used), int64_t(p.loop_iterations),
+          int64_t(p.body_instructions), int64_t(p.instructions), int64_t(p.programs)})
       add(uint64_t(v));
     return add(p.step_in_bytes).add(p.step_out_bytes).add(p.w_bytes).add(p.slot_bytes).add(p.estimate);
   }
@@ -133,17 +134,18 @@ std::vector<plan::GemmOutput> outputs_of(const CoreConfig& core) {
 // Shapes for every configuration: small ones, primes, long and thin ones,
 // shapes not a multiple of any array size.
 const std::vector<plan::GemmShape> kShapes = {
-    {1, 1, 1},      {2, 2, 2},      {3, 3, 3},      {4, 4, 4},      {5, 5, 5},      {7, 7, 7},
-    {8, 8, 8},      {13, 13, 13},   {16, 16, 16},   {17, 17, 17},   {31, 31, 31},   {32, 32, 32},
-    {33, 33, 33},   {64, 64, 64},   {100, 100, 100}, {127, 127, 127}, {128, 128, 128}, {1, 300, 1},
-    {1, 64, 512},   {512, 64, 1},   {300, 1, 7},    {7, 1, 300},    {1000, 3, 5},   {5, 3, 1000},
-    {2, 1000, 2},   {97, 61, 43},   {61, 97, 251},  {251, 43, 61},  {24, 40, 56},   {200, 16, 48},
-    {48, 200, 16},  {256, 256, 256}, {255, 257, 129}, {129, 33, 513}, {4096, 64, 64}, {64, 64, 4096},
+    {1, 1, 1},     {2, 2, 2},       {3, 3, 3},       {4, 4, 4},       {5, 5, 5},       {7, 7, 7},
+    {8, 8, 8},     {13, 13, 13},    {16, 16, 16},    {17, 17, 17},    {31, 31, 31},    {32, 32, 32},
+    {33, 33, 33},  {64, 64, 64},    {100, 100, 100}, {127, 127, 127}, {128, 128, 128}, {1, 300, 1},
+    {1, 64, 512},  {512, 64, 1},    {300, 1, 7},     {7, 1, 300},     {1000, 3, 5},    {5, 3, 1000},
+    {2, 1000, 2},  {97, 61, 43},    {61, 97, 251},   {251, 43, 61},   {24, 40, 56},    {200, 16, 48},
+    {48, 200, 16}, {256, 256, 256}, {255, 257, 129}, {129, 33, 513},  {4096, 64, 64},  {64, 64, 4096},
 };
 // Large shapes; like every shape, only where it has at most kMostTileMmcs
 // products of n x n tiles (on a 4-wide array the largest streams are
 // hundreds of thousands of instructions, and the test must take seconds).
-const std::vector<plan::GemmShape> kLargeShapes = {{512, 512, 512}, {1024, 1024, 1024}, {1024, 64, 1024}, {333, 1024, 77}};
+const std::vector<plan::GemmShape> kLargeShapes = {
+    {512, 512, 512}, {1024, 1024, 1024}, {1024, 64, 1024}, {333, 1024, 77}};
 constexpr uint64_t kMostTileMmcs = 70000;
 
 uint64_t tile_mmcs(const plan::GemmShape& s, int n) {
@@ -303,13 +305,19 @@ std::vector<plan::ChainLayer> network(const std::vector<int>& widths, bool bias,
 
 void mlp_cases(Cases& out) {
   const std::vector<std::pair<std::string, std::vector<int>>> nets = {
-      {"1", {1, 1}},         {"784-128-10", {784, 128, 10}}, {"64-64-64-64", {64, 64, 64, 64}},
-      {"3-5-7", {3, 5, 7}},  {"300-17-300-2", {300, 17, 300, 2}}, {"16-1024-16", {16, 1024, 16}},
+      {"1", {1, 1}},
+      {"784-128-10", {784, 128, 10}},
+      {"64-64-64-64", {64, 64, 64, 64}},
+      {"3-5-7", {3, 5, 7}},
+      {"300-17-300-2", {300, 17, 300, 2}},
+      {"16-1024-16", {16, 1024, 16}},
       {"33-65-129", {33, 65, 129}},
   };
-  const std::vector<std::pair<std::string, plan::ChainOptions>> options = {
-      {"auto", {}}, {"noloop", {.loop = false}}, {"p1", {.step_rows = 1}}, {"p7", {.step_rows = 7}},
-      {"p64", {.step_rows = 64}}};
+  const std::vector<std::pair<std::string, plan::ChainOptions>> options = {{"auto", {}},
+                                                                           {"noloop", {.loop = false}},
+                                                                           {"p1", {.step_rows = 1}},
+                                                                           {"p7", {.step_rows = 7}},
+                                                                           {"p64", {.step_rows = 64}}};
   for (const tpu::Config& cfg : tpu::kConfigs) {
     const CoreConfig core = tpu::core_config(cfg);
     if (!tpu::has_int8(core.datapath)) continue;
@@ -342,8 +350,9 @@ void mlp_cases(Cases& out) {
           if (p.fits()) h.add(plan::chain_programs(p, layers, kA, kC, core));
         });
       }
-    record(out, "mlp/" + std::string(cfg.name) + "/lut",
-           [&](Hash& h) { h.add(plan::plan_chain(network({8, 8, 8}, false, tpu::isa::Act::kLut), 4, core)); });
+    record(out, "mlp/" + std::string(cfg.name) + "/lut", [&](Hash& h) {
+      h.add(plan::plan_chain(network({8, 8, 8}, false, tpu::isa::Act::kLut), 4, core));
+    });
   }
 }
 

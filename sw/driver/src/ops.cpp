@@ -224,8 +224,8 @@ void run_programs(Device& dev, const PreparedGemm& g) {
 // Packs the operands into device buffers, runs the GEMM's programs and
 // returns the packed result.
 template <class M>
-std::vector<uint8_t> run_gemm(Device& dev, const char* op, const M& a, const M& b,
-                              const plan::GemmEpilogue& epi, plan::GemmPlan* plan_out, OpStats* stats) {
+std::vector<uint8_t> run_gemm(Device& dev, const char* op, const M& a, const M& b, const plan::GemmEpilogue& epi,
+                              plan::GemmPlan* plan_out, OpStats* stats) {
   PreparedGemm g = prepare_gemm(dev, op, a, b, epi);
   OpStats& s = g.stats;
   const uint64_t start = dev.cycles();
@@ -604,10 +604,10 @@ std::vector<plan::ChainLayer> chain_layers(const std::vector<DenseLayer>& layers
 
 // The chained plan for `batch` samples, or one that does not fit (why_not).
 plan::ChainPlan chain_plan(const std::vector<DenseLayer>& layers, const DeviceInfo& info, int batch,
-                            const MlpOptions& options) {
+                           const MlpOptions& options) {
   try {
     return plan::plan_chain(chain_layers(layers), batch, core_config(info),
-                             {.step_rows = options.step, .loop = options.loop});
+                            {.step_rows = options.step, .loop = options.loop});
   } catch (const std::invalid_argument& e) {
     throw Error(e.what());
   }

@@ -587,7 +587,8 @@ TEST_F(OpsTest, MlpChainedLoopsOverStepsInOneCommand) {
     EXPECT_EQ(stats.write_bytes, S * P * n);
     // In the program: one RHM of input rows and one WHM of logit rows per
     // step, nothing else crosses (the hidden layer stays in the UB).
-    const plan::ChainPlan cp = plan::plan_chain(chain, batch, core, {.step_rows = c.options.step, .loop = c.options.loop});
+    const plan::ChainPlan cp =
+        plan::plan_chain(chain, batch, core, {.step_rows = c.options.step, .loop = c.options.loop});
     const auto programs = plan::chain_programs(cp, chain, 0, 1 << 20, core);
     ASSERT_EQ(programs.size(), 1u);
     EXPECT_EQ(mlp_test::rows_of(programs[0], tpu::isa::Op::kRhm), S * 4 * P);

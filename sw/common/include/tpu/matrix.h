@@ -20,9 +20,7 @@ struct Matrix {
   Matrix(int r, int c, T fill = T{}) : rows(r), cols(c), data(size_t(r) * c, fill) {}
   T& at(int r, int c) { return data[size_t(r) * cols + c]; }
   const T& at(int r, int c) const { return data[size_t(r) * cols + c]; }
-  bool operator==(const Matrix& o) const {
-    return rows == o.rows && cols == o.cols && data == o.data;
-  }
+  bool operator==(const Matrix& o) const { return rows == o.rows && cols == o.cols && data == o.data; }
 };
 
 using MatrixI8 = Matrix<int8_t>;

@@ -75,9 +75,7 @@ bool gemm_batch_fits(std::span<const GemmPlan> plans, const CoreConfig& core) {
   return l.result_regions >= 2 && l.acc_slots >= 2;
 }
 
-bool gemm_batchable(const GemmPlan& plan, const CoreConfig& core) {
-  return gemm_batch_fits(std::span(&plan, 1), core);
-}
+bool gemm_batchable(const GemmPlan& plan, const CoreConfig& core) { return gemm_batch_fits(std::span(&plan, 1), core); }
 
 GemmPlan plan_gemm_for_batch(const GemmShape& shape, const CoreConfig& core) {
   const GemmPlan p = plan_gemm(shape, GemmOutput::kInt32, core);
@@ -91,9 +89,14 @@ GemmPlan plan_gemm_for_batch(const GemmShape& shape, const CoreConfig& core) {
   for (const T t : {p.transposed ? T::kAlways : T::kNever, p.transposed ? T::kNever : T::kAlways}) {
     try {
       const GemmPlan forced = plan_gemm(shape, GemmOutput::kInt32, core,
-                                        {.transpose = t, .group_tiles = 1, .chunk_blocks = p.k_blocks,
-                                         .a_regions = 1, .result_regions = 2, .write_tiles = 1,
-                                         .order = GemmOptions::Order::kTileMajor, .head_blocks = 0});
+                                        {.transpose = t,
+                                         .group_tiles = 1,
+                                         .chunk_blocks = p.k_blocks,
+                                         .a_regions = 1,
+                                         .result_regions = 2,
+                                         .write_tiles = 1,
+                                         .order = GemmOptions::Order::kTileMajor,
+                                         .head_blocks = 0});
       if (gemm_batchable(forced, core)) return forced;
     } catch (const std::invalid_argument&) {
     }
@@ -116,8 +119,9 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
     throw std::invalid_argument("gemm batch: " + std::to_string(plans.size()) + " plans and " +
                                 std::to_string(addrs.size()) + " image addresses; give one of each per product");
   if (!gemm_batch_fits(plans, core))
-    throw std::invalid_argument("gemm batch: the products cannot run as one batch on this core (each must be "
-                                "int32 with one pass and load of L in tile order, and the regions must fit)");
+    throw std::invalid_argument(
+        "gemm batch: the products cannot run as one batch on this core (each must be "
+        "int32 with one pass and load of L in tile order, and the regions must fit)");
   const BatchLayout lay = batch_layout(plans, core);
   const int n = core.n;
   const size_t count = plans.size();
@@ -151,8 +155,8 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
   // whose C images are adjacent).
   struct Tile {
     uint32_t ub;
-    uint32_t lanes;     // its ACT's: the last tile's lanes when they need fewer than 4 UB rows a row
-    bool write;         // the last of its region: a WHM after its ACT
+    uint32_t lanes;      // its ACT's: the last tile's lanes when they need fewer than 4 UB rows a row
+    bool write;          // the last of its region: a WHM after its ACT
     uint32_t ub0, rows;  // the WHM's
     uint64_t c;
   };
@@ -193,8 +197,10 @@ std::vector<std::vector<Instr>> gemm_batch_programs(std::span<const GemmPlan> pl
     const GemmPlan& p = plans[i];
     const int64_t t = int64_t(p.col_tiles) * p.k_blocks;
     const uint64_t addr = p.transposed ? addrs[i].a : addrs[i].w;
-    if (!runs.empty() && runs.back().addr + uint64_t(runs.back().tiles) * tile_bytes == addr) runs.back().tiles += t;
-    else runs.push_back({t, addr});
+    if (!runs.empty() && runs.back().addr + uint64_t(runs.back().tiles) * tile_bytes == addr)
+      runs.back().tiles += t;
+    else
+      runs.push_back({t, addr});
     batch = std::min<int64_t>(batch, weight_batch(p, core));
   }
   WeightStream weights(out, plans[0], std::move(runs), batch);

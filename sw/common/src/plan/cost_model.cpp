@@ -118,8 +118,7 @@ uint64_t GemmCostModel::cycles(const GemmPlan& p, uint64_t instructions) const {
   if (p.chunks > 1) {
     const uint64_t rhm_rows = uint64_t(p.chunk_blocks) * uint64_t(p.pass_rows) * in_rows * row_cycles;
     const uint64_t covered = uint64_t(std::max<int64_t>(0, weight_fifo_slack(p.pass_rows, p.n)));
-    if (rhm_rows > covered)
-      mxu += (rhm_rows - covered) * uint64_t(p.passes) * uint64_t(p.groups) * uint64_t(p.chunks);
+    if (rhm_rows > covered) mxu += (rhm_rows - covered) * uint64_t(p.passes) * uint64_t(p.groups) * uint64_t(p.chunks);
   }
   // L loads: once per pass, or per group when a pass is loaded in chunks.
   const uint64_t l_loads = p.chunks == 1 ? 1 : uint64_t(p.groups);
@@ -164,9 +163,9 @@ uint64_t GemmCostModel::cycles(const GemmPlan& p, uint64_t instructions) const {
   // (A head's other tiles run before the first tile's later blocks, and the
   // MXU's waits behind its first load delay that tile.)
   const uint64_t first_tile = P * out_rows + uint64_t(p.head_blocks) * (G - 1) * P + head_wait +
-                              (p.tile_major ? wb * kb * P
+                              (p.tile_major                         ? wb * kb * P
                                : uint64_t(p.passes) * p.groups == 1 ? (kb - kc_last) * G * P + wb * kc_last * P
-                                                                     : std::max(G, wb) * kb * P);
+                                                                    : std::max(G, wb) * kb * P);
   // A chunk's load (`first`) and, in some chunks, a WHM share the memory
   // unit in program order while the MXU works through the chunk before.
   // When the load fits in the chunk's rows but the load and a WHM do not,
@@ -184,9 +183,9 @@ uint64_t GemmCostModel::cycles(const GemmPlan& p, uint64_t instructions) const {
   // The memory unit alternates loads (each waiting for its data) and
   // writes in program order, so loads overlap the rest imperfectly: they
   // count an eighth more.
-  const uint64_t busiest = std::max({first_mmc + mxu + last - std::min(first, first_mmc + mxu + last),
-                                     other_loads * 9 / 8 + write_work, first_tile + write_work,
-                                     link_read, vpu + first_tile});
+  const uint64_t busiest =
+      std::max({first_mmc + mxu + last - std::min(first, first_mmc + mxu + last), other_loads * 9 / 8 + write_work,
+                first_tile + write_work, link_read, vpu + first_tile});
   const uint64_t depth = uint64_t(std::max(2, core_.imem_depth));
   if (instructions == 0) instructions = instructions_of(p);
   const uint64_t programs = (instructions + depth - 2) / (depth - 1);

@@ -26,8 +26,8 @@ void check_epilogue(const GemmPlan& p, const GemmEpilogue& epi) {
   if (epi.output != p.output) throw std::invalid_argument("gemm: the epilogue's output type differs from the plan's");
   const bool int8 = p.output == GemmOutput::kInt8;
   if (!epi.bias.empty() && (!int8 || int(epi.bias.size()) != p.shape.n_out))
-    throw std::invalid_argument("gemm: the bias needs one int32 per output column (" +
-                                std::to_string(p.shape.n_out) + "), and an int8 output");
+    throw std::invalid_argument("gemm: the bias needs one int32 per output column (" + std::to_string(p.shape.n_out) +
+                                "), and an int8 output");
   if (!epi.bias_f32.empty() && (!p.bf16() || int(epi.bias_f32.size()) != p.shape.n_out))
     throw std::invalid_argument("gemm: the fp32 bias needs one value per output column (" +
                                 std::to_string(p.shape.n_out) + "), and a bf16 GEMM");
@@ -38,12 +38,12 @@ void check_epilogue(const GemmPlan& p, const GemmEpilogue& epi) {
                                 std::to_string(p.shape.n_out) + "), and an int8 output");
   for (const quant::LaneScale& s : epi.scales)
     if (s.exponent < quant::kMinExponent || s.exponent > quant::kMaxExponent)
-      throw std::invalid_argument("gemm: a per-channel shift of " + std::to_string(s.exponent) +
-                                  " is outside " + std::to_string(quant::kMinExponent) + ".." +
-                                  std::to_string(quant::kMaxExponent));
+      throw std::invalid_argument("gemm: a per-channel shift of " + std::to_string(s.exponent) + " is outside " +
+                                  std::to_string(quant::kMinExponent) + ".." + std::to_string(quant::kMaxExponent));
   if ((!epi.bias.empty() || !epi.scales.empty() || !epi.bias_f32.empty()) && p.transposed)
-    throw std::invalid_argument("gemm: a transposed plan has no bias or scale per output column "
-                                "(plan with options.bias)");
+    throw std::invalid_argument(
+        "gemm: a transposed plan has no bias or scale per output column "
+        "(plan with options.bias)");
 }
 
 // Groups accumulate in ACC slots of P * G rows in turn, as many as the ACC
@@ -67,7 +67,12 @@ class AccSlots {
 class Epilogue {
  public:
   Epilogue(Stream& out, const GemmPlan& p, const GemmEpilogue& epi, uint64_t c, const CoreConfig& core)
-      : out_(out), p_(p), epi_(epi), c_(c), acc_(p, core), lane_bias_(size_t(p.n)),
+      : out_(out),
+        p_(p),
+        epi_(epi),
+        c_(c),
+        acc_(p, core),
+        lane_bias_(size_t(p.n)),
         lane_scale_(size_t(p.n), quant::tensor_scale(epi.q)) {}
 
   // The CFGs that hold for the whole stream.
@@ -184,8 +189,10 @@ class Epilogue {
     const Instr whm = out_bf16() && part == uint32_t(p_.out_row_rows())
                           ? isa::whm(ub0, uint32_t(region_tiles_ * rows), host, 2 * n, true)
                           : isa::whm(ub0, region_rows, host, n);
-    if (defer) deferred_whms_.push_back(whm);
-    else out_.add(whm);
+    if (defer)
+      deferred_whms_.push_back(whm);
+    else
+      out_.add(whm);
   }
 
   uint32_t region_row() const {
@@ -241,9 +248,12 @@ class Epilogue {
   }
 
   void act(uint32_t acc, uint32_t ub, uint32_t count, uint32_t lanes) {
-    if (int8()) out_.add(isa::act(acc, ub, count, epi_.act, !epi_.bias.empty()));
-    else if (f32_act()) out_.add(isa::act(acc, ub, count, epi_.act, has_bias(), !out_bf16(), true, lanes));
-    else out_.add(isa::act(acc, ub, count, isa::Act::kNone, false, true, false, lanes));  // int32, fp32: RAW
+    if (int8())
+      out_.add(isa::act(acc, ub, count, epi_.act, !epi_.bias.empty()));
+    else if (f32_act())
+      out_.add(isa::act(acc, ub, count, epi_.act, has_bias(), !out_bf16(), true, lanes));
+    else
+      out_.add(isa::act(acc, ub, count, isa::Act::kNone, false, true, false, lanes));  // int32, fp32: RAW
   }
 
   Stream& out_;
@@ -276,10 +286,12 @@ struct Side {
 // The whole stream, group after group.
 class GemmEmitter {
  public:
-  GemmEmitter(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint64_t w, uint64_t c,
-              const CoreConfig& core)
-      : p_(p), cost_(core), l_addr_(p.transposed ? w : a),
-        weights_(out_, p, p.transposed ? a : w, core), epilogue_(out_, p, epi, c, core) {
+  GemmEmitter(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint64_t w, uint64_t c, const CoreConfig& core)
+      : p_(p),
+        cost_(core),
+        l_addr_(p.transposed ? w : a),
+        weights_(out_, p, p.transposed ? a : w, core),
+        epilogue_(out_, p, epi, c, core) {
     // Loads of L, in order: (pass, chunk) when a pass is loaded whole
     // (chunks = 1), else (pass, group, chunk).
     for (int pass = 0; pass < p.passes; ++pass)
@@ -324,10 +336,10 @@ class GemmEmitter {
   void load(size_t i, int b0, int b1) {
     const Load& l = loads_[i];
     const int rows = p_.rows_of_pass(l.pass), n = p_.n, lane = p_.lane_bytes();
-    out_.add(isa::rhm(region_row(i) + uint32_t((b0 - l.b0) * rows * p_.in_row_rows()), uint32_t((b1 - b0) * rows),
-                      l_addr_ + (uint64_t(p_.pass_begin(l.pass)) * p_.k_blocks + uint64_t(b0) * rows) * n *
-                                    uint64_t(lane),
-                      uint32_t(n * lane), p_.bf16()));
+    out_.add(
+        isa::rhm(region_row(i) + uint32_t((b0 - l.b0) * rows * p_.in_row_rows()), uint32_t((b1 - b0) * rows),
+                 l_addr_ + (uint64_t(p_.pass_begin(l.pass)) * p_.k_blocks + uint64_t(b0) * rows) * n * uint64_t(lane),
+                 uint32_t(n * lane), p_.bf16()));
   }
 
   // Groups whose tiles leave as they finish: every group of a tile-major
@@ -461,8 +473,10 @@ class GemmEmitter {
     for (size_t i = 0; i < mmcs_.size(); ++i) has_before_[i] = !before_[i].empty(), has_after_[i] = !after_[i].empty();
     emit_mmcs(out_, weights_, mmcs_, uint32_t(rows), p_.bf16(), has_before_, has_after_, [&](size_t i, bool is_after) {
       for (const Side& s : is_after ? after_[i] : before_[i]) {
-        if (s.load) load(s.load_index, s.j0, s.j1);
-        else epilogue_.tiles(s.b, s.j0, s.j1);
+        if (s.load)
+          load(s.load_index, s.j0, s.j1);
+        else
+          epilogue_.tiles(s.b, s.j0, s.j1);
       }
     });
   }
@@ -493,8 +507,8 @@ Stream gemm_stream(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint6
   return GemmEmitter(p, epi, a, w, c, core).run();
 }
 
-std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a,
-                                              uint64_t w, uint64_t c, const CoreConfig& core) {
+std::vector<std::vector<Instr>> gemm_programs(const GemmPlan& p, const GemmEpilogue& epi, uint64_t a, uint64_t w,
+                                              uint64_t c, const CoreConfig& core) {
   return gemm_stream(p, epi, a, w, c, core).programs(core.imem_depth);
 }
 

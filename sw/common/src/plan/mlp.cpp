@@ -19,16 +19,14 @@ using isa::Instr;
 
 namespace {
 
-constexpr int kCandidates = 24;    // step sizes plan_chain compares
+constexpr int kCandidates = 24;  // step sizes plan_chain compares
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // A command's fixed cost with DMA windows: the HALT-only command's and
 // about one more host round trip for the window list (docs/performance.md,
 // "What the numbers mean").
-uint64_t command_cycles(const CoreConfig& core) {
-  return GemmCostModel::kCommandCycles + uint64_t(core.link_latency);
-}
+uint64_t command_cycles(const CoreConfig& core) { return GemmCostModel::kCommandCycles + uint64_t(core.link_latency); }
 
 // The configuration registers the programs write, as far as they know them
 // (nothing at first: a register is written the first time, then only when
@@ -100,8 +98,7 @@ class Builder {
  public:
   Builder(const ChainPlan& p, const std::vector<ChainLayer>& layers, const CoreConfig& core, uint64_t records,
           uint64_t out)
-      : p_(p), layers_(layers), records_(records), out_(out), cfg_(p.n),
-        cap_(core.wgt_fifo_tiles + isa::kWgtBanks) {
+      : p_(p), layers_(layers), records_(records), out_(out), cfg_(p.n), cap_(core.wgt_fifo_tiles + isa::kWgtBanks) {
     batch_ = rw_batch_tiles(cap_, p.step_rows, p.n, core);
     // A dry step from nothing known leaves the state every step starts from.
     Groups scratch;
@@ -112,8 +109,8 @@ class Builder {
   Groups prologue() const {
     Groups g;
     g.push_back({isa::rw(records_ + p_.w_addr(0), uint32_t(p_.first_tiles), uint32_t(p_.n))});
-    g.push_back({isa::rhm(uint32_t(p_.ub_in[0]), uint32_t(p_.kb[0] * p_.step_rows), records_ + p_.in_addr(0),
-                          uint32_t(p_.n))});
+    g.push_back(
+        {isa::rhm(uint32_t(p_.ub_in[0]), uint32_t(p_.kb[0] * p_.step_rows), records_ + p_.in_addr(0), uint32_t(p_.n))});
     std::vector<Instr> cfgs;
     cfg_.write_all(cfgs);
     for (const Instr& in : cfgs) g.push_back({in});
@@ -188,12 +185,12 @@ class Builder {
     for (size_t i = 0; i < m; ++i) {
       after[i] = std::move(rws[i]);
       if (i == 0 && has_next)
-        after[i].push_back(isa::rhm(uint32_t(p.ub_in[(t + 1) % 2]), uint32_t(p.kb[0] * P),
-                                    records_ + p.in_addr(t + 1), uint32_t(n)));
+        after[i].push_back(
+            isa::rhm(uint32_t(p.ub_in[(t + 1) % 2]), uint32_t(p.kb[0] * P), records_ + p.in_addr(t + 1), uint32_t(n)));
       after[i].insert(after[i].end(), epilogue[i].begin(), epilogue[i].end());
     }
-    after[m - 1].push_back(isa::whm(uint32_t(p.ub_out[t % 2]), uint32_t(p.ct.back() * P), out_ + p.out_addr(t),
-                                    uint32_t(n)));
+    after[m - 1].push_back(
+        isa::whm(uint32_t(p.ub_out[t % 2]), uint32_t(p.ct.back() * P), out_ + p.out_addr(t), uint32_t(n)));
 
     for (size_t i = 0; i < m;) {
       for (const Instr& in : before[i]) out.push_back({in});
@@ -203,9 +200,9 @@ class Builder {
                                   [&](size_t k) { return !after[k].empty(); })
                             : 1;
       if (run >= 3) {
-        out.push_back({isa::loop(uint32_t(run), 1, int32_t(mmcs[i + 1].ub - mmcs[i].ub),
-                                 int32_t(mmcs[i + 1].acc - mmcs[i].acc)),
-                       isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(P), mmcs[i].accumulate, true)});
+        out.push_back(
+            {isa::loop(uint32_t(run), 1, int32_t(mmcs[i + 1].ub - mmcs[i].ub), int32_t(mmcs[i + 1].acc - mmcs[i].acc)),
+             isa::mmc(mmcs[i].ub, mmcs[i].acc, uint32_t(P), mmcs[i].accumulate, true)});
       } else {
         run = 1;
       }
@@ -236,8 +233,7 @@ Groups build(const ChainPlan& p, const std::vector<ChainLayer>& layers, const Co
     Groups body;
     b.step(0, false, body);
     b.step(1, false, body);
-    std::vector<Instr> loop{isa::loop(uint32_t(p.loop_iterations), uint32_t(count(body)), 0, 0,
-                                      int64_t(p.slot_bytes))};
+    std::vector<Instr> loop{isa::loop(uint32_t(p.loop_iterations), uint32_t(count(body)), 0, 0, int64_t(p.slot_bytes))};
     for (const auto& x : body) loop.insert(loop.end(), x.begin(), x.end());
     g.push_back(std::move(loop));
     t = 2 * p.loop_iterations;
@@ -420,8 +416,8 @@ ChainPlan plan_chain(const std::vector<ChainLayer>& layers, int batch, const Cor
   if (options.step_rows > 0) {
     const int step = std::min(options.step_rows, batch);  // a step never holds more than the batch
     if (step > p_max) {
-      p.why_not = "a step of " + std::to_string(step) + " samples does not fit (at most " +
-                  std::to_string(p_max) + ": " + std::to_string(per_sample) + " unified-buffer rows a sample of " +
+      p.why_not = "a step of " + std::to_string(step) + " samples does not fit (at most " + std::to_string(p_max) +
+                  ": " + std::to_string(per_sample) + " unified-buffer rows a sample of " +
                   std::to_string(core.ub_rows) + ", two accumulator regions of " + std::to_string(core.acc_rows) +
                   " rows)";
       return p;

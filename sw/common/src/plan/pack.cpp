@@ -38,11 +38,11 @@ std::vector<T> pack_r(const GemmPlan& p, At r) {
   size_t t = 0;
   for (int g = 0; g < p.groups; ++g)
     for (const auto& [jg, kb] : group_order(p, g)) {
-        const int j = p.group_begin(g) + jg;
-        T* tile = out.data() + t++ * n * n;
-        for (int row = 0; row < n && kb * n + row < k; ++row)
-          for (int c = 0; c < n && j * n + c < p.dn; ++c) tile[row * n + c] = r(kb * n + row, j * n + c);
-      }
+      const int j = p.group_begin(g) + jg;
+      T* tile = out.data() + t++ * n * n;
+      for (int row = 0; row < n && kb * n + row < k; ++row)
+        for (int c = 0; c < n && j * n + c < p.dn; ++c) tile[row * n + c] = r(kb * n + row, j * n + c);
+    }
   return out;
 }
 
@@ -56,13 +56,15 @@ size_t d_offset(const GemmPlan& p, int r, int c, size_t lane_bytes) {
 }  // namespace
 
 std::vector<int8_t> pack_a(const GemmPlan& p, const MatrixI8& a) {
-  if (a.rows != p.shape.m || a.cols != p.shape.k) throw std::invalid_argument("pack_a: A's shape differs from the plan");
+  if (a.rows != p.shape.m || a.cols != p.shape.k)
+    throw std::invalid_argument("pack_a: A's shape differs from the plan");
   if (p.transposed) return pack_r(p, [&](int k, int c) { return a.at(c, k); });
   return pack_l(p, [&](int r, int c) { return a.at(r, c); });
 }
 
 std::vector<int8_t> pack_w(const GemmPlan& p, const MatrixI8& w) {
-  if (w.rows != p.shape.k || w.cols != p.shape.n_out) throw std::invalid_argument("pack_w: W's shape differs from the plan");
+  if (w.rows != p.shape.k || w.cols != p.shape.n_out)
+    throw std::invalid_argument("pack_w: W's shape differs from the plan");
   if (p.transposed) return pack_l(p, [&](int r, int c) { return w.at(c, r); });
   return pack_r(p, [&](int k, int c) { return w.at(k, c); });
 }
@@ -82,14 +84,16 @@ std::vector<uint8_t> le_bytes(const std::vector<uint16_t>& v) {
 
 std::vector<uint8_t> pack_a_bf16(const GemmPlan& p, const MatrixBf16& a) {
   if (!p.bf16()) throw std::invalid_argument("pack_a_bf16: not a bf16 plan");
-  if (a.rows != p.shape.m || a.cols != p.shape.k) throw std::invalid_argument("pack_a_bf16: A's shape differs from the plan");
+  if (a.rows != p.shape.m || a.cols != p.shape.k)
+    throw std::invalid_argument("pack_a_bf16: A's shape differs from the plan");
   if (p.transposed) return le_bytes(pack_r<uint16_t>(p, [&](int k, int c) { return a.at(c, k); }));
   return le_bytes(pack_l<uint16_t>(p, [&](int r, int c) { return a.at(r, c); }));
 }
 
 std::vector<uint8_t> pack_w_bf16(const GemmPlan& p, const MatrixBf16& w) {
   if (!p.bf16()) throw std::invalid_argument("pack_w_bf16: not a bf16 plan");
-  if (w.rows != p.shape.k || w.cols != p.shape.n_out) throw std::invalid_argument("pack_w_bf16: W's shape differs from the plan");
+  if (w.rows != p.shape.k || w.cols != p.shape.n_out)
+    throw std::invalid_argument("pack_w_bf16: W's shape differs from the plan");
   if (p.transposed) return le_bytes(pack_l<uint16_t>(p, [&](int r, int c) { return w.at(c, r); }));
   return le_bytes(pack_r<uint16_t>(p, [&](int k, int c) { return w.at(k, c); }));
 }

@@ -28,9 +28,11 @@ void check_shape(const GemmShape& shape, GemmOutput output, const CoreConfig& co
   if (uint32_t(round_up(shape.k, core.n)) > isa::kMaxCount)
     throw std::invalid_argument("gemm " + dims(shape) + ": K is too large for the core");
   if (gemm_bf16(output) && !has_bf16(core.datapath))
-    throw std::invalid_argument("gemm " + dims(shape) + ": bf16 operands need a core with a bf16 datapath; this one is int8 only");
+    throw std::invalid_argument("gemm " + dims(shape) +
+                                ": bf16 operands need a core with a bf16 datapath; this one is int8 only");
   if (!gemm_bf16(output) && !has_int8(core.datapath))
-    throw std::invalid_argument("gemm " + dims(shape) + ": int8 operands need a core with an int8 datapath; this one is bf16 only");
+    throw std::invalid_argument("gemm " + dims(shape) +
+                                ": int8 operands need a core with an int8 datapath; this one is bf16 only");
 }
 
 // A plan's sizes, before its rows per pass are fitted to the core.
@@ -92,9 +94,10 @@ std::optional<GemmPlan> fitted(GemmPlan p, const Layout& l, bool single_slot, co
   const UbSplit split = ub_split(p, l, core);
   const int in_rows = p.in_row_rows(), out_rows = p.out_row_rows();
   const int max_count = int(isa::kMaxCount);
-  const int ub_fit = split.rows >= 1 ? split.rows
-                                     : core.ub_rows / (l.a_regions * l.chunk_blocks * in_rows +
-                                                       l.result_regions * l.write_tiles * out_rows);
+  const int ub_fit =
+      split.rows >= 1
+          ? split.rows
+          : core.ub_rows / (l.a_regions * l.chunk_blocks * in_rows + l.result_regions * l.write_tiles * out_rows);
   int rows = std::min({ub_fit, single_slot ? p.dm : core.acc_rows / (2 * l.group_tiles),
                        max_count / (l.write_tiles * out_rows), max_count / l.chunk_blocks});
   if (options.max_pass_rows > 0) rows = std::min(rows, options.max_pass_rows);
@@ -209,9 +212,8 @@ GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& 
   const GemmCostModel cost(core);
   Candidates candidates(shape, output, core, options, cost);
   if (candidates.empty())
-    throw std::invalid_argument("gemm " + dims(shape) + ": no plan fits the core (" +
-                                std::to_string(core.ub_rows) + " unified-buffer rows, " +
-                                std::to_string(core.acc_rows) + " accumulator rows)");
+    throw std::invalid_argument("gemm " + dims(shape) + ": no plan fits the core (" + std::to_string(core.ub_rows) +
+                                " unified-buffer rows, " + std::to_string(core.acc_rows) + " accumulator rows)");
   // The instruction count decides the programs and their fetch: for the
   // best few variants by estimate (the earlier on a tie), each as its best
   // head (its heads, ranked one by one, would crowd other plans out; they

@@ -47,13 +47,17 @@ int rw_batch_tiles(int capacity, int rows, int n, const CoreConfig& core) {
 }
 
 WeightStream::WeightStream(Stream& out, const GemmPlan& plan, uint64_t w, const CoreConfig& core)
-    : WeightStream(out, plan,
-                   std::vector<Run>(size_t(plan.passes), Run{int64_t(plan.col_tiles) * plan.k_blocks, w}),
+    : WeightStream(out, plan, std::vector<Run>(size_t(plan.passes), Run{int64_t(plan.col_tiles) * plan.k_blocks, w}),
                    weight_batch(plan, core)) {}
 
 WeightStream::WeightStream(Stream& out, const GemmPlan& plan, std::vector<Run> runs, int64_t batch)
-    : out_(out), runs_(std::move(runs)), tile_bytes_(uint64_t(plan.n) * plan.n * plan.lane_bytes()),
-      cap_(plan.wgt_capacity), batch_(batch), stride_(uint32_t(plan.n * plan.lane_bytes())), bf16_(plan.bf16()) {
+    : out_(out),
+      runs_(std::move(runs)),
+      tile_bytes_(uint64_t(plan.n) * plan.n * plan.lane_bytes()),
+      cap_(plan.wgt_capacity),
+      batch_(batch),
+      stride_(uint32_t(plan.n * plan.lane_bytes())),
+      bf16_(plan.bf16()) {
   for (const Run& r : runs_) total_ += r.tiles;
 }
 

@@ -100,8 +100,8 @@ class WeightStream {
 
   Stream& out_;
   std::vector<Run> runs_;
-  size_t run_ = 0;          // the run of tile issued_
-  int64_t run_begin_ = 0;   // its first tile
+  size_t run_ = 0;         // the run of tile issued_
+  int64_t run_begin_ = 0;  // its first tile
   uint64_t tile_bytes_;
   int64_t total_ = 0, cap_, batch_;
   uint32_t stride_;  // bytes per weight row
@@ -154,10 +154,12 @@ void emit_mmcs(Stream& out, WeightStream& weights, const std::vector<Mmc>& mmcs,
     const size_t run = loop_run(
         mmcs, i, limit, [&](size_t k) { return bool(before[k]); }, [&](size_t k) { return bool(after[k]); });
     const isa::Instr mmc = isa::mmc(mmcs[i].ub, mmcs[i].acc, rows, mmcs[i].accumulate, true, bf16);
-    if (run > 1) out.add_group({isa::loop(uint32_t(run), 1, int32_t(mmcs[i + 1].ub - mmcs[i].ub),
-                                          int32_t(mmcs[i + 1].acc - mmcs[i].acc)),
-                                mmc});
-    else out.add(mmc);
+    if (run > 1)
+      out.add_group(
+          {isa::loop(uint32_t(run), 1, int32_t(mmcs[i + 1].ub - mmcs[i].ub), int32_t(mmcs[i + 1].acc - mmcs[i].acc)),
+           mmc});
+    else
+      out.add(mmc);
     for (size_t r = 0; r < run; ++r) weights.retire_one();
     i += run;
     if (after[i - 1]) side(i - 1, true);

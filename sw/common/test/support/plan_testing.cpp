@@ -12,8 +12,8 @@ uint64_t gemm_scratch_bytes(const plan::GemmShape& s, const CoreConfig& core) {
   return (p.a_bytes() + 63) / 64 * 64 + p.w_bytes();
 }
 
-GemmProgram build_gemm(HostMemory& mem, const plan::GemmShape& shape, const GemmAddrs& addrs,
-                       const CoreConfig& core, const plan::GemmOptions& options) {
+GemmProgram build_gemm(HostMemory& mem, const plan::GemmShape& shape, const GemmAddrs& addrs, const CoreConfig& core,
+                       const plan::GemmOptions& options) {
   GemmProgram g;
   g.plan = plan::plan_gemm(shape, plan::GemmOutput::kInt32, core, options);
   const plan::GemmPlan& p = g.plan;

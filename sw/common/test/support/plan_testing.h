@@ -24,7 +24,7 @@ struct GemmAddrs {
 
 struct GemmProgram {
   plan::GemmPlan plan;
-  uint64_t c = 0;  // where the programs write the packed result
+  uint64_t c = 0;                                 // where the programs write the packed result
   std::vector<std::vector<isa::Instr>> programs;  // run in order; each fits the IMEM
 };
 
@@ -33,8 +33,8 @@ uint64_t gemm_scratch_bytes(const plan::GemmShape& shape, const CoreConfig& core
 // Reads A and W from mem, writes the packed images to scratch and returns the
 // int32 GEMM's programs. Throws std::invalid_argument when the shape does not
 // fit the core.
-GemmProgram build_gemm(HostMemory& mem, const plan::GemmShape& shape, const GemmAddrs& addrs,
-                       const CoreConfig& core, const plan::GemmOptions& options = {});
+GemmProgram build_gemm(HostMemory& mem, const plan::GemmShape& shape, const GemmAddrs& addrs, const CoreConfig& core,
+                       const plan::GemmOptions& options = {});
 
 // The M x Nout int32 result the program wrote to C.
 MatrixI32 read_gemm_result(const HostMemory& mem, const GemmProgram& gemm);

@@ -87,7 +87,6 @@ uint64_t gemm_batch_instructions(const GemmPlan& plan);
 // The batch's programs. Throws std::invalid_argument when the spans' sizes
 // differ, are 0, or the plans do not fit (gemm_batch_fits).
 std::vector<std::vector<isa::Instr>> gemm_batch_programs(std::span<const GemmPlan> plans,
-                                                         std::span<const GemmBatchAddrs> addrs,
-                                                         const CoreConfig& core);
+                                                         std::span<const GemmBatchAddrs> addrs, const CoreConfig& core);
 
 }  // namespace tpu::plan

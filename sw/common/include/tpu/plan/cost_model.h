@@ -55,7 +55,7 @@ class GemmCostModel {
   static constexpr uint64_t kWhmCycles = 40;
 
  private:
-  uint64_t instructions_of(const GemmPlan& plan) const;  // when the stream's count is not known
+  uint64_t instructions_of(const GemmPlan& plan) const;   // when the stream's count is not known
   uint64_t head_start(const GemmPlan& plan) const;        // a head's first MMC
   uint64_t head_wait_cycles(const GemmPlan& plan) const;  // the MXU's waits behind a head's first load
 

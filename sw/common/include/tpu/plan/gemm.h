@@ -131,9 +131,9 @@ constexpr bool gemm_bf16(GemmOutput o) { return o == GemmOutput::kF32 || o == Ge
 // What ACT does with each output tile.
 struct GemmEpilogue {
   GemmOutput output = GemmOutput::kInt32;
-  quant::QuantParams q;        // kInt8 only
+  quant::QuantParams q;            // kInt8 only
   isa::Act act = isa::Act::kNone;  // kInt8; kF32 and kBf16: none, ReLU or ReLU6 (6.0) through ACT F32
-  std::vector<int32_t> bias;   // kInt8 only: empty, or n_out entries
+  std::vector<int32_t> bias;       // kInt8 only: empty, or n_out entries
   // kF32 and kBf16 only: empty, or n_out fp32 bits added by ACT F32 (BIAS).
   // With a bias or an activation fp32 results leave through ACT F32 RAW
   // (exactly act_lane of tpu/vpu_f32.h with SCALE 1, no clamp), else ACT RAW.
@@ -148,14 +148,14 @@ struct GemmEpilogue {
 // Plan choices forced (for tests and experiments); 0 / kAuto: the planner's.
 struct GemmOptions {
   enum class Transpose { kAuto, kNever, kAlways };
-  int max_pass_rows = 0;  // cap on rows of L per pass (0: as many as fit)
+  int max_pass_rows = 0;                   // cap on rows of L per pass (0: as many as fit)
   Transpose transpose = Transpose::kAuto;  // kAuto transposes only a bias-free epilogue's plan
-  bool bias = false;      // the epilogue has a bias or scales per output column: never transposed
-  int group_tiles = 0;    // output column tiles per group
-  int chunk_blocks = 0;   // K blocks per load of L
-  int a_regions = 0;      // 1 or 2
-  int result_regions = 0; // 2 or more
-  int write_tiles = 0;    // output tiles per WHM
+  bool bias = false;                       // the epilogue has a bias or scales per output column: never transposed
+  int group_tiles = 0;                     // output column tiles per group
+  int chunk_blocks = 0;                    // K blocks per load of L
+  int a_regions = 0;                       // 1 or 2
+  int result_regions = 0;                  // 2 or more
+  int write_tiles = 0;                     // output tiles per WHM
   enum class Order { kAuto, kKMajor, kTileMajor };
   Order order = Order::kAuto;  // kTileMajor needs chunk_blocks >= k_blocks
   // K blocks of a head (GemmPlan::head_blocks): -1 the planner's choice, 0
@@ -164,28 +164,28 @@ struct GemmOptions {
 };
 
 struct GemmPlan {
-  GemmShape shape;      // of C = A x W
+  GemmShape shape;  // of C = A x W
   GemmOutput output = GemmOutput::kInt32;
-  int n = 0;            // array size
+  int n = 0;                // array size
   bool transposed = false;  // the device computes C^T = W^T x A^T
-  int dm = 0;           // rows of L and D (M, or Nout when transposed)
-  int dn = 0;           // columns of R and D (Nout, or M when transposed)
-  int k_blocks = 0;     // Kp / n
-  int col_tiles = 0;    // ceil(dn / n)
-  int pass_rows = 0;    // rows of L per pass (the last pass may have fewer)
+  int dm = 0;               // rows of L and D (M, or Nout when transposed)
+  int dn = 0;               // columns of R and D (Nout, or M when transposed)
+  int k_blocks = 0;         // Kp / n
+  int col_tiles = 0;        // ceil(dn / n)
+  int pass_rows = 0;        // rows of L per pass (the last pass may have fewer)
   int passes = 0;
-  int group_tiles = 0;  // output column tiles accumulating at once (the last group may have fewer)
-  int groups = 0;       // per pass
-  int chunk_blocks = 0; // K blocks per load of L
-  int chunks = 0;       // loads of L per group (1: a whole pass, kept for all its groups)
-  int a_regions = 0;    // 2: L double-buffered in the UB
-  int write_tiles = 0;  // output tiles per WHM (one ACT each)
+  int group_tiles = 0;      // output column tiles accumulating at once (the last group may have fewer)
+  int groups = 0;           // per pass
+  int chunk_blocks = 0;     // K blocks per load of L
+  int chunks = 0;           // loads of L per group (1: a whole pass, kept for all its groups)
+  int a_regions = 0;        // 2: L double-buffered in the UB
+  int write_tiles = 0;      // output tiles per WHM (one ACT each)
   bool tile_major = false;  // a group's MMCs tile after tile (only with chunks = 1)
-  int head_blocks = 0;  // K blocks of each pass's first group K block after K block before its tiles (0: none)
-  int result_regions = 0;  // UB regions of write_tiles * out_row_rows() * pass_rows rows for ACT results
-  int result_base = 0;  // UB row of the first result region: after L's regions, or in bf16 the upper half
-  int wgt_capacity = 0; // weight tiles an RW may leave unretired
-  uint64_t estimate = 0;  // GemmCostModel::cycles() of this plan, with its exact instruction count
+  int head_blocks = 0;      // K blocks of each pass's first group K block after K block before its tiles (0: none)
+  int result_regions = 0;   // UB regions of write_tiles * out_row_rows() * pass_rows rows for ACT results
+  int result_base = 0;      // UB row of the first result region: after L's regions, or in bf16 the upper half
+  int wgt_capacity = 0;     // weight tiles an RW may leave unretired
+  uint64_t estimate = 0;    // GemmCostModel::cycles() of this plan, with its exact instruction count
 
   int pass_begin(int p) const { return p * pass_rows; }
   int group_begin(int g) const { return g * group_tiles; }
@@ -205,7 +205,7 @@ struct GemmPlan {
   int tile_out_rows(int j) const;
   int tile_row_bytes(int j) const { return tile_out_rows(j) * n; }
   uint64_t d_row_bytes() const;  // bytes of D per row of L: every tile's row
-  uint64_t a_bytes() const;  // sizes of the host images
+  uint64_t a_bytes() const;      // sizes of the host images
   uint64_t w_bytes() const;
   uint64_t c_bytes() const;
 };
@@ -213,14 +213,12 @@ struct GemmPlan {
 // Throws std::invalid_argument when a dimension is < 1, no plan fits the core,
 // or the core's datapath lacks the operands' type (bf16 outputs need
 // has_bf16(core.datapath), int8 ones has_int8).
-GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core,
-                   const GemmOptions& options = {});
+GemmPlan plan_gemm(const GemmShape& shape, GemmOutput output, const CoreConfig& core, const GemmOptions& options = {});
 
 // The programs, for the packed images (tpu/plan/pack.h) at host addresses a,
 // w and c. Throws std::invalid_argument when the epilogue does not match the
 // plan.
-std::vector<std::vector<isa::Instr>> gemm_programs(const GemmPlan& plan, const GemmEpilogue& epi,
-                                                   uint64_t a, uint64_t w, uint64_t c,
-                                                   const CoreConfig& core);
+std::vector<std::vector<isa::Instr>> gemm_programs(const GemmPlan& plan, const GemmEpilogue& epi, uint64_t a,
+                                                   uint64_t w, uint64_t c, const CoreConfig& core);
 
 }  // namespace tpu::plan

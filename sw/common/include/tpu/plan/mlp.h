@@ -62,8 +62,8 @@
 
 #include "tpu/core_config.h"
 #include "tpu/isa.h"
-#include "tpu/quant.h"
 #include "tpu/matrix.h"
+#include "tpu/quant.h"
 
 namespace tpu::plan {
 
@@ -82,24 +82,24 @@ struct ChainOptions {
 };
 
 struct ChainPlan {
-  int n = 0;                  // array size
-  int batch = 0;              // samples of the launch
-  std::vector<int> kb, ct;    // per layer: K blocks, output tiles
-  int step_rows = 0;          // P
-  int steps = 0;              // S; 0 when the network does not chain (why_not)
-  std::string why_not;        // why there is no plan
-  int tiles_per_step = 0;     // weight tiles a step streams (sum of kb * ct)
-  int first_tiles = 0;        // a step's tiles requested before it starts
-  int acc_regions = 0;        // R
+  int n = 0;                // array size
+  int batch = 0;            // samples of the launch
+  std::vector<int> kb, ct;  // per layer: K blocks, output tiles
+  int step_rows = 0;        // P
+  int steps = 0;            // S; 0 when the network does not chain (why_not)
+  std::string why_not;      // why there is no plan
+  int tiles_per_step = 0;   // weight tiles a step streams (sum of kb * ct)
+  int first_tiles = 0;      // a step's tiles requested before it starts
+  int acc_regions = 0;      // R
   int ub_in[2] = {0, 0}, ub_x = 0, ub_y = 0, ub_out[2] = {0, 0};
   int ub_rows_used = 0;
   int loop_iterations = 0;    // LOOP count, two steps each (0: unrolled)
   int body_instructions = 0;  // the LOOP body's length
   uint64_t step_in_bytes = 0, step_out_bytes = 0, w_bytes = 0;
-  uint64_t slot_bytes = 0;    // the LOOP's host increment
-  int instructions = 0;       // of all programs, HALTs included
+  uint64_t slot_bytes = 0;  // the LOOP's host increment
+  int instructions = 0;     // of all programs, HALTs included
   int programs = 0;
-  uint64_t estimate = 0;      // estimate_chain()
+  uint64_t estimate = 0;  // estimate_chain()
 
   bool fits() const { return steps > 0; }
   bool looped() const { return loop_iterations > 0; }

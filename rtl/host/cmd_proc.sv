@@ -129,10 +129,7 @@ module cmd_proc #(
   output dma_pkg::window_t [dma_pkg::MaxWindows-1:0] windows_o
 );
 
-  localparam logic [7:0]  OpRun            = 8'h01;
-  localparam logic [7:0]  FlagKeepCounters = 8'h01;  // entry byte 1, bit 0
-  localparam logic [15:0] StBadCommand     = 16'h0010;
-  localparam logic [15:0] StFetchFault     = 16'h0011;
+  import host_if_pkg::StatusBadCommand, host_if_pkg::StatusFetchFault;
 
   localparam int unsigned MaxW   = dma_pkg::MaxWindows;
   localparam int unsigned WinW   = $clog2(MaxW);
@@ -169,7 +166,7 @@ module cmd_proc #(
   logic [IdxW-1:0] f_prog_idx_q, f_prog_idx_d;
   // The slot: the next command, its entry and what its prefetch found
   logic          nx_valid_q, nx_fill;    // the prefetch fills the slot; release_slot empties it
-  logic [255:0]  nx_entry_q, nx_entry_d;
+  host_if_pkg::sq_entry_t nx_entry_q, nx_entry_d;
   logic [15:0]   nx_head_q, nx_head_d;       // SQ_HEAD after its entry
   logic          nx_efault_q, nx_efault_d;   // the entry could not be read: halt the ring
   logic          nx_bad_q, nx_bad_d;         // malformed entry
@@ -198,7 +195,7 @@ module cmd_proc #(
   logic [WinW:0] wc_idx_q, wc_idx_d;         // windows copied into the table
   logic          wc_rd_q, wc_rd_d;
   logic [WinW-1:0] wc_wr_idx_q, wc_wr_idx_d;
-  logic [15:0]   status_q, status_d;
+  host_if_pkg::status_t status_q, status_d;
   logic [31:0]   err_pc_q, err_pc_d, cycles_q, cycles_d;
   logic [31:0]   cyc_base_q, cyc_base_d;  // the core's cycle counter when the command started
   dma_pkg::window_t [MaxW-1:0] win_q;
@@ -233,19 +230,22 @@ module cmd_proc #(
   logic [31:0] e_len;
   logic [63:0] e_addr, e_win_addr;
   logic [7:0]  e_win_count;
-  assign e_op        = nx_entry_q[7:0];
-  assign e_flags     = nx_entry_q[15:8];
-  assign e_id        = nx_entry_q[31:16];
-  assign e_len       = nx_entry_q[63:32];
-  assign e_addr      = nx_entry_q[127:64];
-  assign e_win_addr  = nx_entry_q[191:128];
-  assign e_win_count = nx_entry_q[199:192];
+  assign e_op        = nx_entry_q.op;
+  assign e_flags     = nx_entry_q.flags;
+  assign e_id        = nx_entry_q.id;
+  assign e_len       = nx_entry_q.len;
+  assign e_addr      = nx_entry_q.addr;
+  assign e_win_addr  = nx_entry_q.win_addr;
+  assign e_win_count = nx_entry_q.win_count;
+
+  // A window list is an array of win_entry_t, so its address is aligned to one.
+  localparam int unsigned WinAlignW = $clog2(host_if_pkg::WinEntryBytes);
 
   logic entry_ok, e_fits;
-  assign entry_ok = (e_op == OpRun) && ((e_flags & ~FlagKeepCounters) == 8'd0) && (e_len != 0) &&
-                    (e_len <= 32'(ImemDepth)) && (nx_entry_q[255:200] == '0) &&
+  assign entry_ok = (e_op == host_if_pkg::OpRun) && ((e_flags & ~host_if_pkg::RunFlagsMask) == 8'd0) &&
+                    (e_len != 0) && (e_len <= 32'(ImemDepth)) && (nx_entry_q.reserved == '0) &&
                     (e_win_count <= 8'(MaxW)) &&
-                    (e_win_count == 0 || e_win_addr[3:0] == 4'd0);
+                    (e_win_count == 0 || e_win_addr[WinAlignW-1:0] == '0);
   // The program fits the buffer (checked with entry_ok).
   assign e_fits   = e_len <= 32'(PfProg);
 
@@ -254,29 +254,22 @@ module cmd_proc #(
   assign cq_mask = (16'd1 << cq_log2_i) - 16'd1;
   assign cq_next = (cq_tail_q + 16'd1) & cq_mask;
 
-  // A window as it arrives (one per beat): base, 56-bit length, access byte.
-  // It is legal when its length is not 0, its access is read, write or both,
-  // and it ends at or before 2^64 - 1.
-  logic [63:0] w_base;
-  logic [55:0] w_len;
-  logic [7:0]  w_access;
+  // A window as it arrives (one per beat). It is legal when its length is not
+  // 0, its access is read, write or both, and it ends at or before 2^64 - 1.
+  host_if_pkg::win_entry_t w_in;
   logic [64:0] w_end;      // base + length, one past the last byte
   logic        w_ok;
-  assign w_base   = rd_data_i.data[63:0];
-  assign w_len    = rd_data_i.data[119:64];
-  assign w_access = rd_data_i.data[127:120];
-  assign w_end    = {1'b0, w_base} + 65'(w_len);
-  assign w_ok     = (w_len != '0) && (w_access[7:2] == '0) && (w_access[1:0] != 2'b00) &&
-                    (w_end <= 65'h1_0000_0000_0000_0000);
+  assign w_in  = rd_data_i.data;
+  assign w_end = {1'b0, w_in.base} + 65'(w_in.len);
+  assign w_ok  = (w_in.len != '0) && ((w_in.access & ~host_if_pkg::WinAccessMask) == '0) &&
+                 ((w_in.access & host_if_pkg::WinAccessMask) != '0) &&
+                 (w_end <= 65'h1_0000_0000_0000_0000);
 
   // A window as the copy reads it back (checked when it arrived).
-  logic [63:0] c_base, c_last;
-  logic [55:0] c_len;
-  logic [7:0]  c_access;
-  assign c_base   = pf_rd_data[63:0];
-  assign c_len    = pf_rd_data[119:64];
-  assign c_access = pf_rd_data[127:120];
-  assign c_last   = c_base + 64'(c_len) - 64'd1;
+  host_if_pkg::win_entry_t c_in;
+  logic [63:0] c_last;
+  assign c_in   = pf_rd_data;
+  assign c_last = c_in.base + 64'(c_in.len) - 64'd1;
 
   // The slot's command can run (nothing recorded against it).
   logic nx_runnable;
@@ -334,7 +327,8 @@ module cmd_proc #(
       // ---- 1. the submission entry ----
       FEntryReq: begin
         f_rd_req_valid = 1'b1;
-        f_rd_req       = '{addr: sq_base_i + 64'(sq_head_q) * 64'd32, len: 32'd32};
+        f_rd_req       = '{addr: sq_base_i + 64'(sq_head_q) * 64'(host_if_pkg::SqEntryBytes),
+                           len: 32'(host_if_pkg::SqEntryBytes)};
         if (rd_req_ready_i) begin
           f_state_d  = FEntryData;
           f_beat_d   = 1'b0;
@@ -390,7 +384,7 @@ module cmd_proc #(
       // ---- 2. the window list, one window per beat, then the program ----
       FWinReq: begin
         f_rd_req_valid = 1'b1;
-        f_rd_req       = '{addr: e_win_addr, len: 32'(e_win_count) * 32'd16};
+        f_rd_req       = '{addr: e_win_addr, len: 32'(e_win_count) * 32'(host_if_pkg::WinEntryBytes)};
         if (rd_req_ready_i) f_state_d = (e_fits || nx_direct_q) ? FWinProgReq : FWinData;
       end
       FWinProgReq: begin
@@ -517,6 +511,11 @@ module cmd_proc #(
   // ---------------------------------------------------------------------------
   // Execute: take the slot's command, load it, run it, complete it
   // ---------------------------------------------------------------------------
+  // The completion entry of the current command.
+  host_if_pkg::cq_entry_t cpl_entry;
+  assign cpl_entry = '{sq_head: cur_head_q, reserved: '0, phase: phase_q, cycles: cycles_q,
+                       err_pc: err_pc_q, status: status_q, id: cur_id_q};
+
   logic b_rd_req_valid, b_rd_data_ready, b_rd_done_ready, wc_start, b_imem_wr;
   logic release_slot;
   dma_pkg::rd_req_t b_rd_req;
@@ -579,15 +578,15 @@ module cmd_proc #(
           end else if (nx_bad_q) begin
             bad_command_o = 1'b1;
             fail          = 1'b1;
-            fail_status   = StBadCommand;
+            fail_status   = StatusBadCommand;
           end else if (nx_fault_q) begin
             dma_fault_o = 1'b1;
             fail        = 1'b1;
-            fail_status = StFetchFault;
+            fail_status = StatusFetchFault;
           end else if (nx_win_bad_q) begin
             bad_command_o = 1'b1;
             fail          = 1'b1;
-            fail_status   = StBadCommand;
+            fail_status   = StatusBadCommand;
           end else if (nx_direct_q) begin
             // Its windows and program are in place already.
             core_start_o = 1'b1;
@@ -648,7 +647,7 @@ module cmd_proc #(
             dma_fault_class_o = rd_done_i.err;
             dma_fault_addr_o  = rd_done_i.err_addr;
             fail              = 1'b1;
-            fail_status       = StFetchFault;
+            fail_status       = StatusFetchFault;
           end else begin
             core_start_o = 1'b1;
             release_slot = 1'b1;
@@ -673,7 +672,7 @@ module cmd_proc #(
           // latest), with the cycles it ran.
           if (st_fault_q) begin
             dma_fault_o = 1'b1;  // nx_fclass_q, nx_faddr_q
-            status_d    = StFetchFault;
+            status_d    = StatusFetchFault;
             err_pc_d    = 32'(f_prog_idx_q);
           end
           st_fault_clr = 1'b1;
@@ -686,14 +685,13 @@ module cmd_proc #(
       end
       BCplReq: begin
         wr_req_valid_o = 1'b1;
-        wr_req_o       = '{addr: cq_base_i + 64'(cq_tail_q) * 64'd16, len: 32'd16};
+        wr_req_o       = '{addr: cq_base_i + 64'(cq_tail_q) * 64'(host_if_pkg::CqEntryBytes),
+                           len: 32'(host_if_pkg::CqEntryBytes)};
         if (wr_req_ready_i) b_state_d = BCplData;
       end
       BCplData: begin
         wr_data_valid_o = 1'b1;
-        wr_data_o       = '{data: {cur_head_q, 15'd0, phase_q, cycles_q, err_pc_q, status_q, cur_id_q},
-                            keep: '1,
-                            last: 1'b1};
+        wr_data_o       = '{data: cpl_entry, keep: '1, last: 1'b1};
         if (wr_data_ready_i) b_state_d = BCplDone;
       end
       BCplDone: begin
@@ -833,7 +831,7 @@ module cmd_proc #(
   `FF(cycles_q, cycles_d, '0)
   // A command that keeps the counters reports its own cycles: the counter's
   // value at its start is subtracted.
-  assign core_keep_counters_o = e_flags[0];
+  assign core_keep_counters_o = e_flags[host_if_pkg::FlagRunKeepCounters];
   assign cyc_base_d = !core_start_o        ? cyc_base_q :
                       core_keep_counters_o ? core_cycles_i : '0;
   `FF(cyc_base_q, cyc_base_d, '0)
@@ -851,11 +849,13 @@ module cmd_proc #(
     end else begin
       if (win_b_clr || f_win_clr) win_q <= '0;
       else if (win_b_wr)
-        win_q[wc_wr_idx_q] <= '{valid: 1'b1, rd: c_access[0], wr: c_access[1],
-                                base: c_base, last: c_last};
+        win_q[wc_wr_idx_q] <= '{valid: 1'b1, rd: c_in.access[host_if_pkg::WinAccessRead],
+                                wr: c_in.access[host_if_pkg::WinAccessWrite],
+                                base: c_in.base, last: c_last};
       if (f_win_wr)
-        win_q[f_win_idx_q] <= '{valid: w_ok, rd: w_access[0], wr: w_access[1],
-                                base: w_base, last: w_end[63:0] - 64'd1};
+        win_q[f_win_idx_q] <= '{valid: w_ok, rd: w_in.access[host_if_pkg::WinAccessRead],
+                                wr: w_in.access[host_if_pkg::WinAccessWrite],
+                                base: w_in.base, last: w_end[63:0] - 64'd1};
     end
   end
   assign windows_o = win_q;
@@ -921,8 +921,8 @@ module cmd_proc #(
   `COVER(CplNoWeights,     cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrNoWeights))
   `COVER(CplWgtOverflow,   cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrWgtOverflow))
   `COVER(CplWgtFormat,     cmd_done_o && status_q == 16'(tpu_isa_pkg::ErrWgtFormat))
-  `COVER(CplBadCommand,    cmd_done_o && status_q == StBadCommand)
-  `COVER(CplFetchFault,    cmd_done_o && status_q == StFetchFault)
+  `COVER(CplBadCommand,    cmd_done_o && status_q == StatusBadCommand)
+  `COVER(CplFetchFault,    cmd_done_o && status_q == StatusFetchFault)
   `COVER(RingHalted,       dma_fault_o && b_state_q == BIdle && nx_efault_q)
   // The submission ring's head and the completion ring's tail wrap to entry
   // 0 (the completion phase flips); a completion waits for room in its ring.
@@ -944,6 +944,6 @@ module cmd_proc #(
   `COVER(SlotWaitsForCpl,      nx_valid_q && b_state_q inside {BCplWait, BCplReq, BCplData, BCplDone})
 
   logic unused;
-  assign unused = ^{wr_done_i, c_access[7:2]};
+  assign unused = ^{wr_done_i, c_in.access};
 
 endmodule

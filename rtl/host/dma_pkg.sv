@@ -17,7 +17,7 @@ package dma_pkg;
   // The host memory the running command's program may reach: cmd_proc loads
   // them from the command's window list, core_dma_bridge checks every core
   // request against them. Bounds are inclusive so a window may end at 2^64-1.
-  localparam int unsigned MaxWindows = 8;
+  localparam int unsigned MaxWindows = host_if_pkg::MaxWindows;
 
   typedef struct packed {
     logic        valid;

@@ -144,7 +144,7 @@ module tpu_core #(
     .UbRows     (UbRows),
     .AccRows    (AccRows),
     .N          (N),
-    .WgtCapacity(WgtFifoTiles + 2),
+    .WgtCapacity(WgtFifoTiles + WgtBanks),
     .SbDepth    (SbDepth),
     .Datapath   (Datapath)
   ) u_ctrl (

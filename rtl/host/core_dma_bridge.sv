@@ -69,7 +69,7 @@ module core_dma_bridge #(
   input  dma_pkg::wr_done_t  wr_done_i,
   // ---- errors seen ----
   output logic               err_valid_o,   // one cycle per failed transfer
-  output logic [2:0]         err_class_o,   // dma_pkg error class; 5 for a dropped write
+  output dma_pkg::err_e      err_class_o,   // ErrBusMasterOff for a dropped write
   output logic [63:0]        err_addr_o
 );
 
@@ -371,7 +371,7 @@ module core_dma_bridge #(
   // error; a second denial while one waits is not reported again (the core
   // stops at the first fault it sees either way).
   logic        dma_err, win_err_q, win_err_d;
-  logic [2:0]  win_class_q;
+  dma_pkg::err_e win_class_q;
   logic [63:0] win_addr_q;
   assign dma_err = (rd_done_valid_i && rd_done_ready_o && rd_err) ||
                    (wr_done_valid_i && wr_done_i.err);
@@ -384,7 +384,7 @@ module core_dma_bridge #(
 
   assign err_valid_o = dma_err || win_err_q;
   assign err_class_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err :
-                       (wr_done_valid_i && wr_done_i.err) ? 3'd5 : win_class_q;
+                       (wr_done_valid_i && wr_done_i.err) ? dma_pkg::ErrBusMasterOff : win_class_q;
   assign err_addr_o  = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err_addr :
                        (wr_done_valid_i && wr_done_i.err) ? mem_req_addr_i : win_addr_q;
 

@@ -3,14 +3,18 @@
 // request-splitting arithmetic shared by the dma_* blocks. See docs/dma.md.
 package dma_pkg;
 
-  // rd_done_t.err: why a read transfer ended.
+  // Why a DMA transfer ended (rd_done_t.err), and the error classes the
+  // device reports in ERR_CAUSE: the engine's, and core_dma_bridge's for a
+  // request outside the running command's windows (no DMA is issued for it).
   typedef enum logic [2:0] {
     ErrNone         = 3'd0,  // all data delivered
     ErrUr           = 3'd1,  // a completion had status UR
     ErrCa           = 3'd2,  // a completion had status CA
     ErrPoisoned     = 3'd3,  // a completion was poisoned (its data is never delivered)
     ErrTimeout      = 3'd4,  // a sub-request was not completed in time
-    ErrBusMasterOff = 3'd5   // bus mastering is disabled: a sub-request could not be issued
+    ErrBusMasterOff = 3'd5,  // bus mastering is disabled: a sub-request could not be issued
+    ErrWindowRead   = 3'd6,  // an RHM or RW outside the windows that grant reads
+    ErrWindowWrite  = 3'd7   // a WHM outside the windows that grant writes
   } err_e;
 
   // ---- DMA windows (docs/host_interface.md, "DMA windows") -----------------
@@ -26,10 +30,6 @@ package dma_pkg;
     logic [63:0] base;
     logic [63:0] last;   // base + length - 1
   } window_t;
-
-  // Bridge error classes beside err_e: a request outside the windows.
-  localparam logic [2:0] ErrWindowRead  = 3'd6;
-  localparam logic [2:0] ErrWindowWrite = 3'd7;
 
   localparam int unsigned OffW = 21;  // transfer byte offsets and lengths, 0 .. 2^20
 

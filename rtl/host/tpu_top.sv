@@ -410,7 +410,7 @@ module tpu_top #(
   logic [64:0]        mem_req_last;
   logic [N-1:0][7:0]  mem_rd_data, mem_wr_data;
   logic               br_err_valid;
-  logic [2:0]         br_err_class;
+  dma_pkg::err_e      br_err_class;
   logic [63:0]        br_err_addr;
 
   tpu_core #(
@@ -520,7 +520,7 @@ module tpu_top #(
   // Register inputs: capabilities, status, errors, interrupts, counters
   // ---------------------------------------------------------------------------
   logic        dma_err_valid;
-  logic [2:0]  dma_err_class;
+  dma_pkg::err_e dma_err_class;
   logic [63:0] dma_err_addr, err_addr_q, err_addr_d;
 
   // A failed DMA read of the command processor (reported when its command is
@@ -560,13 +560,13 @@ module tpu_top #(
     hwif_in.STATUS.reset_busy.next      = resetting_q;
     hwif_in.STATUS.sq_error.next        = sq_error;
     hwif_in.ERR_CAUSE.prog_error.hwset  = prog_error;
-    hwif_in.ERR_CAUSE.dma_ur.hwset       = dma_err_valid && dma_err_class == 3'd1;
-    hwif_in.ERR_CAUSE.dma_ca.hwset       = dma_err_valid && dma_err_class == 3'd2;
-    hwif_in.ERR_CAUSE.dma_poisoned.hwset = dma_err_valid && dma_err_class == 3'd3;
-    hwif_in.ERR_CAUSE.dma_timeout.hwset  = dma_err_valid && dma_err_class == 3'd4;
-    hwif_in.ERR_CAUSE.bus_master_off.hwset = dma_err_valid && dma_err_class == 3'd5;
-    hwif_in.ERR_CAUSE.window_read.hwset  = dma_err_valid && dma_err_class == dma_pkg::ErrWindowRead;
-    hwif_in.ERR_CAUSE.window_write.hwset = dma_err_valid && dma_err_class == dma_pkg::ErrWindowWrite;
+    hwif_in.ERR_CAUSE.dma_ur.hwset         = dma_err_valid && dma_err_class == dma_pkg::ErrUr;
+    hwif_in.ERR_CAUSE.dma_ca.hwset         = dma_err_valid && dma_err_class == dma_pkg::ErrCa;
+    hwif_in.ERR_CAUSE.dma_poisoned.hwset   = dma_err_valid && dma_err_class == dma_pkg::ErrPoisoned;
+    hwif_in.ERR_CAUSE.dma_timeout.hwset    = dma_err_valid && dma_err_class == dma_pkg::ErrTimeout;
+    hwif_in.ERR_CAUSE.bus_master_off.hwset = dma_err_valid && dma_err_class == dma_pkg::ErrBusMasterOff;
+    hwif_in.ERR_CAUSE.window_read.hwset    = dma_err_valid && dma_err_class == dma_pkg::ErrWindowRead;
+    hwif_in.ERR_CAUSE.window_write.hwset   = dma_err_valid && dma_err_class == dma_pkg::ErrWindowWrite;
     hwif_in.ERR_CAUSE.bad_doorbell.hwset = bad_doorbell;
     hwif_in.ERR_CAUSE.bad_command.hwset  = bad_command;
     hwif_in.ERR_CAUSE.mmio_unmapped.hwset = mmio_bad;

@@ -17,6 +17,14 @@ package core_pkg;
     tpu_isa_pkg::instr_t ins;
   } unit_cmd_t;
 
+  // An RHM or WHM as the memory unit hands it to its read or write side:
+  // the command and its host span [first, last] (see mem_burst_t).
+  typedef struct packed {
+    unit_cmd_t   cmd;
+    logic [63:0] first;
+    logic [64:0] last;
+  } mem_cmd_t;
+
   // The memory port (core_mem_port.svh) moves bursts of rows. Bits of a
   // burst's row count:
   localparam int unsigned MemRowsW = 24;

@@ -34,9 +34,7 @@ module mem_rd_mover #(
   input  logic                       stop_i,      // the other side faulted
   // ---- command ----
   input  logic                       start_i,
-  input  core_pkg::unit_cmd_t        cmd_i,       // an RHM
-  input  logic [63:0]                first_i,     // its host span
-  input  logic [64:0]                last_i,
+  input  core_pkg::mem_cmd_t         cmd_i,       // an RHM and its host span
   output logic                       busy_o,
   output logic                       done_o,
   output logic                       fault_o,
@@ -82,8 +80,6 @@ module mem_rd_mover #(
     .flush_i,
     .start_i,
     .cmd_i,
-    .first_i,
-    .last_i,
     .stop_i,
     .finish_i   (ub_wr_fire && (moved_q + 16'd1 == count)),
     .error_i    (rd_fire && mem_rsp_i.rd_err),
@@ -137,7 +133,7 @@ module mem_rd_mover #(
   `FF(arrived_q, start_i ? '0 : arrived_q + 16'(rd_fire), '0)
   `FF(moved_q, start_i ? '0 : moved_q + 16'(ub_wr_fire), '0)
 
-  `ASSERT_IF(RdMoverTakesRhm, start_i, cmd_i.ins.op == tpu_isa_pkg::OpRhm && !active)
+  `ASSERT_IF(RdMoverTakesRhm, start_i, cmd_i.cmd.ins.op == tpu_isa_pkg::OpRhm && !active)
   `ASSERT(ReadsOnlyWhenActive, mem_rsp_i.rd_valid -> active)
 
   logic unused_wr;

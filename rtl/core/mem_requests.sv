@@ -25,9 +25,7 @@ module mem_requests #(
   input  logic                 rst_ni,
   input  logic                 flush_i,
   input  logic                 start_i,
-  input  core_pkg::unit_cmd_t  cmd_i,
-  input  logic [63:0]          first_i,       // the command's host span
-  input  logic [64:0]          last_i,
+  input  core_pkg::mem_cmd_t   cmd_i,
   input  logic                 stop_i,        // the other side faulted
   input  logic                 finish_i,      // the command's last row moved
   input  logic                 error_i,       // a row or acknowledge with the error bit
@@ -72,22 +70,22 @@ module mem_requests #(
   `FF(left_q, start_i || (left_q && !(req_fire_o && last_req)), 1'b0)
   `FF(offered_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
   `FF(requested_o, start_i ? '0 : requested_o + (req_fire_o ? 16'(rows) : 16'd0), '0)
-  `FFNR(addr_q, start_i ? cmd_i.ins.c : req_fire_o ? addr_q + stride_q : addr_q)
+  `FFNR(addr_q, start_i ? cmd_i.cmd.ins.c : req_fire_o ? addr_q + stride_q : addr_q)
 
   // UB rows: two per wide row (the controller's range check keeps 2*count
   // within the UB's rows).
   logic start_wide;
-  assign start_wide = cmd_i.ins.flags[tpu_isa_pkg::FlagRhmWide];
+  assign start_wide = cmd_i.cmd.ins.flags[tpu_isa_pkg::FlagRhmWide];
   `FFLNR(wide_q, start_wide, start_i)
-  `FFLNR(burst_q, core_pkg::mem_burst(cmd_i.ins.b, start_wide, N), start_i)
-  `FFLNR(count_o, start_wide ? cmd_i.ins.count << 1 : cmd_i.ins.count, start_i)
-  `FFLNR(ub_base_o, cmd_i.ins.a[UbAddrW-1:0], start_i)
-  `FFLNR(stride_q, 64'(cmd_i.ins.b), start_i)
-  `FFLNR(pc_o, cmd_i.pc[PcW-1:0], start_i)
-  `FFLNR(first_q, first_i, start_i)
-  `FFLNR(last_q, last_i, start_i)
+  `FFLNR(burst_q, core_pkg::mem_burst(cmd_i.cmd.ins.b, start_wide, N), start_i)
+  `FFLNR(count_o, start_wide ? cmd_i.cmd.ins.count << 1 : cmd_i.cmd.ins.count, start_i)
+  `FFLNR(ub_base_o, cmd_i.cmd.ins.a[UbAddrW-1:0], start_i)
+  `FFLNR(stride_q, 64'(cmd_i.cmd.ins.b), start_i)
+  `FFLNR(pc_o, cmd_i.cmd.pc[PcW-1:0], start_i)
+  `FFLNR(first_q, cmd_i.first, start_i)
+  `FFLNR(last_q, cmd_i.last, start_i)
 
   logic unused_cmd;
-  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags, cmd_i.ins.a};
+  assign unused_cmd = ^{cmd_i.cmd.pc, cmd_i.cmd.ins.op, cmd_i.cmd.ins.flags, cmd_i.cmd.ins.a};
 
 endmodule

@@ -40,9 +40,7 @@ module mem_wr_mover #(
   input  logic                       stop_i,      // the other side faulted
   // ---- command ----
   input  logic                       start_i,
-  input  core_pkg::unit_cmd_t        cmd_i,       // a WHM
-  input  logic [63:0]                first_i,     // its host span
-  input  logic [64:0]                last_i,
+  input  core_pkg::mem_cmd_t         cmd_i,       // a WHM and its host span
   output logic                       busy_o,      // sending a command: start_i waits
   output logic                       done_o,
   output logic                       fault_o,
@@ -91,8 +89,6 @@ module mem_wr_mover #(
     .flush_i,
     .start_i,
     .cmd_i,
-    .first_i,
-    .last_i,
     .stop_i,
     .finish_i   (last_asked_q),
     .error_i    (wr_ack_valid && mem_rsp_i.wr_ack_err),
@@ -118,7 +114,7 @@ module mem_wr_mover #(
   // The next row's address is a register of its own (rather than the base
   // plus asked_q), which keeps an adder off the path through the check.
   logic [UbAddrW-1:0] ub_addr;
-  `FF(ub_addr, start_i ? cmd_i.ins.a[UbAddrW-1:0] : ub_addr + UbAddrW'(ub_addr_fire), '0)
+  `FF(ub_addr, start_i ? cmd_i.cmd.ins.a[UbAddrW-1:0] : ub_addr + UbAddrW'(ub_addr_fire), '0)
   // (Compared only for a row to ask for: a simulator's model then does not
   // redo it at every row the vector unit writes.)
   always_comb begin
@@ -205,7 +201,7 @@ module mem_wr_mover #(
       owed_d[0] = owed_d[1];
     end
     if (start_i) begin
-      pc_d[n_d[0]]   = cmd_i.pc[PcW-1:0];
+      pc_d[n_d[0]]   = cmd_i.cmd.pc[PcW-1:0];
       owed_d[n_d[0]] = '0;
       n_d            = n_d + 2'd1;
     end
@@ -217,7 +213,7 @@ module mem_wr_mover #(
   `FFNR(pc_q, pc_d)
 
   `ASSERT_IF(WrMoverTakesWhm, start_i,
-             cmd_i.ins.op == tpu_isa_pkg::OpWhm && !sending && n_q != 2'd2)
+             cmd_i.cmd.ins.op == tpu_isa_pkg::OpWhm && !sending && n_q != 2'd2)
   `ASSERT_IF(AckHasRequest, wr_ack_valid, owed_q[ack_to_1] != '0)
   `ASSERT(AckBeforeAFaultIsTheOldest, wr_ack_valid && !faulted -> owed_q[0] != '0)
   `ASSERT(RequestsOnlyWhileSending, req_fire -> sending)

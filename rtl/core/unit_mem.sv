@@ -74,11 +74,9 @@ module unit_mem #(
   localparam bit Rd = 1'b0, Wr = 1'b1;
 
   // ---- the stage: the next command, its UB range and host span ----------------
-  core_pkg::unit_cmd_t  pend_q;
+  core_pkg::mem_cmd_t   pend_q;
   logic                 pend_valid_q, pend_write_q, pend_burst_q;
   logic [UbAddrW-1:0]   pend_ub_lo_q, pend_ub_last_q;
-  logic [63:0]          pend_first_q;
-  logic [64:0]          pend_last_q;
   logic                 accept, dispatch, faulted_q, hazard;
 
   logic [1:0]           side_busy, side_done, side_fault, side_waiting;
@@ -101,13 +99,12 @@ module unit_mem #(
                        (cmd_wide ? 32'(2 * N - 1) : 32'(N - 1));
 
   `FF(pend_valid_q, (pend_valid_q && !dispatch || accept) && !flush_i, 1'b0)
-  `FFLNR(pend_q, cmd_i, accept)
+  `FFLNR(pend_q, '{cmd: cmd_i, first: cmd_i.ins.c, last: {1'b0, cmd_i.ins.c} + 65'(cmd_extent)},
+         accept)
   `FFLNR(pend_write_q, cmd_i.ins.op == tpu_isa_pkg::OpWhm, accept)
   `FFLNR(pend_burst_q, core_pkg::mem_burst(cmd_i.ins.b, cmd_wide, N), accept)
   `FFLNR(pend_ub_lo_q, cmd_i.ins.a[UbAddrW-1:0], accept)
   `FFLNR(pend_ub_last_q, cmd_i.ins.a[UbAddrW-1:0] + cmd_ub_rows - UbAddrW'(1), accept)
-  `FFLNR(pend_first_q, cmd_i.ins.c, accept)
-  `FFLNR(pend_last_q, {1'b0, cmd_i.ins.c} + 65'(cmd_extent), accept)
 
   // ---- start: the command's side is free, and no overlap with the other -----
   // The staged command is compared with each side's command in the cycle
@@ -121,8 +118,8 @@ module unit_mem #(
   always_comb begin
     for (int s = 0; s < 2; s++)
       overlap[s] = (!(side_ub_last_q[s] < pend_ub_lo_q) && !(pend_ub_last_q < side_ub_lo_q[s])) ||
-                   (!(side_req[s].req.last < {1'b0, pend_first_q}) &&
-                    !(pend_last_q < {1'b0, side_req[s].req.first}));
+                   (!(side_req[s].req.last < {1'b0, pend_q.first}) &&
+                    !(pend_q.last < {1'b0, side_req[s].req.first}));
   end
   // Only a command still moving matters: one that finished but waits to
   // report has no effect left to order against. The write side may hold two
@@ -252,8 +249,6 @@ module unit_mem #(
     .stop_i       (faulted_q || fault_o),
     .start_i      (dispatch && pend_side == Rd),
     .cmd_i        (pend_q),
-    .first_i      (pend_first_q),
-    .last_i       (pend_last_q),
     .busy_o       (side_busy[Rd]),
     .done_o       (side_done[Rd]),
     .fault_o      (side_fault[Rd]),
@@ -282,8 +277,6 @@ module unit_mem #(
     .stop_i       (faulted_q || fault_o),
     .start_i      (dispatch && pend_side == Wr),
     .cmd_i        (pend_q),
-    .first_i      (pend_first_q),
-    .last_i       (pend_last_q),
     .busy_o       (side_busy[Wr]),
     .pending_o    (wr_pending),
     .done_o       (side_done[Wr]),

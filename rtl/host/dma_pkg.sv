@@ -77,6 +77,40 @@ package dma_pkg;
     logic err;  // the writes were (partly) dropped: bus mastering was off
   } wr_done_t;
 
+  // ---- A client's channels as bundles --------------------------------------
+  // The read and the write channel of one client, each as what the client
+  // drives (_m2s) and what it gets back (_s2m), valid and ready beside the
+  // payloads above: the command processor's parts pass them whole.
+  typedef struct packed {
+    logic     req_valid;
+    rd_req_t  req;
+    logic     data_ready;
+    logic     done_ready;
+  } rd_m2s_t;
+
+  typedef struct packed {
+    logic     req_ready;
+    logic     data_valid;
+    rd_data_t data;
+    logic     done_valid;
+    rd_done_t done;
+  } rd_s2m_t;
+
+  typedef struct packed {
+    logic     req_valid;
+    wr_req_t  req;
+    logic     data_valid;
+    wr_data_t data;
+    logic     done_ready;
+  } wr_m2s_t;
+
+  typedef struct packed {
+    logic     req_ready;
+    logic     data_ready;
+    logic     done_valid;
+    wr_done_t done;
+  } wr_s2m_t;
+
   // A request size from the link configuration as the engine uses it: the
   // largest power of two not above `size`, clamped to 128 .. cap (cap itself
   // a power of two in 128 .. 4096).

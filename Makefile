@@ -29,7 +29,7 @@ BUILT_LIST    := $(subst $(eval) ,;,$(BUILT_CONFIGS))
 CMAKE_FLAGS   := -G Ninja -DCMAKE_BUILD_TYPE=Release "-DTPU_CONFIGS=$(BUILT_LIST)"
 
 .DEFAULT_GOAL := build
-.PHONY: help setup configure build test sim regress coverage fuzz lint regs config wave synth fpga fpga-xilinx bench bench-large sim-cost demo clean
+.PHONY: help setup configure build test sim regress coverage fuzz lint regs config host-if wave synth fpga fpga-xilinx bench bench-large sim-cost demo clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
@@ -103,6 +103,9 @@ regs: ## Regenerate BAR0 registers from rtl/host/tpu_regs.rdl
 
 config: ## Regenerate the configuration files from scripts/config_table.py
 	python3 scripts/gen_config.py
+
+host-if: ## Regenerate the ring formats (RTL package, C++ header, doc tables) from scripts/host_if_table.py
+	python3 scripts/gen_host_if.py
 
 wave: build ## Rerun one test with FST waves and open GTKWave: make wave TEST=<name> [SEED=n]
 	scripts/wave.sh "$(TEST)" "$(SEED)"

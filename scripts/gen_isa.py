@@ -116,10 +116,42 @@ def sv_cfg_indices() -> list:
 
 
 def sv_units() -> list:
-    prefix = "  localparam int unsigned "
-    rows = [("Unit" + camel(u.name), f"{u.value};") for u in t.UNITS]
-    return ["  // Units, as numbered in SYNC's mask.", *aligned(rows, prefix),
-            f"{prefix}NumUnits = {len(t.UNITS)};"]
+    width = bits_for(len(t.UNITS) - 1)
+    return ["  // Units, as numbered in SYNC's mask.",
+            *sv_enum("unit_e", width, [("Unit" + camel(u.name), u.value) for u in t.UNITS],
+                     lambda v: f"{width}'d{v}"),
+            f"  localparam int unsigned NumUnits = {len(t.UNITS)};"]
+
+
+def sv_used_bits() -> list:
+    """Per opcode, the instruction bits it uses, as an instr_t: flags and
+    a/b/c operand bits from the table; op and count whole (their own checks)."""
+    def literal(op) -> str:
+        parts = []
+        for f in reversed(t.WORD_FIELDS):
+            m = (1 << f.width) - 1 if f.name in ("op", "count") else op.field_mask(f.name)
+            digits = f.width // 4
+            hexval = f"{m:0{digits}X}"
+            hexval = "_".join(hexval[max(0, i - 4):i] for i in range(len(hexval), 0, -4)[::-1])
+            parts.append(f"{f.name}: {f.width}'h{hexval}")
+        return "'{" + ", ".join(parts) + "};"
+    lines = []
+    for op in t.OPCODES:
+        lines += [f"  localparam instr_t {camel(op.name)}UsedBits =", f"    {literal(op)}"]
+    return ["  // The bits each opcode uses: any other set bit (a reserved flag or",
+            "  // field bit) is BAD_FLAGS. op and count have checks of their own.",
+            *lines,
+            "",
+            "  // ins sets a bit outside used (BAD_FLAGS).",
+            "  function automatic logic reserved_bits_set(instr_t ins, instr_t used);",
+            "    return (ins & ~used) != '0;",
+            "  endfunction"]
+
+
+def sv_wgt_banks() -> list:
+    return ["  // Tiles the MXU holds beyond the weight FIFO (current and next bank): an",
+            "  // RW may raise the unretired tile count to WgtFifoTiles + WgtBanks.",
+            f"  localparam int unsigned WgtBanks = {t.WGT_BANKS};"]
 
 
 def generate_sv() -> str:
@@ -127,12 +159,14 @@ def generate_sv() -> str:
         [f"  localparam int unsigned InstrW = {t.INSTR_BITS};"],
         sv_opcodes(),
         sv_instr_struct(),
+        sv_used_bits(),
         sv_errors(),
         sv_flag_bits(),
         sv_value_enum("act_func_e", "ACT", "FUNC", t.ACT_FUNCS),
         sv_value_enum("vop_e", "VOP", "OP", t.VOP_OPS),
         sv_cfg_indices(),
         sv_units(),
+        sv_wgt_banks(),
     ]
     body = "\n\n".join("\n".join(s) for s in sections)
     return (HEADER.format(what="Instruction set constants") +

@@ -10,8 +10,9 @@ Each `typedef struct packed` of a package becomes a C++ namespace with the
 struct's width (kBits) and, per member, a Field {lsb, width}: the first member
 is at the MSB, the last at bit 0, as in SystemVerilog and in the vector
 Verilator exposes for a struct port. Member widths may use the package's
-localparams, `logic [h:l]` ranges (several packed dimensions multiply), enum
-typedefs and earlier struct typedefs.
+localparams (which may name another package's, `pkg::Name`, for a package
+listed in IMPORTS), `logic [h:l]` ranges (several packed dimensions
+multiply), enum typedefs and earlier struct typedefs.
 """
 
 import ast
@@ -33,6 +34,9 @@ PACKAGES = [
     ("rtl/host/dma_pkg.sv", "sim/host/dma_layout.h", "tpu::dma_layout",
      "the DMA engine's client channel payloads"),
 ]
+
+# The packages whose localparams a package's expressions may name (pkg::Name).
+IMPORTS = {"rtl/host/dma_pkg.sv": ["rtl/host/host_if_pkg.sv"]}
 
 CPP_KEYWORDS = {
     "alignas", "alignof", "and", "auto", "bool", "break", "case", "catch", "char", "class",
@@ -68,6 +72,7 @@ def evaluate(expr: str, params: Dict[str, int]) -> int:
     """An integer constant expression: literals, localparams, + - * / % << >>."""
     py = _SIZED.sub(lambda m: str(int(m.group(2).replace("_", ""), _BASES[m.group(1).lower()])),
                     expr.strip())
+    py = re.sub(r"\b(\w+)::(\w+)\b", r"\1__\2", py)  # pkg::Name, as imported
     py = re.sub(r"(?<![/])/(?![/])", "//", py)
 
     def ev(node):
@@ -103,14 +108,15 @@ def packed_width(dims: str, params: Dict[str, int]) -> int:
 
 
 class Package:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, imports: List["Package"] = ()):
         self.path = path
         text = strip_comments(path.read_text())
         m = re.search(r"\bpackage\s+(\w+)\s*;(.*?)\bendpackage\b", text, flags=re.S)
         if not m:
             raise LayoutError(f"{path}: no package")
         self.name = m.group(1)
-        self.params: Dict[str, int] = {}
+        self.params: Dict[str, int] = {f"{p.name}__{k}": v for p in imports
+                                       for k, v in p.params.items()}
         self.types: Dict[str, int] = {}  # typedef name -> bits
         self.structs: List[Tuple[str, List[Tuple[str, int]]]] = []
         body = re.sub(r"\bfunction\b.*?\bendfunction\b", " ", m.group(2), flags=re.S)
@@ -211,7 +217,8 @@ def generate(pkg: Package, src: str, namespace: str, what: str) -> str:
 def outputs() -> dict:
     files = {}
     for src, dst, namespace, what in PACKAGES:
-        files[ROOT / dst] = generate(Package(ROOT / src), src, namespace, what)
+        imports = [Package(ROOT / i) for i in IMPORTS.get(src, [])]
+        files[ROOT / dst] = generate(Package(ROOT / src, imports), src, namespace, what)
     return files
 
 

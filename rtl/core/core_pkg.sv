@@ -17,6 +17,30 @@ package core_pkg;
     tpu_isa_pkg::instr_t ins;
   } unit_cmd_t;
 
+  // An RHM or WHM as the memory unit hands it to its read or write side:
+  // the command and its host span [first, last] (see mem_burst_t).
+  typedef struct packed {
+    unit_cmd_t   cmd;
+    logic [63:0] first;
+    logic [64:0] last;
+  } mem_cmd_t;
+
+  // The memory port (core_mem_port.svh) moves bursts of rows. Bits of a
+  // burst's row count:
+  localparam int unsigned MemRowsW = 24;
+
+  // A burst: `rows` rows of N bytes at host address addr, read or written.
+  // first and last are the host span of the instruction it belongs to, which
+  // the device checks against the command's DMA windows (core_dma_bridge);
+  // last has a 65th bit for a span that wraps past 2^64 - 1.
+  typedef struct packed {
+    logic                write;
+    logic [63:0]         addr;
+    logic [MemRowsW-1:0] rows;
+    logic [63:0]         first;
+    logic [64:0]         last;
+  } mem_burst_t;
+
   // Whether an RHM or WHM (host stride b, WIDE flag) goes to the memory port
   // as one burst request: its host rows follow each other (a stride of one
   // row: n bytes, 2n for a wide row). Otherwise it is one request per row.

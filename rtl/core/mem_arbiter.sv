@@ -17,44 +17,40 @@
 // request is in flight or offered.
 // A request's host-span sideband (first, last) passes with it.
 `include "tpu_macros.svh"
+`include "core_mem_port.svh"
 
 module mem_arbiter #(
-  parameter int unsigned DataW       = 128,  // bits per row
-  parameter int unsigned RowsW       = 24,   // bits of a request's row count
-  parameter int unsigned Outstanding = tpu_pkg::Cfg.mem_outstanding  // read requests in flight, at most
+  parameter int unsigned N           = tpu_pkg::ArrayN,  // bytes per row
+  parameter int unsigned Outstanding = tpu_pkg::Cfg.mem_outstanding,  // read requests in flight, at most
+  localparam type mem_req_t = `CORE_MEM_REQ_T(N),
+  localparam type mem_rsp_t = `CORE_MEM_RSP_T(N)
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
   input  logic                  block_i,
   output logic                  quiet_o,
-  // ---- requesters (0: memory unit, 1: weight unit) ----
-  input  logic [1:0]            req_valid_i,
-  output logic [1:0]            req_ready_o,
-  input  logic [1:0]            req_write_i,
-  input  logic [1:0][63:0]      req_addr_i,
-  input  logic [1:0][RowsW-1:0] req_rows_i,
-  input  logic [1:0][63:0]      req_first_i,
-  input  logic [1:0][64:0]      req_last_i,
-  output logic [1:0]            rd_valid_o,
-  input  logic [1:0]            rd_ready_i,
-  output logic [DataW-1:0]      rd_data_o,
-  output logic                  rd_err_o,
+  // ---- requesters (0: memory unit, 1: weight unit, which only reads) ----
+  input  mem_req_t [1:0]        req_i,
+  output mem_rsp_t [1:0]        rsp_o,
   // ---- memory port ----
-  output logic                  mem_req_valid_o,
-  input  logic                  mem_req_ready_i,
-  output logic                  mem_req_write_o,
-  output logic [63:0]           mem_req_addr_o,
-  output logic [RowsW-1:0]      mem_req_rows_o,
-  output logic [63:0]           mem_req_first_o,
-  output logic [64:0]           mem_req_last_o,
-  input  logic                  mem_rd_valid_i,
-  output logic                  mem_rd_ready_o,
-  input  logic [DataW-1:0]      mem_rd_data_i,
-  input  logic                  mem_rd_err_i,
-  input  logic                  mem_wr_ack_valid_i
+  output mem_req_t              mem_req_o,
+  input  mem_rsp_t              mem_rsp_i
 );
 
-  localparam int unsigned CntW = $clog2(Outstanding + 1);
+  localparam int unsigned CntW  = $clog2(Outstanding + 1);
+  localparam int unsigned RowsW = core_pkg::MemRowsW;
+
+  logic [1:0]        req_valid, req_ready, rd_valid, rd_ready;
+  logic              port_req_valid, port_req_ready, port_req_write;
+  logic [RowsW-1:0]  port_req_rows;
+  logic              port_rd_valid, port_rd_ready, port_wr_ack_valid;
+  for (genvar r = 0; r < 2; r++) begin : gen_requester
+    assign req_valid[r] = req_i[r].req_valid;
+    assign rd_ready[r]  = req_i[r].rd_ready;
+  end
+  assign port_req_ready    = mem_rsp_i.req_ready;
+  assign port_rd_valid     = mem_rsp_i.rd_valid;
+  assign port_wr_ack_valid = mem_rsp_i.wr_ack_valid;
 
   logic              sel, grant_ok, req_fire, rd_fire;
   logic              held;   // an offered request waits for the port
@@ -69,25 +65,25 @@ module mem_arbiter #(
     .clk_i,
     .rst_ni,
     .clear_i(1'b0),
-    .valid_i(req_valid_i),
-    .offer_i(mem_req_valid_o),
+    .valid_i(req_valid),
+    .offer_i(port_req_valid),
     .take_i (req_fire),
     .sel_o  (sel),
     .held_o (held)
   );
   assign grant_ok = held || (!block_i && ids_ready);
 
-  assign mem_req_valid_o = held || (grant_ok && |req_valid_i);
-  assign mem_req_write_o = req_write_i[sel];
-  assign mem_req_addr_o  = req_addr_i[sel];
-  assign mem_req_rows_o  = req_rows_i[sel];
-  assign mem_req_first_o = req_first_i[sel];
-  assign mem_req_last_o  = req_last_i[sel];
-  assign req_fire        = mem_req_valid_o && mem_req_ready_i;
+  assign port_req_valid = held || (grant_ok && |req_valid);
+  assign port_req_write = req_i[sel].req.write;
+  assign port_req_rows  = req_i[sel].req.rows;
+  assign req_fire       = port_req_valid && port_req_ready;
+  // Only the memory unit writes: its write channel passes straight through.
+  assign mem_req_o = '{req_valid: port_req_valid, req: req_i[sel].req, rd_ready: port_rd_ready,
+                       wr_valid: req_i[0].wr_valid, wr_data: req_i[0].wr_data};
 
   always_comb begin
-    req_ready_o      = '0;
-    req_ready_o[sel] = grant_ok && mem_req_ready_i;
+    req_ready      = '0;
+    req_ready[sel] = grant_ok && port_req_ready;
   end
 
   // Read requests in flight, oldest first: who asked and for how many rows.
@@ -98,37 +94,49 @@ module mem_arbiter #(
     .clk_i,
     .rst_ni,
     .clear_i(1'b0),  // the core flushes only when nothing is in flight
-    .valid_i(req_fire && !mem_req_write_o),
+    .valid_i(req_fire && !port_req_write),
     .ready_o(ids_ready),
-    .data_i ({sel, mem_req_rows_o}),
+    .data_i ({sel, port_req_rows}),
     .valid_o(ids_valid),
     .ready_i(rd_fire && (head_done_q + 1'b1 == head_rows)),
     .data_o ({head_id, head_rows}),
     .count_o(unused_ids_count)
   );
 
-  assign mem_rd_ready_o = ids_valid && rd_ready_i[head_id];
-  assign rd_fire        = mem_rd_valid_i && mem_rd_ready_o;
-  assign rd_data_o      = mem_rd_data_i;
-  assign rd_err_o       = mem_rd_err_i;
+  assign port_rd_ready = ids_valid && rd_ready[head_id];
+  assign rd_fire       = port_rd_valid && port_rd_ready;
 
   always_comb begin
-    rd_valid_o          = '0;
-    rd_valid_o[head_id] = rd_fire;
-    head_done_d         = head_done_q;
+    rd_valid          = '0;
+    rd_valid[head_id] = rd_fire;
+    head_done_d       = head_done_q;
     if (rd_fire) head_done_d = (head_done_q + 1'b1 == head_rows) ? '0 : head_done_q + 1'b1;
+  end
+
+  // Read rows to their owner; the write channel's answers to the memory unit.
+  always_comb begin
+    for (int r = 0; r < 2; r++) begin
+      rsp_o[r] = '{req_ready: req_ready[r], rd_valid: rd_valid[r], rd_data: mem_rsp_i.rd_data,
+                   rd_err: mem_rsp_i.rd_err, wr_ready: 1'b0, wr_ack_valid: 1'b0, wr_ack_err: 1'b0};
+    end
+    rsp_o[0].wr_ready     = mem_rsp_i.wr_ready;
+    rsp_o[0].wr_ack_valid = mem_rsp_i.wr_ack_valid;
+    rsp_o[0].wr_ack_err   = mem_rsp_i.wr_ack_err;
   end
 
   `FF(head_done_q, head_done_d, '0)
 
-  assign writes_d = writes_q + 16'(req_fire && mem_req_write_o) - 16'(mem_wr_ack_valid_i);
+  assign writes_d = writes_q + 16'(req_fire && port_req_write) - 16'(port_wr_ack_valid);
   `FF(writes_q, writes_d, '0)
 
   assign quiet_o = !ids_valid && (writes_q == '0) && !held;
 
-  `ASSERT(ReadDataHasRequest, mem_rd_valid_i -> ids_valid)
-  `ASSERT(AckHasWrite, mem_wr_ack_valid_i -> writes_q != '0)
-  `ASSERT_IF(NoEmptyRequest, mem_req_valid_o, mem_req_rows_o != '0)
-  `ASSERT(RequestHeld, held -> mem_req_valid_o && sel == $past(sel))
+  `ASSERT(ReadDataHasRequest, port_rd_valid -> ids_valid)
+  `ASSERT(AckHasWrite, port_wr_ack_valid -> writes_q != '0)
+  `ASSERT_IF(NoEmptyRequest, port_req_valid, port_req_rows != '0)
+  `ASSERT(RequestHeld, held -> port_req_valid && sel == $past(sel))
+
+  logic unused_wgt_wr;  // the weight unit's write channel is idle
+  assign unused_wgt_wr = ^{req_i[1].wr_valid, req_i[1].wr_data};
 
 endmodule

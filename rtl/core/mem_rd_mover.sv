@@ -17,14 +17,16 @@
 // more and lets nothing more into the FIFO (rows already queued still land),
 // and waits for the flush.
 `include "tpu_macros.svh"
+`include "core_mem_port.svh"
 
 module mem_rd_mover #(
   parameter int unsigned N       = tpu_pkg::ArrayN,
   parameter int unsigned UbRows  = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned PcW     = $clog2(tpu_pkg::Cfg.imem_depth),
-  parameter int unsigned RowsW   = 24,
   parameter int unsigned InDepth = 4,   // rows waiting for the UB
-  localparam int unsigned UbAddrW = $clog2(UbRows)
+  localparam int unsigned UbAddrW = $clog2(UbRows),
+  localparam type mem_req_t = `CORE_MEM_REQ_T(N),
+  localparam type mem_rsp_t = `CORE_MEM_RSP_T(N)
 ) (
   input  logic                       clk_i,
   input  logic                       rst_ni,
@@ -32,9 +34,7 @@ module mem_rd_mover #(
   input  logic                       stop_i,      // the other side faulted
   // ---- command ----
   input  logic                       start_i,
-  input  core_pkg::unit_cmd_t        cmd_i,       // an RHM
-  input  logic [63:0]                first_i,     // its host span
-  input  logic [64:0]                last_i,
+  input  core_pkg::mem_cmd_t         cmd_i,       // an RHM and its host span
   output logic                       busy_o,
   output logic                       done_o,
   output logic                       fault_o,
@@ -45,17 +45,9 @@ module mem_rd_mover #(
   output logic [UbAddrW-1:0]         fill_lo_o,
   output logic [UbAddrW-1:0]         fill_last_o,
   output logic [UbAddrW:0]           fill_rows_o,
-  // ---- memory port (reads) ----
-  output logic                       req_valid_o,
-  input  logic                       req_ready_i,
-  output logic [63:0]                req_addr_o,
-  output logic [RowsW-1:0]           req_rows_o,
-  output logic [63:0]                req_first_o,
-  output logic [64:0]                req_last_o,
-  input  logic                       rd_valid_i,
-  output logic                       rd_ready_o,
-  input  logic [N-1:0][7:0]          rd_data_i,
-  input  logic                       rd_err_i,
+  // ---- memory port (reads; its write channel stays idle) ----
+  output mem_req_t                   mem_req_o,
+  input  mem_rsp_t                   mem_rsp_i,
   // ---- unified buffer write port ----
   output logic                       ub_wr_valid_o,
   input  logic                       ub_wr_ready_i,
@@ -69,25 +61,28 @@ module mem_rd_mover #(
   logic [15:0]         moved_q;     // rows written into the UB
   logic [UbAddrW-1:0]  ub_base;
   logic                unused_req_fire, rd_fire, ub_wr_fire;
+  logic                req_valid, in_ready;
+  core_pkg::mem_burst_t req;
 
   assign busy_o = active;
+
+  assign mem_req_o = '{req_valid: req_valid, req: req, rd_ready: in_ready, wr_valid: 1'b0,
+                       wr_data: '0};
 
   mem_requests #(
     .N     (N),
     .UbRows(UbRows),
     .PcW   (PcW),
-    .RowsW (RowsW)
+    .Write (1'b0)
   ) u_req (
     .clk_i,
     .rst_ni,
     .flush_i,
     .start_i,
     .cmd_i,
-    .first_i,
-    .last_i,
     .stop_i,
     .finish_i   (ub_wr_fire && (moved_q + 16'd1 == count)),
-    .error_i    (rd_fire && rd_err_i),
+    .error_i    (rd_fire && mem_rsp_i.rd_err),
     .active_o   (active),
     .faulted_o  (faulted),
     .done_o,
@@ -96,20 +91,16 @@ module mem_rd_mover #(
     .requested_o(requested),
     .ub_base_o  (ub_base),
     .pc_o       (fault_pc_o),
-    .req_valid_o,
-    .req_ready_i,
+    .req_valid_o(req_valid),
+    .req_ready_i(mem_rsp_i.req_ready),
     .req_fire_o (unused_req_fire),
-    .req_addr_o,
-    .req_rows_o,
-    .req_first_o,
-    .req_last_o
+    .req_o      (req)
   );
 
   // Rows are checked as they arrive, then queued for the UB.
-  logic in_ready, in_valid;
+  logic in_valid;
   logic [$clog2(InDepth+1)-1:0] unused_in_count;
-  assign rd_ready_o = in_ready;
-  assign rd_fire    = rd_valid_i && rd_ready_o;
+  assign rd_fire = mem_rsp_i.rd_valid && in_ready;
 
   stream_fifo #(
     .Width(N * 8),
@@ -118,9 +109,9 @@ module mem_rd_mover #(
     .clk_i,
     .rst_ni,
     .clear_i(flush_i),
-    .valid_i(rd_fire && !rd_err_i && !faulted),
+    .valid_i(rd_fire && !mem_rsp_i.rd_err && !faulted),
     .ready_o(in_ready),
-    .data_i (rd_data_i),
+    .data_i (mem_rsp_i.rd_data),
     .valid_o(in_valid),
     .ready_i(ub_wr_ready_i),
     .data_o (ub_wr_data_o),
@@ -142,7 +133,10 @@ module mem_rd_mover #(
   `FF(arrived_q, start_i ? '0 : arrived_q + 16'(rd_fire), '0)
   `FF(moved_q, start_i ? '0 : moved_q + 16'(ub_wr_fire), '0)
 
-  `ASSERT_IF(RdMoverTakesRhm, start_i, cmd_i.ins.op == tpu_isa_pkg::OpRhm && !active)
-  `ASSERT(ReadsOnlyWhenActive, rd_valid_i -> active)
+  `ASSERT_IF(RdMoverTakesRhm, start_i, cmd_i.cmd.ins.op == tpu_isa_pkg::OpRhm && !active)
+  `ASSERT(ReadsOnlyWhenActive, mem_rsp_i.rd_valid -> active)
+
+  logic unused_wr;
+  assign unused_wr = ^{mem_rsp_i.wr_ready, mem_rsp_i.wr_ack_valid, mem_rsp_i.wr_ack_err};
 
 endmodule

@@ -11,22 +11,21 @@
 // rows for a wide row). A request offered to the port stays offered, even
 // after a fault, until the port takes it; after a fault no new one is
 // offered. Every request carries the command's host span [first, last].
+// Write: the mover's direction (mem_wr_mover), in every request.
 `include "tpu_macros.svh"
 
 module mem_requests #(
   parameter int unsigned N      = tpu_pkg::ArrayN,
   parameter int unsigned UbRows = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned PcW    = $clog2(tpu_pkg::Cfg.imem_depth),
-  parameter int unsigned RowsW  = 24,
+  parameter bit          Write  = 1'b0,
   localparam int unsigned UbAddrW = $clog2(UbRows)
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
   input  logic                 flush_i,
   input  logic                 start_i,
-  input  core_pkg::unit_cmd_t  cmd_i,
-  input  logic [63:0]          first_i,       // the command's host span
-  input  logic [64:0]          last_i,
+  input  core_pkg::mem_cmd_t   cmd_i,
   input  logic                 stop_i,        // the other side faulted
   input  logic                 finish_i,      // the command's last row moved
   input  logic                 error_i,       // a row or acknowledge with the error bit
@@ -43,14 +42,15 @@ module mem_requests #(
   output logic                 req_valid_o,
   input  logic                 req_ready_i,
   output logic                 req_fire_o,
-  output logic [63:0]          req_addr_o,
-  output logic [RowsW-1:0]     req_rows_o,
-  output logic [63:0]          req_first_o,
-  output logic [64:0]          req_last_o
+  output core_pkg::mem_burst_t req_o
 );
 
+  localparam int unsigned RowsW = core_pkg::MemRowsW;
+
   logic        burst_q, wide_q, left_q, offered_q, last_req;
-  logic [63:0] stride_q;
+  logic [63:0] stride_q, addr_q, first_q;
+  logic [64:0] last_q;
+  logic [RowsW-1:0] rows;
 
   // left_q: rows not yet requested (requested_o != count_o; a command has at
   // least one row). Whether the offered request is the last comes from
@@ -62,29 +62,30 @@ module mem_requests #(
   `FF(faulted_o, (faulted_o || fault_o || stop_i) && !flush_i, 1'b0)
 
   assign req_valid_o = active_o && left_q && (!faulted_o || offered_q);
-  assign req_rows_o  = burst_q ? RowsW'(count_o) : wide_q ? RowsW'(2) : RowsW'(1);
+  assign rows        = burst_q ? RowsW'(count_o) : wide_q ? RowsW'(2) : RowsW'(1);
+  assign req_o       = '{write: Write, addr: addr_q, rows: rows, first: first_q, last: last_q};
   assign req_fire_o  = req_valid_o && req_ready_i;
-  assign last_req    = requested_o + 16'(req_rows_o) == count_o;
+  assign last_req    = requested_o + 16'(rows) == count_o;
 
   `FF(left_q, start_i || (left_q && !(req_fire_o && last_req)), 1'b0)
   `FF(offered_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
-  `FF(requested_o, start_i ? '0 : requested_o + (req_fire_o ? 16'(req_rows_o) : 16'd0), '0)
-  `FFNR(req_addr_o, start_i ? cmd_i.ins.c : req_fire_o ? req_addr_o + stride_q : req_addr_o)
+  `FF(requested_o, start_i ? '0 : requested_o + (req_fire_o ? 16'(rows) : 16'd0), '0)
+  `FFNR(addr_q, start_i ? cmd_i.cmd.ins.c : req_fire_o ? addr_q + stride_q : addr_q)
 
   // UB rows: two per wide row (the controller's range check keeps 2*count
   // within the UB's rows).
   logic start_wide;
-  assign start_wide = cmd_i.ins.flags[tpu_isa_pkg::FlagRhmWide];
+  assign start_wide = cmd_i.cmd.ins.flags[tpu_isa_pkg::FlagRhmWide];
   `FFLNR(wide_q, start_wide, start_i)
-  `FFLNR(burst_q, core_pkg::mem_burst(cmd_i.ins.b, start_wide, N), start_i)
-  `FFLNR(count_o, start_wide ? cmd_i.ins.count << 1 : cmd_i.ins.count, start_i)
-  `FFLNR(ub_base_o, cmd_i.ins.a[UbAddrW-1:0], start_i)
-  `FFLNR(stride_q, 64'(cmd_i.ins.b), start_i)
-  `FFLNR(pc_o, cmd_i.pc[PcW-1:0], start_i)
-  `FFLNR(req_first_o, first_i, start_i)
-  `FFLNR(req_last_o, last_i, start_i)
+  `FFLNR(burst_q, core_pkg::mem_burst(cmd_i.cmd.ins.b, start_wide, N), start_i)
+  `FFLNR(count_o, start_wide ? cmd_i.cmd.ins.count << 1 : cmd_i.cmd.ins.count, start_i)
+  `FFLNR(ub_base_o, cmd_i.cmd.ins.a[UbAddrW-1:0], start_i)
+  `FFLNR(stride_q, 64'(cmd_i.cmd.ins.b), start_i)
+  `FFLNR(pc_o, cmd_i.cmd.pc[PcW-1:0], start_i)
+  `FFLNR(first_q, cmd_i.first, start_i)
+  `FFLNR(last_q, cmd_i.last, start_i)
 
   logic unused_cmd;
-  assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags, cmd_i.ins.a};
+  assign unused_cmd = ^{cmd_i.cmd.pc, cmd_i.cmd.ins.op, cmd_i.cmd.ins.flags, cmd_i.cmd.ins.a};
 
 endmodule

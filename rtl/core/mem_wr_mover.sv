@@ -24,13 +24,15 @@
 // The vector unit's command in progress may still be writing the rows
 // (vpu_fill_*): a row it has yet to write waits until it is written.
 `include "tpu_macros.svh"
+`include "core_mem_port.svh"
 
 module mem_wr_mover #(
   parameter int unsigned N      = tpu_pkg::ArrayN,
   parameter int unsigned UbRows = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned PcW    = $clog2(tpu_pkg::Cfg.imem_depth),
-  parameter int unsigned RowsW  = 24,
-  localparam int unsigned UbAddrW = $clog2(UbRows)
+  localparam int unsigned UbAddrW = $clog2(UbRows),
+  localparam type mem_req_t = `CORE_MEM_REQ_T(N),
+  localparam type mem_rsp_t = `CORE_MEM_RSP_T(N)
 ) (
   input  logic                       clk_i,
   input  logic                       rst_ni,
@@ -38,27 +40,16 @@ module mem_wr_mover #(
   input  logic                       stop_i,      // the other side faulted
   // ---- command ----
   input  logic                       start_i,
-  input  core_pkg::unit_cmd_t        cmd_i,       // a WHM
-  input  logic [63:0]                first_i,     // its host span
-  input  logic [64:0]                last_i,
+  input  core_pkg::mem_cmd_t         cmd_i,       // a WHM and its host span
   output logic                       busy_o,      // sending a command: start_i waits
   output logic                       done_o,
   output logic                       fault_o,
   output logic [PcW-1:0]             fault_pc_o,
   output logic [1:0]                 pending_o,   // commands started and not done
   output logic                       waiting_o,   // requests not yet acknowledged
-  // ---- memory port (writes) ----
-  output logic                       req_valid_o,
-  input  logic                       req_ready_i,
-  output logic [63:0]                req_addr_o,
-  output logic [RowsW-1:0]           req_rows_o,
-  output logic [63:0]                req_first_o,
-  output logic [64:0]                req_last_o,
-  output logic                       wr_valid_o,
-  input  logic                       wr_ready_i,
-  output logic [N-1:0][7:0]          wr_data_o,
-  input  logic                       wr_ack_valid_i,
-  input  logic                       wr_ack_err_i,
+  // ---- memory port (writes; its read channel stays idle) ----
+  output mem_req_t                   mem_req_o,
+  input  mem_rsp_t                   mem_rsp_i,
   // ---- unified buffer read port ----
   output logic                       ub_rd_req_valid_o,
   input  logic                       ub_rd_req_ready_i,
@@ -76,27 +67,31 @@ module mem_wr_mover #(
   logic [15:0]         asked_q;     // UB rows asked for
   logic [UbAddrW-1:0]  unused_base; // the next row's address is kept here (ub_addr)
   logic [PcW-1:0]      unused_pc;   // each entry keeps its own
-  logic                req_fire;
+  logic                req_fire, req_valid, wr_valid, wr_ready, wr_ack_valid;
   logic                ub_addr_valid, ub_addr_ready, ub_addr_fire, unused_user, unwritten, last_asked_q;
+  logic [N-1:0][7:0]   wr_data;
+  core_pkg::mem_burst_t req;
 
-  assign busy_o    = sending;
+  assign busy_o       = sending;
+  assign mem_req_o    = '{req_valid: req_valid, req: req, rd_ready: 1'b0, wr_valid: wr_valid,
+                          wr_data: wr_data};
+  assign wr_ready     = mem_rsp_i.wr_ready;
+  assign wr_ack_valid = mem_rsp_i.wr_ack_valid;
 
   mem_requests #(
     .N     (N),
     .UbRows(UbRows),
     .PcW   (PcW),
-    .RowsW (RowsW)
+    .Write (1'b1)
   ) u_req (
     .clk_i,
     .rst_ni,
     .flush_i,
     .start_i,
     .cmd_i,
-    .first_i,
-    .last_i,
     .stop_i,
     .finish_i   (last_asked_q),
-    .error_i    (wr_ack_valid_i && wr_ack_err_i),
+    .error_i    (wr_ack_valid && mem_rsp_i.wr_ack_err),
     .active_o   (sending),
     .faulted_o  (faulted),
     .done_o     (sent),
@@ -105,13 +100,10 @@ module mem_wr_mover #(
     .requested_o(requested),
     .ub_base_o  (unused_base),
     .pc_o       (unused_pc),
-    .req_valid_o,
-    .req_ready_i,
+    .req_valid_o(req_valid),
+    .req_ready_i(mem_rsp_i.req_ready),
     .req_fire_o (req_fire),
-    .req_addr_o,
-    .req_rows_o,
-    .req_first_o,
-    .req_last_o
+    .req_o      (req)
   );
 
   // Write data: UB row by row, only for rows already requested. A WHM may
@@ -122,7 +114,7 @@ module mem_wr_mover #(
   // The next row's address is a register of its own (rather than the base
   // plus asked_q), which keeps an adder off the path through the check.
   logic [UbAddrW-1:0] ub_addr;
-  `FF(ub_addr, start_i ? cmd_i.ins.a[UbAddrW-1:0] : ub_addr + UbAddrW'(ub_addr_fire), '0)
+  `FF(ub_addr, start_i ? cmd_i.cmd.ins.a[UbAddrW-1:0] : ub_addr + UbAddrW'(ub_addr_fire), '0)
   // (Compared only for a row to ask for: a simulator's model then does not
   // redo it at every row the vector unit writes.)
   always_comb begin
@@ -151,9 +143,9 @@ module mem_wr_mover #(
     .req_addr_o  (ub_rd_req_addr_o),
     .rsp_valid_i (ub_rd_rsp_valid_i),
     .rsp_data_i  (ub_rd_rsp_data_i),
-    .data_valid_o(wr_valid_o),
-    .data_ready_i(wr_ready_i),
-    .data_o      (wr_data_o),
+    .data_valid_o(wr_valid),
+    .data_ready_i(wr_ready),
+    .data_o      (wr_data),
     .data_user_o (unused_user)
   );
 
@@ -180,7 +172,7 @@ module mem_wr_mover #(
   always_comb begin
     for (int e = 0; e < 2; e++) begin
       inc[e] = req_fire && tail == 1'(e);
-      dec[e] = wr_ack_valid_i && ack_to_1 == 1'(e);
+      dec[e] = wr_ack_valid && ack_to_1 == 1'(e);
     end
   end
 
@@ -209,7 +201,7 @@ module mem_wr_mover #(
       owed_d[0] = owed_d[1];
     end
     if (start_i) begin
-      pc_d[n_d[0]]   = cmd_i.pc[PcW-1:0];
+      pc_d[n_d[0]]   = cmd_i.cmd.pc[PcW-1:0];
       owed_d[n_d[0]] = '0;
       n_d            = n_d + 2'd1;
     end
@@ -221,9 +213,12 @@ module mem_wr_mover #(
   `FFNR(pc_q, pc_d)
 
   `ASSERT_IF(WrMoverTakesWhm, start_i,
-             cmd_i.ins.op == tpu_isa_pkg::OpWhm && !sending && n_q != 2'd2)
-  `ASSERT_IF(AckHasRequest, wr_ack_valid_i, owed_q[ack_to_1] != '0)
-  `ASSERT(AckBeforeAFaultIsTheOldest, wr_ack_valid_i && !faulted -> owed_q[0] != '0)
+             cmd_i.cmd.ins.op == tpu_isa_pkg::OpWhm && !sending && n_q != 2'd2)
+  `ASSERT_IF(AckHasRequest, wr_ack_valid, owed_q[ack_to_1] != '0)
+  `ASSERT(AckBeforeAFaultIsTheOldest, wr_ack_valid && !faulted -> owed_q[0] != '0)
   `ASSERT(RequestsOnlyWhileSending, req_fire -> sending)
+
+  logic unused_rd;
+  assign unused_rd = ^{mem_rsp_i.rd_valid, mem_rsp_i.rd_data, mem_rsp_i.rd_err};
 
 endmodule

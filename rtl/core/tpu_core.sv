@@ -21,11 +21,12 @@
 // matrix unit reads wide rows through a fifth UB read port and the
 // accumulators add fp32 rows in fp32 (docs/numerics.md).
 `include "tpu_macros.svh"
+`include "core_mem_port.svh"
 
 module tpu_core #(
   // Every size comes from one configuration (rtl/common/tpu_pkg.sv).
   parameter tpu_pkg::cfg_t Cfg   = tpu_pkg::Cfg,
-  parameter int unsigned   RowsW = 24,  // bits of a memory request's row count
+  localparam int unsigned RowsW        = core_pkg::MemRowsW, // bits of a memory request's row count
   localparam int unsigned N            = Cfg.array_n,       // MXU is N x N, rows are N lanes
   localparam int unsigned ImemDepth    = Cfg.imem_depth,    // instructions
   localparam int unsigned UbRows       = Cfg.ub_rows,       // unified buffer rows of N int8
@@ -144,7 +145,7 @@ module tpu_core #(
     .UbRows     (UbRows),
     .AccRows    (AccRows),
     .N          (N),
-    .WgtCapacity(WgtFifoTiles + 2),
+    .WgtCapacity(WgtFifoTiles + WgtBanks),
     .SbDepth    (SbDepth),
     .Datapath   (Datapath)
   ) u_ctrl (
@@ -296,47 +297,41 @@ module tpu_core #(
   // ---------------------------------------------------------------------------
   // Memory port, shared by the memory unit (0) and the weight unit (1)
   // ---------------------------------------------------------------------------
-  logic [1:0]               mreq_valid, mreq_ready, mreq_write, mrd_valid, mrd_ready;
-  logic [1:0][63:0]         mreq_addr;
-  logic [1:0][RowsW-1:0]    mreq_rows;
-  logic [1:0][63:0]         mreq_first;
-  logic [1:0][64:0]         mreq_last;
-  logic [N-1:0][7:0]        mrd_data;
-  logic                     mrd_err;
+  typedef `CORE_MEM_REQ_T(N) mem_req_t;
+  typedef `CORE_MEM_RSP_T(N) mem_rsp_t;
+  localparam int unsigned MemUnit = 0, WgtUnit = 1;  // the arbiter's requesters
+  mem_req_t [1:0] unit_req;
+  mem_rsp_t [1:0] unit_rsp;
+  mem_req_t       mem_req;
+  mem_rsp_t       mem_rsp;
 
   mem_arbiter #(
-    .DataW      (N * 8),
-    .RowsW      (RowsW),
+    .N          (N),
     .Outstanding(Cfg.mem_outstanding)
   ) u_mem_arb (
     .clk_i,
     .rst_ni,
-    .block_i           (mem_block),
-    .quiet_o           (mem_quiet),
-    .req_valid_i       (mreq_valid),
-    .req_ready_o       (mreq_ready),
-    .req_write_i       (mreq_write),
-    .req_addr_i        (mreq_addr),
-    .req_rows_i        (mreq_rows),
-    .req_first_i       (mreq_first),
-    .req_last_i        (mreq_last),
-    .rd_valid_o        (mrd_valid),
-    .rd_ready_i        (mrd_ready),
-    .rd_data_o         (mrd_data),
-    .rd_err_o          (mrd_err),
-    .mem_req_valid_o,
-    .mem_req_ready_i,
-    .mem_req_write_o,
-    .mem_req_addr_o,
-    .mem_req_rows_o,
-    .mem_req_first_o,
-    .mem_req_last_o,
-    .mem_rd_valid_i,
-    .mem_rd_ready_o,
-    .mem_rd_data_i,
-    .mem_rd_err_i,
-    .mem_wr_ack_valid_i
+    .block_i  (mem_block),
+    .quiet_o  (mem_quiet),
+    .req_i    (unit_req),
+    .rsp_o    (unit_rsp),
+    .mem_req_o(mem_req),
+    .mem_rsp_i(mem_rsp)
   );
+
+  // The port's signals one by one (the simulation harness drives them so).
+  assign mem_req_valid_o = mem_req.req_valid;
+  assign mem_req_write_o = mem_req.req.write;
+  assign mem_req_addr_o  = mem_req.req.addr;
+  assign mem_req_rows_o  = mem_req.req.rows;
+  assign mem_req_first_o = mem_req.req.first;
+  assign mem_req_last_o  = mem_req.req.last;
+  assign mem_rd_ready_o  = mem_req.rd_ready;
+  assign mem_wr_valid_o  = mem_req.wr_valid;
+  assign mem_wr_data_o   = mem_req.wr_data;
+  assign mem_rsp = '{req_ready: mem_req_ready_i, rd_valid: mem_rd_valid_i, rd_data: mem_rd_data_i,
+                     rd_err: mem_rd_err_i, wr_ready: mem_wr_ready_i,
+                     wr_ack_valid: mem_wr_ack_valid_i, wr_ack_err: mem_wr_ack_err_i};
 
   // ---------------------------------------------------------------------------
   // Units
@@ -347,8 +342,7 @@ module tpu_core #(
   unit_mem #(
     .N     (N),
     .UbRows(UbRows),
-    .PcW   (PcW),
-    .RowsW (RowsW)
+    .PcW   (PcW)
   ) u_unit_mem (
     .clk_i,
     .rst_ni,
@@ -367,22 +361,8 @@ module tpu_core #(
     .vpu_fill_i      (vpu_fill),
     .vpu_fill_next_i (vpu_fill_next),
     .vpu_fill_end_i  (vpu_fill_end),
-    .req_valid_o (mreq_valid[0]),
-    .req_ready_i (mreq_ready[0]),
-    .req_write_o (mreq_write[0]),
-    .req_addr_o  (mreq_addr[0]),
-    .req_rows_o  (mreq_rows[0]),
-    .req_first_o (mreq_first[0]),
-    .req_last_o  (mreq_last[0]),
-    .rd_valid_i  (mrd_valid[0]),
-    .rd_ready_o  (mrd_ready[0]),
-    .rd_data_i   (mrd_data),
-    .rd_err_i    (mrd_err),
-    .wr_valid_o  (mem_wr_valid_o),
-    .wr_ready_i  (mem_wr_ready_i),
-    .wr_data_o   (mem_wr_data_o),
-    .wr_ack_valid_i(mem_wr_ack_valid_i),
-    .wr_ack_err_i(mem_wr_ack_err_i),
+    .mem_req_o   (unit_req[MemUnit]),
+    .mem_rsp_i   (unit_rsp[MemUnit]),
     .ub_rd_req_valid_o(ub_rd_req_valid[UbRdMem]),
     .ub_rd_req_ready_i(ub_rd_req_ready[UbRdMem]),
     .ub_rd_req_addr_o (ub_rd_req_addr[UbRdMem]),
@@ -401,7 +381,6 @@ module tpu_core #(
     .N        (N),
     .FifoTiles(WgtFifoTiles),
     .PcW      (PcW),
-    .RowsW    (RowsW),
     .Bf16     (HasBf16)
   ) u_unit_wgt (
     .clk_i,
@@ -414,21 +393,12 @@ module tpu_core #(
     .fault_o    (wgt_unit_fault),
     .fault_pc_o (wgt_unit_fault_pc),
     .waiting_o  (wgt_waiting),
-    .req_valid_o(mreq_valid[1]),
-    .req_ready_i(mreq_ready[1]),
-    .req_addr_o (mreq_addr[1]),
-    .req_rows_o (mreq_rows[1]),
-    .req_first_o(mreq_first[1]),
-    .req_last_o (mreq_last[1]),
-    .rd_valid_i (mrd_valid[1]),
-    .rd_data_i  (mrd_data),
-    .rd_err_i   (mrd_err),
+    .mem_req_o  (unit_req[WgtUnit]),
+    .mem_rsp_i  (unit_rsp[WgtUnit]),
     .wgt_valid_o(wgt_valid),
     .wgt_ready_i(wgt_ready),
     .wgt_row_o  (wgt_row)
   );
-  assign mreq_write[1] = 1'b0;
-  assign mrd_ready[1]  = 1'b1;  // the weight unit asks only for rows it has room for
 
   // Both units can fault in the same cycle (a read row of one, a write
   // acknowledge of the other); the memory unit's is reported.
@@ -530,7 +500,7 @@ module tpu_core #(
     .wgt_stall_i  (wgt_stall),
     .wgt_shift_i  (wgt_shift),
     .dep_stall_i  (dep_stall),
-    .mem_stall_i  ((mem_waiting && !mrd_valid[0]) || (wgt_waiting && !mrd_valid[1])),
+    .mem_stall_i  ((mem_waiting && !unit_rsp[MemUnit].rd_valid) || (wgt_waiting && !unit_rsp[WgtUnit].rd_valid)),
     .cycles_o     (perf_cycles_o),
     .mxu_busy_o   (perf_mxu_busy_o),
     .useful_macs_o(perf_useful_macs_o),

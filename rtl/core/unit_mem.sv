@@ -25,13 +25,15 @@
 // sides share the port's request channel, round-robin; an offered request
 // keeps its side until the port takes it.
 `include "tpu_macros.svh"
+`include "core_mem_port.svh"
 
 module unit_mem #(
   parameter int unsigned N      = tpu_pkg::ArrayN,
   parameter int unsigned UbRows = tpu_pkg::Cfg.ub_rows,
   parameter int unsigned PcW    = $clog2(tpu_pkg::Cfg.imem_depth),
-  parameter int unsigned RowsW  = 24,
-  localparam int unsigned UbAddrW = $clog2(UbRows)
+  localparam int unsigned UbAddrW = $clog2(UbRows),
+  localparam type mem_req_t = `CORE_MEM_REQ_T(N),
+  localparam type mem_rsp_t = `CORE_MEM_RSP_T(N)
 ) (
   input  logic                       clk_i,
   input  logic                       rst_ni,
@@ -55,22 +57,8 @@ module unit_mem #(
   input  logic [UbAddrW-1:0]         vpu_fill_next_i,
   input  logic [UbAddrW:0]           vpu_fill_end_i,
   // ---- memory port ----
-  output logic                       req_valid_o,
-  input  logic                       req_ready_i,
-  output logic                       req_write_o,
-  output logic [63:0]                req_addr_o,
-  output logic [RowsW-1:0]           req_rows_o,
-  output logic [63:0]                req_first_o,
-  output logic [64:0]                req_last_o,
-  input  logic                       rd_valid_i,
-  output logic                       rd_ready_o,
-  input  logic [N-1:0][7:0]          rd_data_i,
-  input  logic                       rd_err_i,
-  output logic                       wr_valid_o,
-  input  logic                       wr_ready_i,
-  output logic [N-1:0][7:0]          wr_data_o,
-  input  logic                       wr_ack_valid_i,
-  input  logic                       wr_ack_err_i,
+  output mem_req_t                   mem_req_o,
+  input  mem_rsp_t                   mem_rsp_i,
   // ---- unified buffer (a read port and a write port of tpu_ub) ----
   output logic                       ub_rd_req_valid_o,
   input  logic                       ub_rd_req_ready_i,
@@ -86,18 +74,16 @@ module unit_mem #(
   localparam bit Rd = 1'b0, Wr = 1'b1;
 
   // ---- the stage: the next command, its UB range and host span ----------------
-  core_pkg::unit_cmd_t  pend_q;
+  core_pkg::mem_cmd_t   pend_q;
   logic                 pend_valid_q, pend_write_q, pend_burst_q;
   logic [UbAddrW-1:0]   pend_ub_lo_q, pend_ub_last_q;
-  logic [63:0]          pend_first_q;
-  logic [64:0]          pend_last_q;
   logic                 accept, dispatch, faulted_q, hazard;
 
   logic [1:0]           side_busy, side_done, side_fault, side_waiting;
   logic [1:0][PcW-1:0]  side_pc;
-  logic [1:0][63:0]     side_first;
-  logic [1:0][64:0]     side_last;
   logic [1:0][UbAddrW-1:0] side_ub_lo_q, side_ub_last_q;
+  mem_req_t [1:0]       side_req;   // each side's port: reads (Rd), writes (Wr)
+  mem_rsp_t [1:0]       side_rsp;
 
   assign cmd_ready_o = (!pend_valid_q || dispatch) && !faulted_q;
   assign accept      = cmd_valid_i && cmd_ready_o;
@@ -113,13 +99,12 @@ module unit_mem #(
                        (cmd_wide ? 32'(2 * N - 1) : 32'(N - 1));
 
   `FF(pend_valid_q, (pend_valid_q && !dispatch || accept) && !flush_i, 1'b0)
-  `FFLNR(pend_q, cmd_i, accept)
+  `FFLNR(pend_q, '{cmd: cmd_i, first: cmd_i.ins.c, last: {1'b0, cmd_i.ins.c} + 65'(cmd_extent)},
+         accept)
   `FFLNR(pend_write_q, cmd_i.ins.op == tpu_isa_pkg::OpWhm, accept)
   `FFLNR(pend_burst_q, core_pkg::mem_burst(cmd_i.ins.b, cmd_wide, N), accept)
   `FFLNR(pend_ub_lo_q, cmd_i.ins.a[UbAddrW-1:0], accept)
   `FFLNR(pend_ub_last_q, cmd_i.ins.a[UbAddrW-1:0] + cmd_ub_rows - UbAddrW'(1), accept)
-  `FFLNR(pend_first_q, cmd_i.ins.c, accept)
-  `FFLNR(pend_last_q, {1'b0, cmd_i.ins.c} + 65'(cmd_extent), accept)
 
   // ---- start: the command's side is free, and no overlap with the other -----
   // The staged command is compared with each side's command in the cycle
@@ -133,7 +118,8 @@ module unit_mem #(
   always_comb begin
     for (int s = 0; s < 2; s++)
       overlap[s] = (!(side_ub_last_q[s] < pend_ub_lo_q) && !(pend_ub_last_q < side_ub_lo_q[s])) ||
-                   (!(side_last[s] < {1'b0, pend_first_q}) && !(pend_last_q < {1'b0, side_first[s]}));
+                   (!(side_req[s].req.last < {1'b0, pend_q.first}) &&
+                    !(pend_q.last < {1'b0, side_req[s].req.first}));
   end
   // Only a command still moving matters: one that finished but waits to
   // report has no effect left to order against. The write side may hold two
@@ -252,15 +238,10 @@ module unit_mem #(
   assign waiting_o = |side_waiting;
 
   // ---- the two sides --------------------------------------------------------
-  logic                 rd_req_valid, rd_req_ready, wr_req_valid, wr_req_ready;
-  logic [1:0][63:0]     side_addr;
-  logic [1:0][RowsW-1:0] side_rows;
-
   mem_rd_mover #(
     .N     (N),
     .UbRows(UbRows),
-    .PcW   (PcW),
-    .RowsW (RowsW)
+    .PcW   (PcW)
   ) u_rd (
     .clk_i,
     .rst_ni,
@@ -268,8 +249,6 @@ module unit_mem #(
     .stop_i       (faulted_q || fault_o),
     .start_i      (dispatch && pend_side == Rd),
     .cmd_i        (pend_q),
-    .first_i      (pend_first_q),
-    .last_i       (pend_last_q),
     .busy_o       (side_busy[Rd]),
     .done_o       (side_done[Rd]),
     .fault_o      (side_fault[Rd]),
@@ -279,16 +258,8 @@ module unit_mem #(
     .fill_lo_o    (rhm_fill_lo_o),
     .fill_last_o  (rhm_fill_last_o),
     .fill_rows_o  (rhm_fill_rows_o),
-    .req_valid_o  (rd_req_valid),
-    .req_ready_i  (rd_req_ready),
-    .req_addr_o   (side_addr[Rd]),
-    .req_rows_o   (side_rows[Rd]),
-    .req_first_o  (side_first[Rd]),
-    .req_last_o   (side_last[Rd]),
-    .rd_valid_i,
-    .rd_ready_o,
-    .rd_data_i,
-    .rd_err_i,
+    .mem_req_o    (side_req[Rd]),
+    .mem_rsp_i    (side_rsp[Rd]),
     .ub_wr_valid_o,
     .ub_wr_ready_i,
     .ub_wr_addr_o,
@@ -298,8 +269,7 @@ module unit_mem #(
   mem_wr_mover #(
     .N     (N),
     .UbRows(UbRows),
-    .PcW   (PcW),
-    .RowsW (RowsW)
+    .PcW   (PcW)
   ) u_wr (
     .clk_i,
     .rst_ni,
@@ -307,25 +277,14 @@ module unit_mem #(
     .stop_i       (faulted_q || fault_o),
     .start_i      (dispatch && pend_side == Wr),
     .cmd_i        (pend_q),
-    .first_i      (pend_first_q),
-    .last_i       (pend_last_q),
     .busy_o       (side_busy[Wr]),
     .pending_o    (wr_pending),
     .done_o       (side_done[Wr]),
     .fault_o      (side_fault[Wr]),
     .fault_pc_o   (side_pc[Wr]),
     .waiting_o    (side_waiting[Wr]),
-    .req_valid_o  (wr_req_valid),
-    .req_ready_i  (wr_req_ready),
-    .req_addr_o   (side_addr[Wr]),
-    .req_rows_o   (side_rows[Wr]),
-    .req_first_o  (side_first[Wr]),
-    .req_last_o   (side_last[Wr]),
-    .wr_valid_o,
-    .wr_ready_i,
-    .wr_data_o,
-    .wr_ack_valid_i,
-    .wr_ack_err_i,
+    .mem_req_o    (side_req[Wr]),
+    .mem_rsp_i    (side_rsp[Wr]),
     .ub_rd_req_valid_o,
     .ub_rd_req_ready_i,
     .ub_rd_req_addr_o,
@@ -336,26 +295,31 @@ module unit_mem #(
     .vpu_fill_end_i
   );
 
-  // ---- the request channel, round-robin between the sides --------------------
+  // ---- the port: the request channel round-robin between the sides, the
+  //      read channel the read side's, the write channel the write side's ----
   logic sel, unused_held;
   rr2_select u_rr (
     .clk_i,
     .rst_ni,
     .clear_i(flush_i),
-    .valid_i({wr_req_valid, rd_req_valid}),
-    .offer_i(req_valid_o),
-    .take_i (req_valid_o && req_ready_i),
+    .valid_i({side_req[Wr].req_valid, side_req[Rd].req_valid}),
+    .offer_i(mem_req_o.req_valid),
+    .take_i (mem_req_o.req_valid && mem_rsp_i.req_ready),
     .sel_o  (sel),
     .held_o (unused_held)
   );
-  assign req_valid_o = sel ? wr_req_valid : rd_req_valid;
-  assign req_write_o = sel;
-  assign req_addr_o  = side_addr[sel];
-  assign req_rows_o  = side_rows[sel];
-  assign req_first_o = side_first[sel];
-  assign req_last_o  = side_last[sel];
-  assign rd_req_ready = req_ready_i && !sel;
-  assign wr_req_ready = req_ready_i && sel;
+  // (sel is the side: a request's write bit is its side's, Wr.)
+  assign mem_req_o = '{req_valid: side_req[sel].req_valid, req: side_req[sel].req,
+                       rd_ready: side_req[Rd].rd_ready, wr_valid: side_req[Wr].wr_valid,
+                       wr_data: side_req[Wr].wr_data};
+  always_comb begin
+    side_rsp                = {2{mem_rsp_i}};
+    side_rsp[Rd].req_ready  = mem_rsp_i.req_ready && sel == Rd;
+    side_rsp[Wr].req_ready  = mem_rsp_i.req_ready && sel == Wr;
+  end
+
+  logic unused_sides;  // each side leaves the other's channel idle
+  assign unused_sides = ^{side_req[Rd].wr_valid, side_req[Rd].wr_data, side_req[Wr].rd_ready};
 
   `ASSERT_IF(MemCmdIsRhmOrWhm, cmd_valid_i,
              (cmd_i.ins.op == tpu_isa_pkg::OpRhm) || (cmd_i.ins.op == tpu_isa_pkg::OpWhm))

@@ -24,17 +24,19 @@
 // lane (the MXU's mixed datapath computes int8 on the low 8 bits). Room and
 // rows in flight count FIFO rows; the port's requests ask for beats.
 `include "tpu_macros.svh"
+`include "core_mem_port.svh"
 
 module unit_wgt #(
   parameter int unsigned N         = tpu_pkg::ArrayN,
   parameter int unsigned FifoTiles = tpu_pkg::Cfg.wgt_fifo_tiles,
   parameter int unsigned PcW       = $clog2(tpu_pkg::Cfg.imem_depth),
-  parameter int unsigned RowsW     = 24,
   parameter int unsigned RxDepth   = 4,   // RWs with rows in flight, at most
   parameter bit          Bf16      = 1'b0, // 16-bit lanes and RW BF16
   localparam int unsigned LaneW    = Bf16 ? 16 : 8,
   localparam int unsigned FifoRows = FifoTiles * N,
-  localparam int unsigned CntW     = $clog2(FifoRows + 1)
+  localparam int unsigned CntW     = $clog2(FifoRows + 1),
+  localparam type mem_req_t = `CORE_MEM_REQ_T(N),
+  localparam type mem_rsp_t = `CORE_MEM_RSP_T(N)
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -47,16 +49,9 @@ module unit_wgt #(
   output logic                 fault_o,
   output logic [PcW-1:0]       fault_pc_o,
   output logic                 waiting_o,
-  // ---- memory port (reads only) ----
-  output logic                 req_valid_o,
-  input  logic                 req_ready_i,
-  output logic [63:0]          req_addr_o,
-  output logic [RowsW-1:0]     req_rows_o,
-  output logic [63:0]          req_first_o,
-  output logic [64:0]          req_last_o,
-  input  logic                 rd_valid_i,
-  input  logic [N-1:0][7:0]    rd_data_i,
-  input  logic                 rd_err_i,
+  // ---- memory port (reads only; always ready for read data) ----
+  output mem_req_t             mem_req_o,
+  input  mem_rsp_t             mem_rsp_i,
   // ---- MXU weight port ----
   output logic                 wgt_valid_o,
   input  logic                 wgt_ready_i,
@@ -64,6 +59,23 @@ module unit_wgt #(
 );
 
   localparam int unsigned TotalW = 16 + $clog2(N) + (Bf16 ? 1 : 0);
+  localparam int unsigned RowsW  = core_pkg::MemRowsW;
+
+  // The port. Read data is always taken: rows are asked for only when the
+  // FIFO has room for them. The write channel stays idle.
+  logic                 req_valid, req_ready, rd_valid, rd_err;
+  logic [63:0]          req_addr, req_first;
+  logic [64:0]          req_last;
+  logic [RowsW-1:0]     req_rows;
+  logic [N-1:0][7:0]    rd_data;
+  assign mem_req_o = '{req_valid: req_valid,
+                       req: '{write: 1'b0, addr: req_addr, rows: req_rows, first: req_first,
+                              last: req_last},
+                       rd_ready: 1'b1, wr_valid: 1'b0, wr_data: '0};
+  assign req_ready = mem_rsp_i.req_ready;
+  assign rd_valid  = mem_rsp_i.rd_valid;
+  assign rd_data   = mem_rsp_i.rd_data;
+  assign rd_err    = mem_rsp_i.rd_err;
 
   typedef struct packed {
     logic [TotalW-1:0] rows;   // beats
@@ -99,26 +111,26 @@ module unit_wgt #(
   assign burst_rows = offered_q ? offered_rows_q :
                       !burst_q ? TotalW'(1) : (left < TotalW'(room) ? left : TotalW'(room));
   // An offered request stays offered, same size, until the port takes it.
-  assign req_valid_o = offered_q ||
+  assign req_valid = offered_q ||
                        (active_q && !faulted_q && (left != 0) &&
                         (burst_q ? (TotalW'(room) >= TotalW'(N) || TotalW'(room) >= left)
                                  : room != 0));
-  assign req_addr_o  = addr_q;
+  assign req_addr  = addr_q;
   assign burst_beats = bf16_q ? burst_rows << 1 : burst_rows;
-  assign req_rows_o  = RowsW'(burst_beats);
-  assign req_fire    = req_valid_o && req_ready_i;
+  assign req_rows  = RowsW'(burst_beats);
+  assign req_fire    = req_valid && req_ready;
 
-  assign beat       = rd_valid_i && !rd_err_i && !faulted_q;
-  assign finished   = rx_valid && !faulted_q && !fault_o && rd_valid_i &&
+  assign beat       = rd_valid && !rd_err && !faulted_q;
+  assign finished   = rx_valid && !faulted_q && !fault_o && rd_valid &&
                       (recv_q + 1'b1 == rx_head.rows);
   assign done_o     = finished;
-  assign fault_o    = rd_valid_i && rd_err_i && !faulted_q;
+  assign fault_o    = rd_valid && rd_err && !faulted_q;
   assign fault_pc_o = rx_head.pc;
   assign waiting_o  = inflight_q != '0;
 
   always_comb begin
     sent_d     = sent_q + (req_fire ? burst_rows : '0);
-    recv_d     = finished ? '0 : recv_q + TotalW'(rd_valid_i);
+    recv_d     = finished ? '0 : recv_q + TotalW'(rd_valid);
     addr_d     = req_fire ? addr_q + stride_q * 64'(burst_rows) : addr_q;
     inflight_d = inflight_q + (req_fire ? CntW'(burst_rows) : '0) - CntW'(row_done);
     faulted_d  = faulted_q || fault_o;
@@ -138,7 +150,7 @@ module unit_wgt #(
   end
 
   `FF(active_q, active_d, 1'b0)
-  `FF(offered_q, req_valid_o && !req_ready_i && !flush_i, 1'b0)
+  `FF(offered_q, req_valid && !req_ready && !flush_i, 1'b0)
   `FFNR(offered_rows_q, burst_rows)
   `FF(faulted_q, faulted_d, 1'b0)
   `FF(sent_q, sent_d, '0)
@@ -157,8 +169,8 @@ module unit_wgt #(
   assign span_rows_m1 = TotalW'(cmd_i.ins.count) * TotalW'(N) - TotalW'(1);
   assign span_extent  = SpanW'(span_rows_m1) * SpanW'(cmd_i.ins.b) +
                         (start_bf16 ? SpanW'(2 * N) : SpanW'(N)) - SpanW'(1);
-  `FFLNR(req_first_o, cmd_i.ins.c, start)
-  `FFLNR(req_last_o, {1'b0, cmd_i.ins.c} + 65'(span_extent), start)
+  `FFLNR(req_first, cmd_i.ins.c, start)
+  `FFLNR(req_last, {1'b0, cmd_i.ins.c} + 65'(span_extent), start)
 
   // FIFO rows from beats: one beat each (int8), or two (bf16: the first is
   // held, lanes 0 .. N/2-1).
@@ -167,22 +179,22 @@ module unit_wgt #(
     logic [N-1:0][7:0] low_q;
     // A row is done with its last beat, good or not (as rows in flight
     // count); it enters the FIFO only without a fault.
-    assign row_done  = rd_valid_i && (!rx_head.bf16 || half_q);
+    assign row_done  = rd_valid && (!rx_head.bf16 || half_q);
     assign fifo_push = row_done && beat;
     for (genvar j = 0; j < N; j++) begin : gen_lane
       if (j < N / 2) begin : gen_low
-        assign fifo_row[j] = rx_head.bf16 ? {low_q[2*j+1], low_q[2*j]} : {8'd0, rd_data_i[j]};
+        assign fifo_row[j] = rx_head.bf16 ? {low_q[2*j+1], low_q[2*j]} : {8'd0, rd_data[j]};
       end else begin : gen_high
-        assign fifo_row[j] = rx_head.bf16 ? {rd_data_i[2*j+1-N], rd_data_i[2*j-N]}
-                                          : {8'd0, rd_data_i[j]};
+        assign fifo_row[j] = rx_head.bf16 ? {rd_data[2*j+1-N], rd_data[2*j-N]}
+                                          : {8'd0, rd_data[j]};
       end
     end
-    `FF(half_q, flush_i ? 1'b0 : (rd_valid_i && rx_head.bf16) ? !half_q : half_q, 1'b0)
-    `FFLNR(low_q, rd_data_i, beat && !half_q)
+    `FF(half_q, flush_i ? 1'b0 : (rd_valid && rx_head.bf16) ? !half_q : half_q, 1'b0)
+    `FFLNR(low_q, rd_data, beat && !half_q)
   end else begin : gen_byte_rows
-    assign row_done  = rd_valid_i;
+    assign row_done  = rd_valid;
     assign fifo_push = beat;
-    assign fifo_row  = rd_data_i;
+    assign fifo_row  = rd_data;
     logic unused_rx_bf16;
     assign unused_rx_bf16 = rx_head.bf16;
   end
@@ -223,12 +235,13 @@ module unit_wgt #(
   );
   assign unused_fifo_ready = fifo_ready;
 
-  logic unused_cmd;
+  logic unused_cmd, unused_wr;
   assign unused_cmd = ^{cmd_i.pc, cmd_i.ins.op, cmd_i.ins.flags[7:1], cmd_i.ins.a};
+  assign unused_wr  = ^{mem_rsp_i.wr_ready, mem_rsp_i.wr_ack_valid, mem_rsp_i.wr_ack_err};
 
   `ASSERT(WgtFifoNeverFull, fifo_push -> fifo_ready)
   // Cover points: the weight FIFO full, and requests waiting for its room.
   `COVER(WgtFifoFull, fifo_count == CntW'(FifoRows))
-  `COVER(WgtWaitsForRoom, active_q && !faulted_q && left != 0 && !req_valid_o)
+  `COVER(WgtWaitsForRoom, active_q && !faulted_q && left != 0 && !req_valid)
 
 endmodule

@@ -51,7 +51,7 @@ module ctrl_scoreboard #(
   input  logic                   clear_i,      // flush: empty every ring
   // ---- issue ----
   input  logic                   alloc_i,      // a command enters alloc_unit_i's queue
-  input  logic [1:0]             alloc_unit_i,
+  input  tpu_isa_pkg::unit_e     alloc_unit_i,
   input  ctrl_pkg::footprint_t   alloc_fp_i,
   // ---- units ----
   input  logic [NU-1:0]          start_i,      // a unit took the command at its queue head
@@ -101,7 +101,7 @@ module ctrl_scoreboard #(
   ub_rng_t   n_rd0, n_rd1, n_wr;
   acc_rng_t  n_acc_rd, n_acc_wr;
   logic      pend_q;
-  logic [1:0] pend_unit_q;
+  tpu_isa_pkg::unit_e pend_unit_q;
   logic [PtrW-1:0] pend_slot_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -132,6 +132,10 @@ module ctrl_scoreboard #(
   logic [NU-1:0][Depth-1:0] valid_q, clr, conf, new_dep;
   logic [NU-1:0][PtrW-1:0]  head_q, start_q, tail_q;
   logic [NU-1:0]            alloc, free, started, pend;
+  logic [NU-1:0]            alloc_unit, pend_unit;  // the units of the new and the pending command
+
+  assign alloc_unit = NU'(1) << alloc_unit_i;
+  assign pend_unit  = NU'(1) << pend_unit_q;
 
   // The tail slot at allocation, for the pending cycle.
   always_ff @(posedge clk_i) begin
@@ -139,9 +143,9 @@ module ctrl_scoreboard #(
   end
 
   for (genvar u = 0; u < NU; u++) begin : gen_ring
-    assign alloc[u]   = alloc_i && (alloc_unit_i == 2'(u)) && !clear_i;
+    assign alloc[u]   = alloc_i && alloc_unit[u] && !clear_i;
     // The command allocated last cycle: its footprint and mask load now.
-    assign pend[u]    = pend_q && (pend_unit_q == 2'(u)) && !clear_i;
+    assign pend[u]    = pend_q && pend_unit[u] && !clear_i;
     assign free[u]    = done_i[u] && !clear_i;
     assign started[u] = start_i[u] && !clear_i;
     // The entry that completes this cycle.
@@ -175,7 +179,7 @@ module ctrl_scoreboard #(
 
     // Dependencies of the pending command on this unit's entries: in flight
     // and not completing now, conflicting, and of another unit.
-    assign new_dep[u] = (pend_unit_q == 2'(u)) ? '0 : conf[u] & valid_q[u] & ~clr[u];
+    assign new_dep[u] = pend_unit[u] ? '0 : conf[u] & valid_q[u] & ~clr[u];
 
     `ASSERT_IF(DoneHasCommand, done_i[u] && !clear_i, valid_q[u][head_q[u]])
     `ASSERT_IF(StartHasCommand, start_i[u] && !clear_i, valid_q[u][start_q[u]])
@@ -280,7 +284,7 @@ module ctrl_scoreboard #(
 
   // Weight commands have no footprint: nothing depends on them.
   logic unused_wgt_dep;
-  assign unused_wgt_dep = ^new_dep[UnitWgt];
+  assign unused_wgt_dep = ^{new_dep[UnitWgt], pend[UnitWgt]};
 
   // ---------------------------------------------------------------------------
   // The matrix unit's head on rows an RHM has already written
@@ -309,7 +313,7 @@ module ctrl_scoreboard #(
       stream_q <= 1'b0;
     end else begin
       stream_q <= !clear_i && valid_q[UnitMmc][mmc_head] &&
-                  !(pend_q && pend_unit_q == 2'(UnitMmc) && pend_slot_q == mmc_head) &&
+                  !(pend_q && pend_unit_q == UnitMmc && pend_slot_q == mmc_head) &&
                   on_one && on_filling;
     end
   end

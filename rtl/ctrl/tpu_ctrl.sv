@@ -42,7 +42,7 @@ module tpu_ctrl #(
   parameter int unsigned AccRows   = tpu_pkg::Cfg.acc_rows,
   parameter int unsigned N         = tpu_pkg::ArrayN,
   parameter int unsigned SbDepth   = 8,   // commands in flight per unit
-  parameter int unsigned WgtCapacity = tpu_pkg::Cfg.wgt_fifo_tiles + 2, // tiles the weight FIFO and MXU hold
+  parameter int unsigned WgtCapacity = tpu_pkg::Cfg.wgt_fifo_tiles + tpu_isa_pkg::WgtBanks, // tiles the weight FIFO and MXU hold
   parameter tpu_pkg::datapath_e Datapath = tpu_pkg::MxuDatapath,     // which forms are legal
   localparam int unsigned PcW      = $clog2(ImemDepth),
   localparam int unsigned NU       = tpu_isa_pkg::NumUnits
@@ -258,7 +258,7 @@ module tpu_ctrl #(
   logic                  fetch_ok;        // pc inside instruction memory
   err_e                  dec_err;
   footprint_t            fp;
-  logic [1:0]            unit;            // unit that executes ins
+  unit_e                 unit;            // unit that executes ins
   logic                  to_unit;         // ins goes to a unit queue
   logic                  is_sync, is_irq, is_halt;
   logic signed [33:0]    ub_a, ub_b, ub_c, acc_a, acc_b;
@@ -304,7 +304,7 @@ module tpu_ctrl #(
   always_comb begin
     dec_err = ErrOk;
     fp      = '0;
-    unit    = 2'(UnitVpu);
+    unit    = UnitVpu;
     to_unit = 1'b0;
     is_sync = 1'b0;
     is_irq  = 1'b0;
@@ -313,9 +313,10 @@ module tpu_ctrl #(
 
     unique case (ins.op)
       OpRhm, OpWhm: begin
-        unit    = 2'(UnitMem);
+        unit    = UnitMem;
         to_unit = 1'b1;
-        if (ins.flags[7:1] != 0 || (wide_xfer && !HasBf16)) dec_err = ErrBadFlags;
+        if (reserved_bits_set(ins, ins.op == OpRhm ? RhmUsedBits : WhmUsedBits) ||
+            (wide_xfer && !HasBf16)) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
         else if (!in_range(ub_a, xfer_rows, UbRows)) dec_err = ErrUbRange;
         if (ins.op == OpRhm) fp.ub_wr  = mk_range(ub_a, xfer_rows);
@@ -325,18 +326,18 @@ module tpu_ctrl #(
       end
       OpRw: begin
         // The weight capacity is checked at issue.
-        unit    = 2'(UnitWgt);
+        unit    = UnitWgt;
         to_unit = 1'b1;
-        if (ins.flags[7:1] != 0 || ins.a != 0 || (rw_bf16 && !HasBf16) || (!rw_bf16 && !HasInt8))
+        if (reserved_bits_set(ins, RwUsedBits) || (rw_bf16 && !HasBf16) || (!rw_bf16 && !HasInt8))
           dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
         issued.c = x_q.host_c;
       end
       OpMmc: begin
         // Whether weights are loaded is checked at issue.
-        unit    = 2'(UnitMmc);
+        unit    = UnitMmc;
         to_unit = 1'b1;
-        if (ins.flags[7:3] != 0 || ins.c != 0 || (mmc_bf16 && !HasBf16) || (!mmc_bf16 && !HasInt8))
+        if (reserved_bits_set(ins, MmcUsedBits) || (mmc_bf16 && !HasBf16) || (!mmc_bf16 && !HasInt8))
           dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
         else if (!in_range(ub_a, mmc_rows, UbRows)) dec_err = ErrUbRange;
@@ -348,11 +349,11 @@ module tpu_ctrl #(
         issued.b = acc_b[15:0];
       end
       OpAct: begin
-        unit    = 2'(UnitVpu);
+        unit    = UnitVpu;
         to_unit = 1'b1;
         // RAW alone takes no other flag; F32 has no LUT function; c is the
         // lanes to write, at most N.
-        if (ins.flags[7:5] != 0 || ins.c[63:16] != 0 || ins.c[15:0] > 16'(N) ||
+        if (reserved_bits_set(ins, ActUsedBits) || ins.c[15:0] > 16'(N) ||
             (act_f32 && !HasBf16) ||
             (act_raw && !act_f32 && ins.flags[4:1] != 0) ||
             (act_f32 && act_func_e'(ins.flags[FlagActFuncLsb +: 2]) == ActLut)) dec_err = ErrBadFlags;
@@ -365,10 +366,10 @@ module tpu_ctrl #(
         issued.b = ub_b[15:0];
       end
       OpVop: begin
-        unit    = 2'(UnitVpu);
+        unit    = UnitVpu;
         to_unit = 1'b1;
         // BF16: MUL takes no SHIFT either.
-        if ((vop_bf16 && !HasBf16) || vop_op > VopPoolAvg || ins.c[63:16] != 0 ||
+        if (reserved_bits_set(ins, VopUsedBits) || (vop_bf16 && !HasBf16) || vop_op > VopPoolAvg ||
             ((vop_op == VopAdd || vop_op == VopMax) && vop_shift != 0) ||
             (vop_bf16 && vop_op == VopMul && vop_shift != 0) ||
             (vop_pool && (vop_shift > 4 || ins.b != 0))) dec_err = ErrBadFlags;
@@ -384,19 +385,19 @@ module tpu_ctrl #(
         issued.c = {48'd0, ub_c[15:0]};
       end
       OpCfg: begin
-        unit    = 2'(UnitVpu);
+        unit    = UnitVpu;
         to_unit = 1'b1;
-        if (ins.flags != 0 || ins.b != 0 || ins.c[63:32] != 0) dec_err = ErrBadFlags;
+        if (reserved_bits_set(ins, CfgUsedBits)) dec_err = ErrBadFlags;
         else if (ins.count != 0) dec_err = ErrBadCount;
         else if (!cfg_ok(ins.a, ins.c[31:0])) dec_err = ErrBadCfg;
       end
       OpSync: begin
         is_sync = 1'b1;
-        if (ins.flags[7:4] != 0 || ins.a != 0 || ins.b != 0 || ins.c != 0) dec_err = ErrBadFlags;
+        if (reserved_bits_set(ins, SyncUsedBits)) dec_err = ErrBadFlags;
         else if (ins.count != 0) dec_err = ErrBadCount;
       end
       OpLoop: begin
-        if (ins.flags != 0 || ins.c[31:16] != 0) dec_err = ErrBadFlags;
+        if (reserved_bits_set(ins, LoopUsedBits)) dec_err = ErrBadFlags;
         else if (ins.count == 0 || ins.a == 0 || ins.a > 255 ||
                  pc + 32'd1 + 32'(ins.a) > ImemDepth) dec_err = ErrBadCount;
         else if (x_q.in_loop) dec_err = ErrNestedLoop;
@@ -404,7 +405,7 @@ module tpu_ctrl #(
       OpIrq, OpHalt: begin
         is_irq  = ins.op == OpIrq;
         is_halt = ins.op == OpHalt;
-        if (ins.flags != 0 || ins.a != 0 || ins.b != 0 || ins.c != 0) dec_err = ErrBadFlags;
+        if (reserved_bits_set(ins, ins.op == OpIrq ? IrqUsedBits : HaltUsedBits)) dec_err = ErrBadFlags;
         else if (ins.count != 0) dec_err = ErrBadCount;
       end
       default: dec_err = ErrIllegalOpcode;
@@ -438,7 +439,7 @@ module tpu_ctrl #(
     instr_t      ins;      // as issued: loop offsets applied
     footprint_t  fp;
     err_e        err;      // the decode checks' verdict
-    logic [1:0]  unit;
+    unit_e       unit;
     logic        to_unit;
     logic        is_sync, is_irq, is_halt;
     logic        is_rw, is_mmc;

@@ -29,6 +29,36 @@ package tpu_isa_pkg;
     logic [7:0]  op;
   } instr_t;
 
+  // The bits each opcode uses: any other set bit (a reserved flag or
+  // field bit) is BAD_FLAGS. op and count have checks of their own.
+  localparam instr_t RhmUsedBits =
+    '{c: 64'hFFFF_FFFF_FFFF_FFFF, b: 16'hFFFF, a: 16'hFFFF, count: 16'hFFFF, flags: 8'h01, op: 8'hFF};
+  localparam instr_t WhmUsedBits =
+    '{c: 64'hFFFF_FFFF_FFFF_FFFF, b: 16'hFFFF, a: 16'hFFFF, count: 16'hFFFF, flags: 8'h01, op: 8'hFF};
+  localparam instr_t RwUsedBits =
+    '{c: 64'hFFFF_FFFF_FFFF_FFFF, b: 16'hFFFF, a: 16'h0000, count: 16'hFFFF, flags: 8'h01, op: 8'hFF};
+  localparam instr_t MmcUsedBits =
+    '{c: 64'h0000_0000_0000_0000, b: 16'hFFFF, a: 16'hFFFF, count: 16'hFFFF, flags: 8'h07, op: 8'hFF};
+  localparam instr_t ActUsedBits =
+    '{c: 64'h0000_0000_0000_FFFF, b: 16'hFFFF, a: 16'hFFFF, count: 16'hFFFF, flags: 8'h1F, op: 8'hFF};
+  localparam instr_t VopUsedBits =
+    '{c: 64'h0000_0000_0000_FFFF, b: 16'hFFFF, a: 16'hFFFF, count: 16'hFFFF, flags: 8'hFF, op: 8'hFF};
+  localparam instr_t CfgUsedBits =
+    '{c: 64'h0000_0000_FFFF_FFFF, b: 16'h0000, a: 16'hFFFF, count: 16'hFFFF, flags: 8'h00, op: 8'hFF};
+  localparam instr_t SyncUsedBits =
+    '{c: 64'h0000_0000_0000_0000, b: 16'h0000, a: 16'h0000, count: 16'hFFFF, flags: 8'h0F, op: 8'hFF};
+  localparam instr_t LoopUsedBits =
+    '{c: 64'hFFFF_FFFF_0000_FFFF, b: 16'hFFFF, a: 16'hFFFF, count: 16'hFFFF, flags: 8'h00, op: 8'hFF};
+  localparam instr_t IrqUsedBits =
+    '{c: 64'h0000_0000_0000_0000, b: 16'h0000, a: 16'h0000, count: 16'hFFFF, flags: 8'h00, op: 8'hFF};
+  localparam instr_t HaltUsedBits =
+    '{c: 64'h0000_0000_0000_0000, b: 16'h0000, a: 16'h0000, count: 16'hFFFF, flags: 8'h00, op: 8'hFF};
+
+  // ins sets a bit outside used (BAD_FLAGS).
+  function automatic logic reserved_bits_set(instr_t ins, instr_t used);
+    return (ins & ~used) != '0;
+  endfunction
+
   typedef enum logic [3:0] {
     ErrOk            = 4'd0,
     ErrIllegalOpcode = 4'd1,
@@ -92,10 +122,16 @@ package tpu_isa_pkg;
   localparam logic [15:0] CfgChShiftBase = 16'h400;
 
   // Units, as numbered in SYNC's mask.
-  localparam int unsigned UnitMem = 0;
-  localparam int unsigned UnitWgt = 1;
-  localparam int unsigned UnitMmc = 2;
-  localparam int unsigned UnitVpu = 3;
+  typedef enum logic [1:0] {
+    UnitMem = 2'd0,
+    UnitWgt = 2'd1,
+    UnitMmc = 2'd2,
+    UnitVpu = 2'd3
+  } unit_e;
   localparam int unsigned NumUnits = 4;
+
+  // Tiles the MXU holds beyond the weight FIFO (current and next bank): an
+  // RW may raise the unretired tile count to WgtFifoTiles + WgtBanks.
+  localparam int unsigned WgtBanks = 2;
 
 endpackage

@@ -20,33 +20,21 @@
 // to each burst and no logic on the paths into the DMA engine. Rows of N <= 16 bytes share a beat (16/N rows a beat);
 // rows of N > 16 bytes take N/16 beats. N is a power of two, 4 .. 256.
 `include "tpu_macros.svh"
+`include "core_mem_port.svh"
 
 module core_dma_bridge #(
   parameter int unsigned N     = tpu_pkg::ArrayN,  // bytes per row
-  parameter int unsigned RowsW = 24,
-  parameter int unsigned Depth = tpu_pkg::Cfg.mem_outstanding  // bursts in flight per direction
+  parameter int unsigned Depth = tpu_pkg::Cfg.mem_outstanding,  // bursts in flight per direction
+  localparam type mem_req_t = `CORE_MEM_REQ_T(N),
+  localparam type mem_rsp_t = `CORE_MEM_RSP_T(N)
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
   input  logic               clear_i,       // soft reset: forget bursts in flight
   // ---- core memory port ----
-  input  logic               mem_req_valid_i,
-  output logic               mem_req_ready_o,
-  input  logic               mem_req_write_i,
-  input  logic [63:0]        mem_req_addr_i,
-  input  logic [RowsW-1:0]   mem_req_rows_i,
-  input  logic [63:0]        mem_req_first_i,   // the instruction's host span
-  input  logic [64:0]        mem_req_last_i,    // (bit 64: it wraps past 2^64-1)
+  input  mem_req_t           mem_req_i,
+  output mem_rsp_t           mem_rsp_o,
   input  dma_pkg::window_t [dma_pkg::MaxWindows-1:0] windows_i,
-  output logic               mem_rd_valid_o,
-  input  logic               mem_rd_ready_i,
-  output logic [N*8-1:0]     mem_rd_data_o,
-  output logic               mem_rd_err_o,
-  input  logic               mem_wr_valid_i,
-  output logic               mem_wr_ready_o,
-  input  logic [N*8-1:0]     mem_wr_data_i,
-  output logic               mem_wr_ack_valid_o,
-  output logic               mem_wr_ack_err_o,
   // ---- DMA read channel ----
   output logic               rd_req_valid_o,
   input  logic               rd_req_ready_i,
@@ -69,13 +57,23 @@ module core_dma_bridge #(
   input  dma_pkg::wr_done_t  wr_done_i,
   // ---- errors seen ----
   output logic               err_valid_o,   // one cycle per failed transfer
-  output logic [2:0]         err_class_o,   // dma_pkg error class; 5 for a dropped write
+  output dma_pkg::err_e      err_class_o,   // ErrBusMasterOff for a dropped write
   output logic [63:0]        err_addr_o
 );
 
   if (N < 4 || N > 256 || (N & (N - 1)) != 0) begin : gen_bad_n
     $error("core_dma_bridge: N must be a power of two from 4 to 256");
   end
+
+  localparam int unsigned RowsW = core_pkg::MemRowsW;
+
+  // The core's side of the port.
+  logic           core_req_ready, core_rd_valid, core_rd_err, core_wr_ready;
+  logic           core_wr_ack_valid, core_wr_ack_err;
+  logic [N*8-1:0] core_rd_data;
+  assign mem_rsp_o = '{req_ready: core_req_ready, rd_valid: core_rd_valid, rd_data: core_rd_data,
+                       rd_err: core_rd_err, wr_ready: core_wr_ready,
+                       wr_ack_valid: core_wr_ack_valid, wr_ack_err: core_wr_ack_err};
 
   localparam int unsigned RowsPerBeat = (N <= 16) ? 16 / N : 1;
   localparam int unsigned BeatsPerRow = (N >= 16) ? N / 16 : 1;
@@ -101,24 +99,24 @@ module core_dma_bridge #(
   logic [dma_pkg::MaxWindows-1:0] win_hit;
   always_comb begin
     win_hit = '0;
-    if (mem_req_valid_i) begin
+    if (mem_req_i.req_valid) begin
       for (int w = 0; w < dma_pkg::MaxWindows; w++) begin
         win_hit[w] = windows_i[w].valid &&
-                     (mem_req_write_i ? windows_i[w].wr : windows_i[w].rd) &&
-                     (mem_req_first_i >= windows_i[w].base) &&
-                     (mem_req_last_i <= {1'b0, windows_i[w].last});
+                     (mem_req_i.req.write ? windows_i[w].wr : windows_i[w].rd) &&
+                     (mem_req_i.req.first >= windows_i[w].base) &&
+                     (mem_req_i.req.last <= {1'b0, windows_i[w].last});
       end
     end
   end
 
   req_t req_in, req_q;
   logic req_valid, req_ready;
-  assign req_in = '{write: mem_req_write_i, denied: !(|win_hit), addr: mem_req_addr_i,
-                    rows: mem_req_rows_i, first: mem_req_first_i};
+  assign req_in = '{write: mem_req_i.req.write, denied: !(|win_hit), addr: mem_req_i.req.addr,
+                    rows: mem_req_i.req.rows, first: mem_req_i.req.first};
 
   stream_spill #(.Width($bits(req_t))) u_req (
     .clk_i, .rst_ni, .clear_i,
-    .valid_i(mem_req_valid_i), .ready_o(mem_req_ready_o), .data_i(req_in),
+    .valid_i(mem_req_i.req_valid), .ready_o(core_req_ready), .data_i(req_in),
     .valid_o(req_valid), .ready_i(req_ready), .data_o(req_q)
   );
 
@@ -177,9 +175,9 @@ module core_dma_bridge #(
   assign rd_err     = rd_done_i.err != dma_pkg::ErrNone;
 
   always_comb begin
-    mem_rd_valid_o  = 1'b0;
-    mem_rd_data_o   = '0;
-    mem_rd_err_o    = 1'b0;
+    core_rd_valid   = 1'b0;
+    core_rd_data    = '0;
+    core_rd_err     = 1'b0;
     rd_data_ready_o = 1'b0;
     rd_done_ready_o = 1'b0;
     rd_burst_done   = 1'b0;
@@ -198,21 +196,21 @@ module core_dma_bridge #(
         end else if (rd_rows_valid && rd_data_valid_i) begin
           if (N <= 16) begin
             // Rows of this beat one by one; a beat with no whole row is dropped.
-            mem_rd_valid_o = (beat_rows != 0) && (rd_sent_q != rd_rows_head);
-            mem_rd_data_o  = (N*8)'(rd_data_wide >> (32'(rd_idx_q) * N * 8));
-            row_fire       = mem_rd_valid_o && mem_rd_ready_i;
-            beat_rows_done = !mem_rd_valid_o || (row_fire && rd_idx_q + 1'b1 == beat_rows);
+            core_rd_valid  = (beat_rows != 0) && (rd_sent_q != rd_rows_head);
+            core_rd_data   = (N*8)'(rd_data_wide >> (32'(rd_idx_q) * N * 8));
+            row_fire       = core_rd_valid && mem_req_i.rd_ready;
+            beat_rows_done = !core_rd_valid || (row_fire && rd_idx_q + 1'b1 == beat_rows);
             if (row_fire) rd_idx_d = rd_idx_q + 1'b1;
           end else begin
             // Beats of a row one by one; the row goes out with its last beat.
             row_buf_d = row_buf_q;
             row_buf_d[32'(rd_idx_q) * 128 +: 128] = rd_data_i.data;
-            mem_rd_valid_o = (rd_idx_q == IdxW'(BeatsPerRow - 1)) && (beat_bytes == 8'd16) &&
+            core_rd_valid  = (rd_idx_q == IdxW'(BeatsPerRow - 1)) && (beat_bytes == 8'd16) &&
                              (rd_sent_q != rd_rows_head);
-            mem_rd_data_o  = (N*8)'(row_buf_d);
-            row_fire       = mem_rd_valid_o && mem_rd_ready_i;
-            beat_rows_done = (mem_rd_valid_o && row_fire) || !mem_rd_valid_o;
-            if (beat_rows_done) rd_idx_d = mem_rd_valid_o ? '0 : rd_idx_q + 1'b1;
+            core_rd_data   = (N*8)'(row_buf_d);
+            row_fire       = core_rd_valid && mem_req_i.rd_ready;
+            beat_rows_done = (core_rd_valid && row_fire) || !core_rd_valid;
+            if (beat_rows_done) rd_idx_d = core_rd_valid ? '0 : rd_idx_q + 1'b1;
           end
           if (beat_rows_done) begin
             rd_data_ready_o = 1'b1;
@@ -235,9 +233,9 @@ module core_dma_bridge #(
       end
       RdPad: begin
         // The transfer failed (or ended short): the missing rows are errors.
-        mem_rd_valid_o = 1'b1;
-        mem_rd_err_o   = 1'b1;
-        row_fire       = mem_rd_ready_i;
+        core_rd_valid = 1'b1;
+        core_rd_err   = 1'b1;
+        row_fire      = mem_req_i.rd_ready;
         if (row_fire) begin
           rd_sent_d = rd_sent_q + 1'b1;
           if (rd_sent_q + 1'b1 == rd_rows_head) begin
@@ -270,13 +268,13 @@ module core_dma_bridge #(
   logic              wr_last_row, beat_fire, deny_ack;
   logic [WideW-1:0]  wr_row_wide;
 
-  assign wr_row_wide = WideW'(mem_wr_data_i);
+  assign wr_row_wide = WideW'(mem_req_i.wr_data);
 
   assign wr_last_row = (wr_rows_q + 1'b1 == wr_rows_head);
   assign beat_fire   = wr_data_valid_o && wr_data_ready_i;
 
   always_comb begin
-    mem_wr_ready_o  = 1'b0;
+    core_wr_ready   = 1'b0;
     wr_data_valid_o = 1'b0;
     wr_data_o       = '0;
     wr_burst_packed = 1'b0;
@@ -284,30 +282,30 @@ module core_dma_bridge #(
     wr_idx_d        = wr_idx_q;
     wr_buf_d        = wr_buf_q;
     deny_ack        = 1'b0;
-    if (wr_rows_valid && wr_rows_denied && mem_wr_valid_i) begin
+    if (wr_rows_valid && wr_rows_denied && mem_req_i.wr_valid) begin
       // Denied: its rows are taken and dropped; it is acknowledged with an error.
-      mem_wr_ready_o = 1'b1;
-      wr_rows_d      = wr_rows_q + 1'b1;
+      core_wr_ready = 1'b1;
+      wr_rows_d     = wr_rows_q + 1'b1;
       if (wr_last_row) begin
         wr_burst_packed = 1'b1;
         wr_rows_d       = '0;
         deny_ack        = 1'b1;
       end
-    end else if (wr_rows_valid && mem_wr_valid_i) begin
+    end else if (wr_rows_valid && mem_req_i.wr_valid) begin
       if (N <= 16) begin
         // Collect rows; a beat leaves when full or with the burst's last row.
         wr_buf_d = wr_buf_q;
-        wr_buf_d[32'(wr_idx_q) * N * 8 +: N * 8] = mem_wr_data_i;
+        wr_buf_d[32'(wr_idx_q) * N * 8 +: N * 8] = mem_req_i.wr_data;
         if (wr_idx_q == IdxW'(RowsPerBeat - 1) || wr_last_row) begin
           wr_data_valid_o = 1'b1;
           wr_data_o       = '{data: wr_buf_d[127:0],
                               keep: 16'((17'd1 << ((32'(wr_idx_q) + 1) * N)) - 17'd1),
                               last: wr_last_row};
-          mem_wr_ready_o  = wr_data_ready_i;
+          core_wr_ready   = wr_data_ready_i;
         end else begin
-          mem_wr_ready_o = 1'b1;
+          core_wr_ready = 1'b1;
         end
-        if (mem_wr_ready_o) begin
+        if (core_wr_ready) begin
           wr_idx_d  = wr_data_valid_o ? '0 : wr_idx_q + 1'b1;
           wr_rows_d = wr_rows_q + 1'b1;
         end
@@ -317,11 +315,11 @@ module core_dma_bridge #(
         wr_data_o       = '{data: wr_row_wide[32'(wr_idx_q) * 128 +: 128],
                             keep: '1,
                             last: wr_last_row && (wr_idx_q == IdxW'(BeatsPerRow - 1))};
-        mem_wr_ready_o  = wr_data_ready_i && (wr_idx_q == IdxW'(BeatsPerRow - 1));
+        core_wr_ready   = wr_data_ready_i && (wr_idx_q == IdxW'(BeatsPerRow - 1));
         if (beat_fire) wr_idx_d = (wr_idx_q == IdxW'(BeatsPerRow - 1)) ? '0 : wr_idx_q + 1'b1;
-        if (mem_wr_ready_o) wr_rows_d = wr_rows_q + 1'b1;
+        if (core_wr_ready) wr_rows_d = wr_rows_q + 1'b1;
       end
-      if (mem_wr_ready_o && wr_last_row) begin
+      if (core_wr_ready && wr_last_row) begin
         wr_burst_packed = 1'b1;
         wr_rows_d       = '0;
         wr_idx_d        = '0;
@@ -353,14 +351,14 @@ module core_dma_bridge #(
   stream_fifo #(.Width(1), .Depth(AckDepth)) u_ack_order (
     .clk_i, .rst_ni, .clear_i,
     .valid_i(req_wr_fire), .ready_o(ack_order_ready), .data_i(req_q.denied),
-    .valid_o(ack_order_valid), .ready_i(mem_wr_ack_valid_o), .data_o(ack_order_denied),
+    .valid_o(ack_order_valid), .ready_i(core_wr_ack_valid), .data_o(ack_order_denied),
     .count_o(unused_ack_cnt)
   );
 
   assign deny_ack_out       = ack_order_valid && ack_order_denied && (deny_acks_q != '0);
   assign wr_done_ready_o    = ack_order_valid && !ack_order_denied;
-  assign mem_wr_ack_valid_o = deny_ack_out || (wr_done_valid_i && wr_done_ready_o);
-  assign mem_wr_ack_err_o   = ack_order_denied || wr_done_i.err;
+  assign core_wr_ack_valid = deny_ack_out || (wr_done_valid_i && wr_done_ready_o);
+  assign core_wr_ack_err   = ack_order_denied || wr_done_i.err;
   assign deny_acks_d        = clear_i ? '0 : deny_acks_q + DenyW'(deny_ack) - DenyW'(deny_ack_out);
   `FF(deny_acks_q, deny_acks_d, '0)
 
@@ -371,7 +369,7 @@ module core_dma_bridge #(
   // error; a second denial while one waits is not reported again (the core
   // stops at the first fault it sees either way).
   logic        dma_err, win_err_q, win_err_d;
-  logic [2:0]  win_class_q;
+  dma_pkg::err_e win_class_q;
   logic [63:0] win_addr_q;
   assign dma_err = (rd_done_valid_i && rd_done_ready_o && rd_err) ||
                    (wr_done_valid_i && wr_done_i.err);
@@ -384,11 +382,11 @@ module core_dma_bridge #(
 
   assign err_valid_o = dma_err || win_err_q;
   assign err_class_o = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err :
-                       (wr_done_valid_i && wr_done_i.err) ? 3'd5 : win_class_q;
+                       (wr_done_valid_i && wr_done_i.err) ? dma_pkg::ErrBusMasterOff : win_class_q;
   assign err_addr_o  = (rd_done_valid_i && rd_done_ready_o && rd_err) ? rd_done_i.err_addr :
-                       (wr_done_valid_i && wr_done_i.err) ? mem_req_addr_i : win_addr_q;
+                       (wr_done_valid_i && wr_done_i.err) ? mem_req_i.req.addr : win_addr_q;
 
-  `ASSERT(RowsNotPastBurst, mem_rd_valid_o -> rd_rows_valid)
+  `ASSERT(RowsNotPastBurst, core_rd_valid -> rd_rows_valid)
   `ASSERT(WrDoneHasRequest, wr_done_valid_i -> ack_order_valid)
 
 endmodule

@@ -3,21 +3,25 @@
 // request-splitting arithmetic shared by the dma_* blocks. See docs/dma.md.
 package dma_pkg;
 
-  // rd_done_t.err: why a read transfer ended.
+  // Why a DMA transfer ended (rd_done_t.err), and the error classes the
+  // device reports in ERR_CAUSE: the engine's, and core_dma_bridge's for a
+  // request outside the running command's windows (no DMA is issued for it).
   typedef enum logic [2:0] {
     ErrNone         = 3'd0,  // all data delivered
     ErrUr           = 3'd1,  // a completion had status UR
     ErrCa           = 3'd2,  // a completion had status CA
     ErrPoisoned     = 3'd3,  // a completion was poisoned (its data is never delivered)
     ErrTimeout      = 3'd4,  // a sub-request was not completed in time
-    ErrBusMasterOff = 3'd5   // bus mastering is disabled: a sub-request could not be issued
+    ErrBusMasterOff = 3'd5,  // bus mastering is disabled: a sub-request could not be issued
+    ErrWindowRead   = 3'd6,  // an RHM or RW outside the windows that grant reads
+    ErrWindowWrite  = 3'd7   // a WHM outside the windows that grant writes
   } err_e;
 
   // ---- DMA windows (docs/host_interface.md, "DMA windows") -----------------
   // The host memory the running command's program may reach: cmd_proc loads
   // them from the command's window list, core_dma_bridge checks every core
   // request against them. Bounds are inclusive so a window may end at 2^64-1.
-  localparam int unsigned MaxWindows = 8;
+  localparam int unsigned MaxWindows = host_if_pkg::MaxWindows;
 
   typedef struct packed {
     logic        valid;
@@ -26,10 +30,6 @@ package dma_pkg;
     logic [63:0] base;
     logic [63:0] last;   // base + length - 1
   } window_t;
-
-  // Bridge error classes beside err_e: a request outside the windows.
-  localparam logic [2:0] ErrWindowRead  = 3'd6;
-  localparam logic [2:0] ErrWindowWrite = 3'd7;
 
   localparam int unsigned OffW = 21;  // transfer byte offsets and lengths, 0 .. 2^20
 
@@ -76,6 +76,40 @@ package dma_pkg;
   typedef struct packed {
     logic err;  // the writes were (partly) dropped: bus mastering was off
   } wr_done_t;
+
+  // ---- A client's channels as bundles --------------------------------------
+  // The read and the write channel of one client, each as what the client
+  // drives (_m2s) and what it gets back (_s2m), valid and ready beside the
+  // payloads above: the command processor's parts pass them whole.
+  typedef struct packed {
+    logic     req_valid;
+    rd_req_t  req;
+    logic     data_ready;
+    logic     done_ready;
+  } rd_m2s_t;
+
+  typedef struct packed {
+    logic     req_ready;
+    logic     data_valid;
+    rd_data_t data;
+    logic     done_valid;
+    rd_done_t done;
+  } rd_s2m_t;
+
+  typedef struct packed {
+    logic     req_valid;
+    wr_req_t  req;
+    logic     data_valid;
+    wr_data_t data;
+    logic     done_ready;
+  } wr_m2s_t;
+
+  typedef struct packed {
+    logic     req_ready;
+    logic     data_ready;
+    logic     done_valid;
+    wr_done_t done;
+  } wr_s2m_t;
 
   // A request size from the link configuration as the engine uses it: the
   // largest power of two not above `size`, clamped to 128 .. cap (cap itself

@@ -18,6 +18,7 @@
 // holds the core in reset, empties the rings' state and clears the doorbells.
 // See docs/host_interface.md.
 `include "tpu_macros.svh"
+`include "core_mem_port.svh"
 
 module tpu_top #(
   // Every size comes from one configuration (rtl/common/tpu_pkg.sv,
@@ -50,7 +51,6 @@ module tpu_top #(
   localparam int unsigned N         = Cfg.array_n;
   localparam int unsigned ImemDepth = Cfg.imem_depth;
   localparam int unsigned PcW       = $clog2(ImemDepth);
-  localparam int unsigned RowsW     = 24;
 
   tpu_regs_pkg::tpu_regs__in_t  hwif_in;
   tpu_regs_pkg::tpu_regs__out_t hwif_out;
@@ -402,20 +402,16 @@ module tpu_top #(
   // ---------------------------------------------------------------------------
   // Core and its DMA bridge
   // ---------------------------------------------------------------------------
-  logic               mem_req_valid, mem_req_ready, mem_req_write, mem_rd_valid, mem_rd_ready;
-  logic               mem_rd_err, mem_wr_valid, mem_wr_ready, mem_wr_ack_valid, mem_wr_ack_err;
-  logic [63:0]        mem_req_addr;
-  logic [RowsW-1:0]   mem_req_rows;
-  logic [63:0]        mem_req_first;
-  logic [64:0]        mem_req_last;
-  logic [N-1:0][7:0]  mem_rd_data, mem_wr_data;
+  typedef `CORE_MEM_REQ_T(N) mem_req_t;
+  typedef `CORE_MEM_RSP_T(N) mem_rsp_t;
+  mem_req_t           mem_req;
+  mem_rsp_t           mem_rsp;
   logic               br_err_valid;
-  logic [2:0]         br_err_class;
+  dma_pkg::err_e      br_err_class;
   logic [63:0]        br_err_addr;
 
   tpu_core #(
-    .Cfg  (Cfg),
-    .RowsW(RowsW)
+    .Cfg(Cfg)
   ) u_core (
     .clk_i,
     .rst_ni            (core_rst_nq),
@@ -434,22 +430,22 @@ module tpu_top #(
     .err_code_o        (core_err),
     .err_pc_o          (core_err_pc),
     .irq_o             (core_irq),
-    .mem_req_valid_o   (mem_req_valid),
-    .mem_req_ready_i   (mem_req_ready),
-    .mem_req_write_o   (mem_req_write),
-    .mem_req_addr_o    (mem_req_addr),
-    .mem_req_rows_o    (mem_req_rows),
-    .mem_req_first_o   (mem_req_first),
-    .mem_req_last_o    (mem_req_last),
-    .mem_rd_valid_i    (mem_rd_valid),
-    .mem_rd_ready_o    (mem_rd_ready),
-    .mem_rd_data_i     (mem_rd_data),
-    .mem_rd_err_i      (mem_rd_err),
-    .mem_wr_valid_o    (mem_wr_valid),
-    .mem_wr_ready_i    (mem_wr_ready),
-    .mem_wr_data_o     (mem_wr_data),
-    .mem_wr_ack_valid_i(mem_wr_ack_valid),
-    .mem_wr_ack_err_i  (mem_wr_ack_err),
+    .mem_req_valid_o   (mem_req.req_valid),
+    .mem_req_ready_i   (mem_rsp.req_ready),
+    .mem_req_write_o   (mem_req.req.write),
+    .mem_req_addr_o    (mem_req.req.addr),
+    .mem_req_rows_o    (mem_req.req.rows),
+    .mem_req_first_o   (mem_req.req.first),
+    .mem_req_last_o    (mem_req.req.last),
+    .mem_rd_valid_i    (mem_rsp.rd_valid),
+    .mem_rd_ready_o    (mem_req.rd_ready),
+    .mem_rd_data_i     (mem_rsp.rd_data),
+    .mem_rd_err_i      (mem_rsp.rd_err),
+    .mem_wr_valid_o    (mem_req.wr_valid),
+    .mem_wr_ready_i    (mem_rsp.wr_ready),
+    .mem_wr_data_o     (mem_req.wr_data),
+    .mem_wr_ack_valid_i(mem_rsp.wr_ack_valid),
+    .mem_wr_ack_err_i  (mem_rsp.wr_ack_err),
     .perf_cycles_o     (perf_cycles),
     .perf_mxu_busy_o   (perf_mxu_busy),
     .perf_useful_macs_o(perf_macs),
@@ -470,29 +466,14 @@ module tpu_top #(
 
   core_dma_bridge #(
     .N    (N),
-    .RowsW(RowsW),
     .Depth(Cfg.mem_outstanding)
   ) u_bridge (
     .clk_i,
     .rst_ni,
     .clear_i           (resetting_q),
-    .mem_req_valid_i   (mem_req_valid),
-    .mem_req_ready_o   (mem_req_ready),
-    .mem_req_write_i   (mem_req_write),
-    .mem_req_addr_i    (mem_req_addr),
-    .mem_req_rows_i    (mem_req_rows),
-    .mem_req_first_i   (mem_req_first),
-    .mem_req_last_i    (mem_req_last),
+    .mem_req_i         (mem_req),
+    .mem_rsp_o         (mem_rsp),
     .windows_i         (windows),
-    .mem_rd_valid_o    (mem_rd_valid),
-    .mem_rd_ready_i    (mem_rd_ready),
-    .mem_rd_data_o     (mem_rd_data),
-    .mem_rd_err_o      (mem_rd_err),
-    .mem_wr_valid_i    (mem_wr_valid),
-    .mem_wr_ready_o    (mem_wr_ready),
-    .mem_wr_data_i     (mem_wr_data),
-    .mem_wr_ack_valid_o(mem_wr_ack_valid),
-    .mem_wr_ack_err_o  (mem_wr_ack_err),
     .rd_req_valid_o    (b_rd_req_valid),
     .rd_req_ready_i    (b_rd_req_ready),
     .rd_req_o          (b_rd_req),
@@ -520,7 +501,7 @@ module tpu_top #(
   // Register inputs: capabilities, status, errors, interrupts, counters
   // ---------------------------------------------------------------------------
   logic        dma_err_valid;
-  logic [2:0]  dma_err_class;
+  dma_pkg::err_e dma_err_class;
   logic [63:0] dma_err_addr, err_addr_q, err_addr_d;
 
   // A failed DMA read of the command processor (reported when its command is
@@ -560,13 +541,13 @@ module tpu_top #(
     hwif_in.STATUS.reset_busy.next      = resetting_q;
     hwif_in.STATUS.sq_error.next        = sq_error;
     hwif_in.ERR_CAUSE.prog_error.hwset  = prog_error;
-    hwif_in.ERR_CAUSE.dma_ur.hwset       = dma_err_valid && dma_err_class == 3'd1;
-    hwif_in.ERR_CAUSE.dma_ca.hwset       = dma_err_valid && dma_err_class == 3'd2;
-    hwif_in.ERR_CAUSE.dma_poisoned.hwset = dma_err_valid && dma_err_class == 3'd3;
-    hwif_in.ERR_CAUSE.dma_timeout.hwset  = dma_err_valid && dma_err_class == 3'd4;
-    hwif_in.ERR_CAUSE.bus_master_off.hwset = dma_err_valid && dma_err_class == 3'd5;
-    hwif_in.ERR_CAUSE.window_read.hwset  = dma_err_valid && dma_err_class == dma_pkg::ErrWindowRead;
-    hwif_in.ERR_CAUSE.window_write.hwset = dma_err_valid && dma_err_class == dma_pkg::ErrWindowWrite;
+    hwif_in.ERR_CAUSE.dma_ur.hwset         = dma_err_valid && dma_err_class == dma_pkg::ErrUr;
+    hwif_in.ERR_CAUSE.dma_ca.hwset         = dma_err_valid && dma_err_class == dma_pkg::ErrCa;
+    hwif_in.ERR_CAUSE.dma_poisoned.hwset   = dma_err_valid && dma_err_class == dma_pkg::ErrPoisoned;
+    hwif_in.ERR_CAUSE.dma_timeout.hwset    = dma_err_valid && dma_err_class == dma_pkg::ErrTimeout;
+    hwif_in.ERR_CAUSE.bus_master_off.hwset = dma_err_valid && dma_err_class == dma_pkg::ErrBusMasterOff;
+    hwif_in.ERR_CAUSE.window_read.hwset    = dma_err_valid && dma_err_class == dma_pkg::ErrWindowRead;
+    hwif_in.ERR_CAUSE.window_write.hwset   = dma_err_valid && dma_err_class == dma_pkg::ErrWindowWrite;
     hwif_in.ERR_CAUSE.bad_doorbell.hwset = bad_doorbell;
     hwif_in.ERR_CAUSE.bad_command.hwset  = bad_command;
     hwif_in.ERR_CAUSE.mmio_unmapped.hwset = mmio_bad;

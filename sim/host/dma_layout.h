@@ -68,4 +68,42 @@ inline constexpr unsigned kBits = 1;
 inline constexpr Field err = {0, 1};
 }  // namespace wr_done_t
 
+// dma_pkg::rd_m2s_t
+namespace rd_m2s_t {
+inline constexpr unsigned kBits = 99;
+inline constexpr Field req_valid  = {98, 1};
+inline constexpr Field req        = {2, 96};
+inline constexpr Field data_ready = {1, 1};
+inline constexpr Field done_ready = {0, 1};
+}  // namespace rd_m2s_t
+
+// dma_pkg::rd_s2m_t
+namespace rd_s2m_t {
+inline constexpr unsigned kBits = 215;
+inline constexpr Field req_ready  = {214, 1};
+inline constexpr Field data_valid = {213, 1};
+inline constexpr Field data       = {68, 145};
+inline constexpr Field done_valid = {67, 1};
+inline constexpr Field done       = {0, 67};
+}  // namespace rd_s2m_t
+
+// dma_pkg::wr_m2s_t
+namespace wr_m2s_t {
+inline constexpr unsigned kBits = 244;
+inline constexpr Field req_valid  = {243, 1};
+inline constexpr Field req        = {147, 96};
+inline constexpr Field data_valid = {146, 1};
+inline constexpr Field data       = {1, 145};
+inline constexpr Field done_ready = {0, 1};
+}  // namespace wr_m2s_t
+
+// dma_pkg::wr_s2m_t
+namespace wr_s2m_t {
+inline constexpr unsigned kBits = 4;
+inline constexpr Field req_ready  = {3, 1};
+inline constexpr Field data_ready = {2, 1};
+inline constexpr Field done_valid = {1, 1};
+inline constexpr Field done       = {0, 1};
+}  // namespace wr_s2m_t
+
 }  // namespace tpu::dma_layout

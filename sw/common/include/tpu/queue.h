@@ -11,24 +11,26 @@
 #include <span>
 #include <vector>
 
+#include "tpu/host_if.h"
 #include "tpu/isa.h"
 
 namespace tpu {
 
-constexpr size_t kSqEntryBytes = 32;
-constexpr size_t kCqEntryBytes = 16;
-constexpr uint8_t kOpRun = 0x01;
+// The formats' sizes, opcodes, flags, status codes and limits, generated
+// from scripts/host_if_table.py (tpu/host_if.h).
+using host_if::kCqEntryBytes;
+using host_if::kOpRun;
+using host_if::kSqEntryBytes;
 // RUN entry flags (byte 1). KEEP_COUNTERS: the command's start does not
 // clear the core's performance counters; they go on from the previous
 // command's values (the completion's cycles are still the command's own).
-constexpr uint8_t kRunKeepCounters = 0x01;
-constexpr uint8_t kRunFlagsMask = kRunKeepCounters;
-
-// Completion status codes: 0 OK, 1..11 the ISA's error codes, and these two
-// from the command processor.
-constexpr uint16_t kStatusOk = 0;
-constexpr uint16_t kStatusBadCommand = 0x10;
-constexpr uint16_t kStatusFetchFault = 0x11;
+using host_if::kRunFlagsMask;
+using host_if::kRunKeepCounters;
+// Completion status codes: 0 OK, the ISA's error codes, and the command
+// processor's own.
+using host_if::kStatusBadCommand;
+using host_if::kStatusFetchFault;
+using host_if::kStatusOk;
 
 namespace detail {
 inline uint64_t le(const uint8_t* p, int bytes) {
@@ -39,15 +41,28 @@ inline uint64_t le(const uint8_t* p, int bytes) {
 inline void put_le(uint8_t* p, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) p[i] = uint8_t(v >> (8 * i));
 }
+// A field of an entry (host_if::Field: bits, little-endian), up to 64 bits.
+inline uint64_t get_field(const uint8_t* e, host_if::Field f) {
+  uint64_t v = 0;
+  for (unsigned i = 0; i < f.width; ++i) v |= uint64_t(e[(f.lsb + i) / 8] >> ((f.lsb + i) % 8) & 1) << i;
+  return v;
+}
+inline void put_field(uint8_t* e, host_if::Field f, uint64_t v) {
+  for (unsigned i = 0; i < f.width; ++i) {
+    const uint8_t bit = uint8_t(1u << ((f.lsb + i) % 8));
+    uint8_t& byte = e[(f.lsb + i) / 8];
+    byte = (v >> i & 1) ? uint8_t(byte | bit) : uint8_t(byte & ~bit);
+  }
+}
 }  // namespace detail
 
 // DMA windows (docs/host_interface.md, "DMA windows"): the host memory a
-// command's program may reach. 16 bytes each, at most kMaxWindows a command.
-constexpr size_t kWindowBytes = 16;
-constexpr size_t kMaxWindows = 8;
-constexpr uint64_t kMaxWindowLen = (uint64_t{1} << 56) - 1;
-constexpr uint8_t kWindowRead = 1;   // RHM and RW may read it
-constexpr uint8_t kWindowWrite = 2;  // WHM may write it
+// command's program may reach. kWindowBytes each, at most kMaxWindows a command.
+constexpr size_t kWindowBytes = host_if::kWinEntryBytes;
+using host_if::kMaxWindowLen;
+using host_if::kMaxWindows;
+using host_if::kWindowRead;   // RHM and RW may read it
+using host_if::kWindowWrite;  // WHM may write it
 constexpr uint8_t kWindowReadWrite = kWindowRead | kWindowWrite;
 
 struct Window {
@@ -58,7 +73,8 @@ struct Window {
 
 // True when the device accepts the window (else the entry is BAD_COMMAND).
 inline bool window_valid(const Window& w) {
-  return w.len >= 1 && w.len <= kMaxWindowLen && w.access >= 1 && w.access <= 3 &&
+  return w.len >= 1 && w.len <= kMaxWindowLen && (w.access & host_if::kWindowAccessMask) != 0 &&
+         (w.access & ~host_if::kWindowAccessMask) == 0 &&
          w.base + (w.len - 1) >= w.base;  // ends at or before 2^64 - 1
 }
 
@@ -74,29 +90,32 @@ inline bool windows_allow(std::span<const Window> windows, uint64_t first, uint6
 inline std::vector<uint8_t> encode_windows(std::span<const Window> windows) {
   std::vector<uint8_t> bytes(windows.size() * kWindowBytes, 0);
   for (size_t i = 0; i < windows.size(); ++i) {
-    detail::put_le(&bytes[i * kWindowBytes], windows[i].base, 8);
-    detail::put_le(&bytes[i * kWindowBytes + 8], windows[i].len, 7);
-    bytes[i * kWindowBytes + 15] = windows[i].access;
+    uint8_t* w = &bytes[i * kWindowBytes];
+    detail::put_field(w, host_if::win::kBase, windows[i].base);
+    detail::put_field(w, host_if::win::kLen, windows[i].len);
+    detail::put_field(w, host_if::win::kAccess, windows[i].access);
   }
   return bytes;
 }
 
 inline Window decode_window(const uint8_t* p) {
-  return Window{detail::le(p, 8), detail::le(p + 8, 7), p[15]};
+  return Window{detail::get_field(p, host_if::win::kBase), detail::get_field(p, host_if::win::kLen),
+                uint8_t(detail::get_field(p, host_if::win::kAccess))};
 }
 
 // A RUN submission entry: op, id, program length (instructions) and address,
 // the window list's address and count, and the flags.
 inline std::vector<uint8_t> encode_run(uint16_t id, uint32_t len, uint64_t addr, uint64_t win_addr = 0,
                                        uint8_t win_count = 0, uint8_t op = kOpRun, uint8_t flags = 0) {
+  namespace sq = host_if::sq;
   std::vector<uint8_t> e(kSqEntryBytes, 0);
-  e[0] = op;
-  e[1] = flags;
-  detail::put_le(&e[2], id, 2);
-  detail::put_le(&e[4], len, 4);
-  detail::put_le(&e[8], addr, 8);
-  detail::put_le(&e[16], win_addr, 8);
-  e[24] = win_count;
+  detail::put_field(e.data(), sq::kOp, op);
+  detail::put_field(e.data(), sq::kFlags, flags);
+  detail::put_field(e.data(), sq::kId, id);
+  detail::put_field(e.data(), sq::kLen, len);
+  detail::put_field(e.data(), sq::kAddr, addr);
+  detail::put_field(e.data(), sq::kWinAddr, win_addr);
+  detail::put_field(e.data(), sq::kWinCount, win_count);
   return e;
 }
 
@@ -108,19 +127,20 @@ struct SqEntry {
   uint64_t addr = 0;
   uint64_t win_addr = 0;
   uint8_t win_count = 0;
-  bool reserved_zero = true;  // bytes 25..31 are all zero
+  bool reserved_zero = true;  // the reserved bytes are all zero
 };
 
 inline SqEntry decode_sq(const uint8_t* e) {
+  namespace sq = host_if::sq;
   SqEntry s;
-  s.op = e[0];
-  s.flags = e[1];
-  s.id = uint16_t(detail::le(e + 2, 2));
-  s.len = uint32_t(detail::le(e + 4, 4));
-  s.addr = detail::le(e + 8, 8);
-  s.win_addr = detail::le(e + 16, 8);
-  s.win_count = e[24];
-  s.reserved_zero = std::all_of(e + 25, e + kSqEntryBytes, [](uint8_t b) { return b == 0; });
+  s.op = uint8_t(detail::get_field(e, sq::kOp));
+  s.flags = uint8_t(detail::get_field(e, sq::kFlags));
+  s.id = uint16_t(detail::get_field(e, sq::kId));
+  s.len = uint32_t(detail::get_field(e, sq::kLen));
+  s.addr = detail::get_field(e, sq::kAddr);
+  s.win_addr = detail::get_field(e, sq::kWinAddr);
+  s.win_count = uint8_t(detail::get_field(e, sq::kWinCount));
+  s.reserved_zero = detail::get_field(e, sq::kReserved) == 0;
   return s;
 }
 
@@ -138,24 +158,26 @@ struct CqEntry {
 };
 
 inline CqEntry decode_cq(const uint8_t* e) {
+  namespace cq = host_if::cq;
   CqEntry c;
-  c.id = uint16_t(detail::le(e, 2));
-  c.status = uint16_t(detail::le(e + 2, 2));
-  c.err_pc = uint32_t(detail::le(e + 4, 4));
-  c.cycles = uint32_t(detail::le(e + 8, 4));
-  c.phase = e[12] & 1;
-  c.sq_head = uint16_t(detail::le(e + 14, 2));
+  c.id = uint16_t(detail::get_field(e, cq::kId));
+  c.status = uint16_t(detail::get_field(e, cq::kStatus));
+  c.err_pc = uint32_t(detail::get_field(e, cq::kErrPc));
+  c.cycles = uint32_t(detail::get_field(e, cq::kCycles));
+  c.phase = detail::get_field(e, cq::kPhase) != 0;
+  c.sq_head = uint16_t(detail::get_field(e, cq::kSqHead));
   return c;
 }
 
 inline std::vector<uint8_t> encode_cq(const CqEntry& c) {
+  namespace cq = host_if::cq;
   std::vector<uint8_t> e(kCqEntryBytes, 0);
-  detail::put_le(&e[0], c.id, 2);
-  detail::put_le(&e[2], c.status, 2);
-  detail::put_le(&e[4], c.err_pc, 4);
-  detail::put_le(&e[8], c.cycles, 4);
-  e[12] = c.phase ? 1 : 0;
-  detail::put_le(&e[14], c.sq_head, 2);
+  detail::put_field(e.data(), cq::kId, c.id);
+  detail::put_field(e.data(), cq::kStatus, c.status);
+  detail::put_field(e.data(), cq::kErrPc, c.err_pc);
+  detail::put_field(e.data(), cq::kCycles, c.cycles);
+  detail::put_field(e.data(), cq::kPhase, c.phase ? 1 : 0);
+  detail::put_field(e.data(), cq::kSqHead, c.sq_head);
   return e;
 }
 

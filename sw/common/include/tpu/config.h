@@ -195,8 +195,8 @@ constexpr const Config& default_config() { return *find_config(kDefaultConfig); 
 
 // What the planners and the reference model need of a configuration.
 constexpr CoreConfig core_config(const Config& c) {
-  return CoreConfig{c.array_n,        c.ub_rows,  c.acc_rows,     c.imem_depth,
-                    c.wgt_fifo_tiles, c.datapath, c.link_latency, c.link_bytes_per_cycle};
+  return CoreConfig{c.array_n, c.ub_rows, c.acc_rows, c.imem_depth, c.wgt_fifo_tiles,
+                    c.datapath, c.link_latency, c.link_bytes_per_cycle};
 }
 
 // A CoreConfig made from what a device reports keeps its link defaults:

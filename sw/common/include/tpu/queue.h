@@ -74,8 +74,7 @@ struct Window {
 // True when the device accepts the window (else the entry is BAD_COMMAND).
 inline bool window_valid(const Window& w) {
   return w.len >= 1 && w.len <= kMaxWindowLen && (w.access & host_if::kWindowAccessMask) != 0 &&
-         (w.access & ~host_if::kWindowAccessMask) == 0 &&
-         w.base + (w.len - 1) >= w.base;  // ends at or before 2^64 - 1
+         (w.access & ~host_if::kWindowAccessMask) == 0 && w.base + (w.len - 1) >= w.base;  // ends at or before 2^64 - 1
 }
 
 // True when [first, last] lies inside one window that grants the direction.

@@ -148,6 +148,28 @@ def sv_used_bits() -> list:
             "  endfunction"]
 
 
+def sv_vop_rules() -> list:
+    """What the decoder checks of a VOP's OP and SHIFT, from VOP_OPS: a
+    value that names no operation, and the largest SHIFT of each (with and
+    without BF16); whether it reads B rows (the pools do not)."""
+    width = next(f.width for f in next(o for o in t.OPCODES if o.name == "VOP").flags if f.name == "SHIFT")
+    def case(result) -> list:
+        rows = [(f"Vop{camel(v.name)}:", f"return {result(v)};") for v in t.VOP_OPS]
+        return ["    unique case (op)", *aligned(rows, "      ", " "), f"      default: return {result(None)};",
+                "    endcase"]
+    return ["  // VOP operations (scripts/isa_table.py, VOP_OPS): defined, reading B rows,",
+            "  // and the largest SHIFT each takes (bf16: with the BF16 flag).",
+            "  function automatic logic vop_defined(vop_e op);",
+            *case(lambda v: "1'b1" if v else "1'b0"),
+            "  endfunction",
+            "  function automatic logic vop_binary(vop_e op);",
+            *case(lambda v: "1'b1" if v and v.binary else "1'b0"),
+            "  endfunction",
+            f"  function automatic logic [{width - 1}:0] vop_max_shift(vop_e op, logic bf16);",
+            *case(lambda v: (f"bf16 ? {width}'d{v.bf16_max_shift} : {width}'d{v.max_shift}" if v else f"'0")),
+            "  endfunction"]
+
+
 def sv_wgt_banks() -> list:
     return ["  // Tiles the MXU holds beyond the weight FIFO (current and next bank): an",
             "  // RW may raise the unretired tile count to WgtFifoTiles + WgtBanks.",
@@ -164,6 +186,7 @@ def generate_sv() -> str:
         sv_flag_bits(),
         sv_value_enum("act_func_e", "ACT", "FUNC", t.ACT_FUNCS),
         sv_value_enum("vop_e", "VOP", "OP", t.VOP_OPS),
+        sv_vop_rules(),
         sv_cfg_indices(),
         sv_units(),
         sv_wgt_banks(),

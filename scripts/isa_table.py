@@ -73,6 +73,7 @@ VOP_OPS = (
     VopOp("MAX", 2, "max", binary=True, max_shift=0, bf16_max_shift=0),
     VopOp("POOL_MAX", 3, "poolmax", binary=False, max_shift=4, bf16_max_shift=4),
     VopOp("POOL_AVG", 4, "poolavg", binary=False, max_shift=4, bf16_max_shift=4),
+    VopOp("MIN", 5, "min", binary=True, max_shift=0, bf16_max_shift=0),
 )
 
 # Units, numbered as the bits of SYNC's mask.

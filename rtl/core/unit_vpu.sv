@@ -397,7 +397,7 @@ module unit_vpu #(
   assign start_f32   = HasBf16 && ins.op == OpAct && ins.flags[FlagActF32];
   assign start_vop   = ins.flags[FlagVopOpLsb +: 3];
   assign start_shift = ins.flags[FlagVopShiftLsb +: 4];
-  assign start_pool  = ins.op == OpVop && (start_vop == VopPoolMax || start_vop == VopPoolAvg);
+  assign start_pool  = ins.op == OpVop && !vop_binary(vop_e'(start_vop));
 
   // Serial mode: the destination overlaps a source range, other than starting
   // on the same row (then every row is read before it is overwritten).

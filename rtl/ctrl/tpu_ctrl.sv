@@ -284,7 +284,7 @@ module tpu_ctrl #(
     acc_b     = x_q.acc_b;
     vop_op    = ins.flags[FlagVopOpLsb +: 3];
     vop_shift = ins.flags[FlagVopShiftLsb +: 4];
-    vop_pool  = (vop_op == VopPoolMax) || (vop_op == VopPoolAvg);
+    vop_pool  = !vop_binary(vop_e'(vop_op));
     pool_rows = x_q.pool_rows;
     wide_xfer = ins.flags[FlagRhmWide];
     rw_bf16   = ins.flags[FlagRwBf16];
@@ -368,11 +368,9 @@ module tpu_ctrl #(
       OpVop: begin
         unit    = UnitVpu;
         to_unit = 1'b1;
-        // BF16: MUL takes no SHIFT either.
-        if (reserved_bits_set(ins, VopUsedBits) || (vop_bf16 && !HasBf16) || vop_op > VopPoolAvg ||
-            ((vop_op == VopAdd || vop_op == VopMax) && vop_shift != 0) ||
-            (vop_bf16 && vop_op == VopMul && vop_shift != 0) ||
-            (vop_pool && (vop_shift > 4 || ins.b != 0))) dec_err = ErrBadFlags;
+        // The operations and their SHIFT ranges come from the ISA table.
+        if (reserved_bits_set(ins, VopUsedBits) || (vop_bf16 && !HasBf16) || !vop_defined(vop_e'(vop_op)) ||
+            vop_shift > vop_max_shift(vop_e'(vop_op), vop_bf16) || (vop_pool && ins.b != 0)) dec_err = ErrBadFlags;
         else if (ins.count == 0) dec_err = ErrBadCount;
         else if (!in_range(ub_a, vop_a_rows, UbRows) ||
                  (!vop_pool && !in_range(ub_b, vop_rows, UbRows)) ||

@@ -102,8 +102,45 @@ package tpu_isa_pkg;
     VopMul     = 3'd1,
     VopMax     = 3'd2,
     VopPoolMax = 3'd3,
-    VopPoolAvg = 3'd4
+    VopPoolAvg = 3'd4,
+    VopMin     = 3'd5
   } vop_e;
+
+  // VOP operations (scripts/isa_table.py, VOP_OPS): defined, reading B rows,
+  // and the largest SHIFT each takes (bf16: with the BF16 flag).
+  function automatic logic vop_defined(vop_e op);
+    unique case (op)
+      VopAdd:     return 1'b1;
+      VopMul:     return 1'b1;
+      VopMax:     return 1'b1;
+      VopPoolMax: return 1'b1;
+      VopPoolAvg: return 1'b1;
+      VopMin:     return 1'b1;
+      default: return 1'b0;
+    endcase
+  endfunction
+  function automatic logic vop_binary(vop_e op);
+    unique case (op)
+      VopAdd:     return 1'b1;
+      VopMul:     return 1'b1;
+      VopMax:     return 1'b1;
+      VopPoolMax: return 1'b0;
+      VopPoolAvg: return 1'b0;
+      VopMin:     return 1'b1;
+      default: return 1'b0;
+    endcase
+  endfunction
+  function automatic logic [3:0] vop_max_shift(vop_e op, logic bf16);
+    unique case (op)
+      VopAdd:     return bf16 ? 4'd0 : 4'd0;
+      VopMul:     return bf16 ? 4'd0 : 4'd15;
+      VopMax:     return bf16 ? 4'd0 : 4'd0;
+      VopPoolMax: return bf16 ? 4'd4 : 4'd4;
+      VopPoolAvg: return bf16 ? 4'd4 : 4'd4;
+      VopMin:     return bf16 ? 4'd0 : 4'd0;
+      default: return '0;
+    endcase
+  endfunction
 
   // CFG register indices.
   localparam logic [15:0] CfgQmult       = 16'h000;

@@ -70,7 +70,7 @@ module vpu_vop_bf16_row #(
   logic [L-1:0][15:0]      binary, first_out, second_out;
   logic [31:0]             pow2;        // 2^-shift (exact: shift <= 4)
 
-  assign pool       = in_op_i == VopPoolMax || in_op_i == VopPoolAvg;
+  assign pool       = !vop_binary(in_op_i);
   assign out_fire   = out_valid_o && out_ready_i;
   // A row is taken only when the buffer is empty after this cycle.
   assign in_ready_o = !clear_i && (count_q == 2'd0 || (count_q == 2'd1 && out_ready_i));
@@ -90,6 +90,7 @@ module vpu_vop_bf16_row #(
         VopAdd:  binary[j] = fp_pkg::fp32_to_bf16(fp_pkg::fp32_add(a, b));
         VopMul:  binary[j] = fp_pkg::fp32_to_bf16(fp_pkg::fp32_mul(a, b));
         VopMax:  binary[j] = fp_pkg::fp32_to_bf16(fp_pkg::fp32_max(a, b));
+        VopMin:  binary[j] = fp_pkg::fp32_to_bf16(fp_pkg::fp32_min(a, b));
         default: binary[j] = '0;
       endcase
       if (first_of_half)              fold[j] = a;

@@ -121,13 +121,14 @@ module vpu_vop_row #(
     unique case (op)
       tpu_isa_pkg::VopAdd:     return sat8(sext(a) + sext(b));
       tpu_isa_pkg::VopMax:     return ($signed(a) > $signed(b)) ? a : b;
+      tpu_isa_pkg::VopMin:     return ($signed(a) < $signed(b)) ? a : b;
       tpu_isa_pkg::VopPoolMax: return 8'(pool_next(op, first, a, pool));
       default:                 return '0;  // MUL, POOLAVG (rounded below), undefined ops
     endcase
   endfunction
 
   function automatic logic is_pool(tpu_isa_pkg::vop_e op);
-    return op == tpu_isa_pkg::VopPoolMax || op == tpu_isa_pkg::VopPoolAvg;
+    return !tpu_isa_pkg::vop_binary(op);
   endfunction
 
   // ---------------------------------------------------------------------------
@@ -243,7 +244,7 @@ module vpu_vop_row #(
   `ASSERT_NEXT(InValidHeld, in_valid_i && !in_ready_o && !clear_i, in_valid_i)
   `ASSERT_HELD(InDataHeld, in_valid_i && !in_ready_o && !clear_i,
       ({in_a_i, in_b_i, in_op_i, in_shift_i, in_first_i, in_last_i, in_user_i}))
-  `ASSERT_IF(InOpDefined, in_valid_i, in_op_i <= tpu_isa_pkg::VopPoolAvg)
+  `ASSERT_IF(InOpDefined, in_valid_i, tpu_isa_pkg::vop_defined(in_op_i))
 
 `ifndef SYNTHESIS
   logic              group_open_q;

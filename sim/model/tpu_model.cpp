@@ -587,6 +587,7 @@ void TpuModel::exec_vop_bf16(const Instr& in, const Offsets& off) {
         case isa::VopOp::kMax:
           result[j] = vpu_f32::vop_max(a[j], b[j]);
           break;
+        case isa::VopOp::kMin: result[j] = vpu_f32::vop_min(a[j], b[j]); break;
         case isa::VopOp::kPoolMax:
           result[j] = vpu_f32::pool_max(&a[j], shift, int(n));
           break;
@@ -625,6 +626,7 @@ void TpuModel::exec_vop(const Instr& in, const Offsets& off) {
         case isa::VopOp::kMax:
           result[j] = quant::vop_max(a[j], b[j]);
           break;
+        case isa::VopOp::kMin: result[j] = quant::vop_min(a[j], b[j]); break;
         case isa::VopOp::kPoolMax: {
           int8_t m = a[j];
           for (int64_t r = 1; r < window; ++r) m = std::max(m, a[r * n + j]);

@@ -147,21 +147,26 @@ TEST_F(CoreTest, VectorOps) {
   const MatrixI8 x = random_matrix(R, N), y = random_matrix(R, N);
   tpu::test::write_matrix(mem, kInput, x);
   tpu::test::write_matrix(mem, kInput + 0x1000, y);
-  const std::vector<isa::Instr> prog{
-      isa::rhm(0, R, kInput, N), isa::rhm(R, R, kInput + 0x1000, N),
-      isa::vop(isa::VopOp::kAdd, 0, R, 64, R), isa::vop(isa::VopOp::kMul, 0, R, 80, R, 5),
-      isa::vop(isa::VopOp::kMax, 0, R, 96, R), isa::vop(isa::VopOp::kPoolMax, 0, 0, 112, R / 4, 2),
-      isa::vop(isa::VopOp::kPoolAvg, 0, 0, 116, R / 2, 1), isa::whm(64, 60, kOutput, N),
-      isa::halt()};
+  const std::vector<isa::Instr> prog{isa::rhm(0, R, kInput, N),
+                                     isa::rhm(R, R, kInput + 0x1000, N),
+                                     isa::vop(isa::VopOp::kAdd, 0, R, 64, R),
+                                     isa::vop(isa::VopOp::kMul, 0, R, 80, R, 5),
+                                     isa::vop(isa::VopOp::kMax, 0, R, 96, R),
+                                     isa::vop(isa::VopOp::kPoolMax, 0, 0, 112, R / 4, 2),
+                                     isa::vop(isa::VopOp::kPoolAvg, 0, 0, 116, R / 2, 1),
+                                     isa::vop(isa::VopOp::kMin, 0, R, 124, R),
+                                     isa::whm(64, 60 + R, kOutput, N),
+                                     isa::halt()};
   const tb::CoreRun r = run_rtl(prog, mem, {.latency = 5, .req_stall = 0.2});
   ASSERT_EQ(r.err, ErrCode::kOk) << isa::err_name(r.err);
-  const MatrixI8 out = tpu::test::read_matrix_i8(mem, kOutput, 60, N);
+  const MatrixI8 out = tpu::test::read_matrix_i8(mem, kOutput, 60 + R, N);
   namespace q = tpu::quant;
   for (int i = 0; i < R; ++i)
     for (int j = 0; j < N; ++j) {
       ASSERT_EQ(out.at(i, j), q::vop_add(x.at(i, j), y.at(i, j)));
       ASSERT_EQ(out.at(16 + i, j), q::vop_mul(x.at(i, j), y.at(i, j), 5));
       ASSERT_EQ(out.at(32 + i, j), q::vop_max(x.at(i, j), y.at(i, j)));
+      ASSERT_EQ(out.at(60 + i, j), std::min(x.at(i, j), y.at(i, j)));
     }
   for (int i = 0; i < R / 4; ++i)
     for (int j = 0; j < N; ++j) {

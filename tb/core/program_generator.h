@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "tpu/isa.h"
@@ -90,14 +91,14 @@ class ProgramGenerator {
           if (fx_.chance(0.2)) return isa::act(acc(n), ub(4 * n), n, isa::Act::kNone, false, true, false, lanes);
           return isa::act(acc(n), ub(n), n, isa::Act(r(0, 3)), fx_.chance(0.5), false, false, lanes);
         }
-        case 6: {  // VOP
-          const auto op = isa::VopOp(r(0, 4));
+        case 6: {  // VOP: any of the table's operations, with a SHIFT it takes
+          const isa::VopInfo& v = isa::kVops[r(0, int64_t(std::size(isa::kVops)) - 1)];
           const uint32_t n = rows();
-          if (op == isa::VopOp::kPoolMax || op == isa::VopOp::kPoolAvg) {
-            const int shift = int(r(0, 3));
-            return isa::vop(op, ub(n << shift), 0, ub(n), n, shift);
+          if (!v.binary) {
+            const int shift = int(r(0, std::min(3, int(v.max_shift))));
+            return isa::vop(v.op, ub(n << shift), 0, ub(n), n, shift);
           }
-          return isa::vop(op, ub(n), ub(n), ub(n), n, op == isa::VopOp::kMul ? int(r(0, 15)) : 0);
+          return isa::vop(v.op, ub(n), ub(n), ub(n), n, int(r(0, v.max_shift)));
         }
         case 7: {  // CFG
           switch (r(0, 8)) {
@@ -145,12 +146,12 @@ class ProgramGenerator {
                         some_lanes());
       }
       case 3: {
-        const auto op = isa::VopOp(r(0, 4));
-        if (op == isa::VopOp::kPoolMax || op == isa::VopOp::kPoolAvg) {
-          const int shift = int(r(0, 3));
-          return isa::vop(op, ub(2 * (n << shift)), 0, ub(2 * n), n, shift, true);
+        const isa::VopInfo& v = isa::kVops[r(0, int64_t(std::size(isa::kVops)) - 1)];
+        if (!v.binary) {
+          const int shift = int(r(0, std::min(3, int(v.bf16_max_shift))));
+          return isa::vop(v.op, ub(2 * (n << shift)), 0, ub(2 * n), n, shift, true);
         }
-        return isa::vop(op, ub(2 * n), ub(2 * n), ub(2 * n), n, 0, true);
+        return isa::vop(v.op, ub(2 * n), ub(2 * n), ub(2 * n), n, int(r(0, v.bf16_max_shift)), true);
       }
       case 4: {  // SCALE: 2^-4 .. 2^4 with a random fraction, now and then NaN
         const uint32_t scale = fx_.chance(0.05) ? 0x7FC00000u : uint32_t(r(123, 131)) << 23 | uint32_t(r(0, 0x7FFFFF));

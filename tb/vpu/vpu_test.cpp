@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -17,11 +18,13 @@
 #include "Vvpu_act_row.h"
 #include "Vvpu_vop_row.h"
 #include "bits.h"
+#include "tpu/isa.h"
 #include "tpu/quant.h"
 #include "verilated_fixture.h"
 
 namespace {
 
+namespace isa = tpu::isa;
 namespace q = tpu::quant;
 
 constexpr int N = 4;                 // lanes, as verilated (-GN=4)
@@ -767,7 +770,10 @@ TEST_F(ActRowTest, StallPatternsAcrossStages) {
 // ---------------------------------------------------------------------------
 // vpu_vop_row
 // ---------------------------------------------------------------------------
-enum Vop : uint8_t { kAdd = 0, kMul = 1, kMax = 2, kPoolMax = 3, kPoolAvg = 4 };
+// The operations and their SHIFT ranges come from the ISA table (isa::kVops).
+constexpr uint8_t kAdd = uint8_t(isa::VopOp::kAdd), kMul = uint8_t(isa::VopOp::kMul), kMax = uint8_t(isa::VopOp::kMax),
+                  kMin = uint8_t(isa::VopOp::kMin), kPoolMax = uint8_t(isa::VopOp::kPoolMax),
+                  kPoolAvg = uint8_t(isa::VopOp::kPoolAvg);
 
 struct VopBeat {
   Row a{}, b{};
@@ -789,7 +795,8 @@ void apply_vop(Vvpu_vop_row& d, const VopBeat& b) {
   d.in_user_i = b.user;
 }
 
-bool is_pool(uint8_t op) { return op == kPoolMax || op == kPoolAvg; }
+bool is_pool(uint8_t op) { return !isa::find_vop(op)->binary; }
+uint8_t max_shift(uint8_t op) { return isa::find_vop(op)->max_shift; }
 
 // Expected rows (quant.h) and, for each, a description of the input rows.
 struct VopExpectation {
@@ -816,7 +823,9 @@ VopExpectation vop_expected(const std::vector<VopBeat>& beats) {
         switch (b.op) {
           case kAdd: o.row[j] = q::vop_add(b.a[j], b.b[j]); break;
           case kMul: o.row[j] = q::vop_mul(b.a[j], b.b[j], b.shift); break;
-          default: o.row[j] = q::vop_max(b.a[j], b.b[j]); break;
+          case kMax: o.row[j] = q::vop_max(b.a[j], b.b[j]); break;
+          case kMin: o.row[j] = q::vop_min(b.a[j], b.b[j]); break;
+          default: ADD_FAILURE() << "no expectation for VOP " << int(b.op); break;
         }
       }
     } else {
@@ -887,11 +896,12 @@ class VopRowTest : public tb::VerilatedFixture<Vvpu_vop_row> {
 };
 
 TEST_F(VopRowTest, ElementwiseOps) {
-  for (uint8_t op : {uint8_t(kAdd), uint8_t(kMul), uint8_t(kMax)}) {
-    SCOPED_TRACE("op " + std::to_string(op));
+  for (const isa::VopInfo& v : isa::kVops) {
+    if (!v.binary) continue;
+    const uint8_t op = uint8_t(v.op);
+    SCOPED_TRACE("op " + std::string(v.mnemonic));
     std::vector<VopBeat> beats;
-    for (int i = 0; i < 600; ++i)
-      add_elementwise(beats, op, op == kMul ? uint8_t(rand_int(0, 15)) : uint8_t(0));
+    for (int i = 0; i < 600; ++i) add_elementwise(beats, op, uint8_t(rand_int(0, max_shift(op))));
     run(beats, {.in_gap = 0.3, .out_stall = 0.3});
   }
 }
@@ -916,9 +926,9 @@ TEST_F(VopRowTest, ExtremeValues) {
       beats.push_back(b);
     }
   };
-  add_pairs(kAdd, 0);
-  add_pairs(kMax, 0);
-  for (uint8_t s = 0; s < 16; ++s) add_pairs(kMul, s);
+  for (const isa::VopInfo& v : isa::kVops)
+    if (v.binary)
+      for (uint8_t s = 0; s <= v.max_shift; ++s) add_pairs(uint8_t(v.op), s);
   // Groups of all -128 and all 127 (largest sums) and alternating extremes.
   for (uint8_t s = 0; s <= 4; ++s)
     for (uint8_t op : {uint8_t(kPoolMax), uint8_t(kPoolAvg)}) {
@@ -971,17 +981,22 @@ TEST_F(VopRowTest, PoolAverageRoundingTies) {
 // Element-wise rows and pooling groups of random ops and sizes, interleaved.
 TEST_F(VopRowTest, MixedStream) {
   std::vector<VopBeat> beats;
+  const auto random_op = [&] { return uint8_t(isa::kVops[rand_int(0, int(std::size(isa::kVops)) - 1)].op); };
   while (beats.size() < 3000) {
-    const uint8_t op = uint8_t(rand_int(0, 4));
-    if (is_pool(op)) add_group(beats, op, uint8_t(rand_int(0, 4)));
-    else add_elementwise(beats, op, op == kMul ? uint8_t(rand_int(0, 15)) : uint8_t(0));
+    const uint8_t op = random_op();
+    if (is_pool(op))
+      add_group(beats, op, uint8_t(rand_int(0, max_shift(op))));
+    else
+      add_elementwise(beats, op, uint8_t(rand_int(0, max_shift(op))));
   }
   run(beats, {.in_gap = 0.3, .out_stall = 0.3});
   std::vector<VopBeat> more;
   while (more.size() < 500) {
-    const uint8_t op = uint8_t(rand_int(0, 4));
-    if (is_pool(op)) add_group(more, op, uint8_t(rand_int(0, 4)));
-    else add_elementwise(more, op, op == kMul ? uint8_t(rand_int(0, 15)) : uint8_t(0));
+    const uint8_t op = random_op();
+    if (is_pool(op))
+      add_group(more, op, uint8_t(rand_int(0, max_shift(op))));
+    else
+      add_elementwise(more, op, uint8_t(rand_int(0, max_shift(op))));
   }
   run(more, {.in_gap = 0.0, .out_stall = 0.8});
 }

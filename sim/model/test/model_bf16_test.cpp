@@ -643,6 +643,12 @@ bf16 host_max(bf16 a, bf16 b) {
   if (x == y) return tpu::fp32_to_bf16(f32(std::signbit(x) ? y : x));  // +0 above -0
   return tpu::fp32_to_bf16(f32(x > y ? x : y));
 }
+bf16 host_min(bf16 a, bf16 b) {
+  const float x = wide(a), y = wide(b);
+  if (std::isnan(x) || std::isnan(y)) return tpu::kBf16CanonicalNan;
+  if (x == y) return tpu::fp32_to_bf16(f32(std::signbit(x) ? x : y));  // -0 below +0
+  return tpu::fp32_to_bf16(f32(x < y ? x : y));
+}
 
 TEST_P(Bf16CoreTest, VopElementWiseOpsOnWideRows) {
   const int N = n();
@@ -660,13 +666,16 @@ TEST_P(Bf16CoreTest, VopElementWiseOpsOnWideRows) {
   a[1][1] = bf(1.0f), b[1][1] = bf(0x1p-8f);           // 1 + 2^-8: a tie, rounds to 1
   load_wide(0, a);
   load_wide(8, b);
-  for (const VopOp op : {VopOp::kAdd, VopOp::kMul, VopOp::kMax}) {
+  for (const VopOp op : {VopOp::kAdd, VopOp::kMul, VopOp::kMax, VopOp::kMin}) {
     SCOPED_TRACE(find_vop(uint8_t(op))->mnemonic);
     run_ok({vop(op, 0, 8, 20, 4, 0, true), halt()});
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < N; ++j) {
         const bf16 x = a[size_t(i)][size_t(j)], y = b[size_t(i)][size_t(j)];
-        const bf16 want = op == VopOp::kAdd ? host_add(x, y) : op == VopOp::kMul ? host_mul(x, y) : host_max(x, y);
+        const bf16 want = op == VopOp::kAdd   ? host_add(x, y)
+                          : op == VopOp::kMul ? host_mul(x, y)
+                          : op == VopOp::kMax ? host_max(x, y)
+                                              : host_min(x, y);
         ASSERT_EQ(model().ub_wide_row(uint32_t(20 + 2 * i))[size_t(j)], want)
             << std::hex << "0x" << x << ", 0x" << y << " seed " << std::dec << seed_;
       }

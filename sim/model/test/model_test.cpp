@@ -691,8 +691,8 @@ TEST_F(ModelTest, VopElementWiseOpsMatchPlainLoops) {
   load_ub(0, a);
   load_ub(8, b);
   const int shift = rand_int(0, 15);
-  run_ok({vop(VopOp::kAdd, 0, 8, 16, 8), vop(VopOp::kMul, 0, 8, 24, 8, shift),
-          vop(VopOp::kMax, 0, 8, 32, 8), vop(VopOp::kMul, 0, 8, 40, 8, 0), halt()});
+  run_ok({vop(VopOp::kAdd, 0, 8, 16, 8), vop(VopOp::kMul, 0, 8, 24, 8, shift), vop(VopOp::kMax, 0, 8, 32, 8),
+          vop(VopOp::kMul, 0, 8, 40, 8, 0), vop(VopOp::kMin, 0, 8, 48, 8), halt()});
   const auto sat8 = [](int64_t v) { return int8_t(std::clamp<int64_t>(v, -128, 127)); };
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 16; ++j) {
@@ -701,6 +701,7 @@ TEST_F(ModelTest, VopElementWiseOpsMatchPlainLoops) {
       EXPECT_EQ(model().ub_row(24 + i)[j], sat8(quant::rdbp(x * y, shift))) << x << " * " << y;
       EXPECT_EQ(model().ub_row(32 + i)[j], int8_t(std::max(x, y)));
       EXPECT_EQ(model().ub_row(40 + i)[j], sat8(x * y));
+      EXPECT_EQ(model().ub_row(48 + i)[j], int8_t(std::min(x, y)));
     }
 }
 
@@ -879,14 +880,8 @@ std::vector<ErrorCase> error_cases() {
       {"zero opcode", {irq(), Instr{}}, ErrCode::kIllegalOpcode, 1},
       {"opcode 0x0C", {decode(0x0C, 0)}, ErrCode::kIllegalOpcode, 0},
       {"opcode 0xFF", {irq(), irq(), decode(0xFF, 0)}, ErrCode::kIllegalOpcode, 2},
-      {"MMC flag bit 2",
-       {with(mmc(0, 0, 1, false, true), [](Instr& i) { i.flags |= 4; })},
-       ErrCode::kBadFlags,
-       0},
-      {"MMC c",
-       {with(mmc(0, 0, 1, false, true), [](Instr& i) { i.c = 1; })},
-       ErrCode::kBadFlags,
-       0},
+      {"MMC flag bit 2", {with(mmc(0, 0, 1, false, true), [](Instr& i) { i.flags |= 4; })}, ErrCode::kBadFlags, 0},
+      {"MMC c", {with(mmc(0, 0, 1, false, true), [](Instr& i) { i.c = 1; })}, ErrCode::kBadFlags, 0},
       {"ACT RAW with BIAS", {act(0, 0, 1, Act::kNone, true, true)}, ErrCode::kBadFlags, 0},
       {"ACT RAW with FUNC", {act(0, 0, 1, Act::kRelu, false, true)}, ErrCode::kBadFlags, 0},
       {"ACT flag bit 4",
@@ -895,9 +890,10 @@ std::vector<ErrorCase> error_cases() {
        0},
       {"VOP ADD shift", {vop(VopOp::kAdd, 0, 1, 2, 1, 1)}, ErrCode::kBadFlags, 0},
       {"VOP MAX shift", {vop(VopOp::kMax, 0, 1, 2, 1, 3)}, ErrCode::kBadFlags, 0},
+      {"VOP MIN shift", {vop(VopOp::kMin, 0, 1, 2, 1, 1)}, ErrCode::kBadFlags, 0},
       {"VOP POOLMAX shift 5", {vop(VopOp::kPoolMax, 0, 0, 2, 1, 5)}, ErrCode::kBadFlags, 0},
       {"VOP POOLAVG b", {vop(VopOp::kPoolAvg, 0, 1, 2, 1, 1)}, ErrCode::kBadFlags, 0},
-      {"VOP op 5", {decode(0x0000'0000'0001'05'06ull, 0)}, ErrCode::kBadFlags, 0},
+      {"VOP op 6", {decode(0x0000'0000'0001'06'06ull, 0)}, ErrCode::kBadFlags, 0},
       {"VOP flag bit 3", {decode(0x0000'0000'0001'08'06ull, 0)}, ErrCode::kBadFlags, 0},
       {"VOP c bit 16", {decode(0x0000'0000'0001'00'06ull, 0x10000)}, ErrCode::kBadFlags, 0},
       {"CFG b", {with(cfg(kCfgQzp, 0), [](Instr& i) { i.b = 1; })}, ErrCode::kBadFlags, 0},
@@ -907,10 +903,7 @@ std::vector<ErrorCase> error_cases() {
       {"SYNC mask bit 4", {decode(0x10'08, 0)}, ErrCode::kBadFlags, 0},
       {"HALT c", {decode(0x0B, 1)}, ErrCode::kBadFlags, 0},
       {"IRQ b", {with(irq(), [](Instr& i) { i.b = 1; })}, ErrCode::kBadFlags, 0},
-      {"LOOP c bit 16",
-       {with(loop(1, 1), [](Instr& i) { i.c = 0x10000; }), irq()},
-       ErrCode::kBadFlags,
-       0},
+      {"LOOP c bit 16", {with(loop(1, 1), [](Instr& i) { i.c = 0x10000; }), irq()}, ErrCode::kBadFlags, 0},
       {"RHM past UB", {rhm(4090, 7, 0, 16)}, ErrCode::kUbRange, 0},
       {"WHM past UB", {whm(4095, 2, 0, 16)}, ErrCode::kUbRange, 0},
       {"ACT RAW past UB", {act(0, 4093, 1, Act::kNone, false, true)}, ErrCode::kUbRange, 0},
@@ -926,10 +919,7 @@ std::vector<ErrorCase> error_cases() {
       {"ACT past ACC", {act(1023, 0, 2, Act::kNone, false)}, ErrCode::kAccRange, 0},
       {"RHM rows 0", {rhm(0, 0, 0, 16)}, ErrCode::kBadCount, 0},
       {"RW tiles 0", {rw(0, 0, 16)}, ErrCode::kBadCount, 0},
-      {"CFG count 1",
-       {with(cfg(kCfgQzp, 0), [](Instr& i) { i.count = 1; })},
-       ErrCode::kBadCount,
-       0},
+      {"CFG count 1", {with(cfg(kCfgQzp, 0), [](Instr& i) { i.count = 1; })}, ErrCode::kBadCount, 0},
       {"SYNC count 1", {with(sync(0), [](Instr& i) { i.count = 1; })}, ErrCode::kBadCount, 0},
       {"HALT count 1", {decode(0x1'00'0B, 0)}, ErrCode::kBadCount, 0},
       {"LOOP n 0", {loop(0, 1), irq()}, ErrCode::kBadCount, 0},
@@ -953,24 +943,17 @@ std::vector<ErrorCase> error_cases() {
       {"CFG LUT -1", {cfg(kCfgLutBase + 7, uint32_t(-1))}, ErrCode::kBadCfg, 0},
       {"MMC without RW", {mmc(0, 0, 1, false, true)}, ErrCode::kNoWeights, 0},
       {"MMC after the last POP",
-       {rw(0, 1, 16), mmc(0, 0, 1, false, false), mmc(0, 0, 1, true, true),
-        mmc(0, 0, 1, true, true)},
+       {rw(0, 1, 16), mmc(0, 0, 1, false, false), mmc(0, 0, 1, true, true), mmc(0, 0, 1, true, true)},
        ErrCode::kNoWeights,
        3},
       // The default capacity: 16 FIFO tiles + 2 banks.
       {"RW of 19 tiles", {rw(0, 19, 16)}, ErrCode::kWgtOverflow, 0},
       {"RW 16 then 3", {rw(0, 16, 16), rw(0, 3, 16)}, ErrCode::kWgtOverflow, 1},
       // Several faults in one instruction: the first in docs/isa.md's order.
-      {"BAD_FLAGS before BAD_COUNT",
-       {with(rhm(0, 0, 0, 16), [](Instr& i) { i.flags = 1; })},
-       ErrCode::kBadFlags,
-       0},
+      {"BAD_FLAGS before BAD_COUNT", {with(rhm(0, 0, 0, 16), [](Instr& i) { i.flags = 1; })}, ErrCode::kBadFlags, 0},
       {"BAD_COUNT before UB_RANGE", {rhm(5000, 0, 0, 16)}, ErrCode::kBadCount, 0},
       {"BAD_COUNT before NESTED_LOOP", {loop2, irq(), loop(1, 0)}, ErrCode::kBadCount, 2},
-      {"UB_RANGE before ACC_RANGE",
-       {rw(0, 1, 16), mmc(5000, 5000, 1, false, true)},
-       ErrCode::kUbRange,
-       1},
+      {"UB_RANGE before ACC_RANGE", {rw(0, 1, 16), mmc(5000, 5000, 1, false, true)}, ErrCode::kUbRange, 1},
       {"ACC_RANGE before NO_WEIGHTS", {mmc(0, 5000, 1, false, true)}, ErrCode::kAccRange, 0},
   };
 }

@@ -258,6 +258,8 @@ TEST(Assembler, Bf16FormsAndFp32Registers) {
   EXPECT_EQ(disassemble(act(16, 64, 8, Act::kRelu6, true, true, true)),
             "act acc=16 ub=64 rows=8 raw bias func=relu6 f32");
   EXPECT_EQ(disassemble(vop(VopOp::kMax, 0, 2, 4, 1, 0, true)), "vop max a=0 b=2 dst=4 rows=1 bf16");
+  EXPECT_EQ(disassemble(vop(VopOp::kMin, 3, 5, 7, 2)), "vop min a=3 b=5 dst=7 rows=2");
+  EXPECT_EQ(assemble("vop min a=3 b=5 dst=7 rows=2"), std::vector<Instr>{vop(VopOp::kMin, 3, 5, 7, 2)});
   EXPECT_EQ(disassemble(cfg(kCfgScale, 0x3f800000)), "cfg SCALE 0x3f800000");
   EXPECT_EQ(disassemble(cfg(kCfgFmin, 0xff800000)), "cfg FMIN 0xff800000");
   EXPECT_EQ(disassemble(cfg(kCfgBiasBase, 0x3f800000)), "cfg BIAS+0 1065353216")

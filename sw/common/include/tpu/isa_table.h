@@ -55,7 +55,8 @@ enum class VopOp : uint8_t {
   kMul     = 1,
   kMax     = 2,
   kPoolMax = 3,
-  kPoolAvg = 4
+  kPoolAvg = 4,
+  kMin     = 5
 };
 
 // Units, numbered as the bits of SYNC's mask.
@@ -327,6 +328,7 @@ inline constexpr VopInfo kVops[] = {
     {VopOp::kMax, "max", true, 0, 0},
     {VopOp::kPoolMax, "poolmax", false, 4, 4},
     {VopOp::kPoolAvg, "poolavg", false, 4, 4},
+    {VopOp::kMin, "min", true, 0, 0},
 };
 
 inline constexpr ErrInfo kErrors[] = {

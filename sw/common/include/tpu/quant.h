@@ -139,6 +139,7 @@ inline int8_t vop_mul(int8_t a, int8_t b, int shift) {  // shift 0..15
   return sat8(rdbp(int32_t{a} * b, shift));
 }
 inline int8_t vop_max(int8_t a, int8_t b) { return std::max(a, b); }
+inline int8_t vop_min(int8_t a, int8_t b) { return std::min(a, b); }
 // Average of 2^log2k values whose sum is `sum`: rounding divide, then saturate.
 inline int8_t pool_avg(int32_t sum, int log2k) { return sat8(rdbp(sum, log2k)); }
 

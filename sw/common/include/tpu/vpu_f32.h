@@ -44,6 +44,7 @@ inline bf16 vop_add(bf16 a, bf16 b) { return fp32_to_bf16(fp32_add(bf16_to_fp32(
 // The product of two bf16 values is exact in fp32: one rounding, to bf16.
 inline bf16 vop_mul(bf16 a, bf16 b) { return fp32_to_bf16(fp32_mul(bf16_to_fp32(a), bf16_to_fp32(b))); }
 inline bf16 vop_max(bf16 a, bf16 b) { return fp32_to_bf16(fp32_max(bf16_to_fp32(a), bf16_to_fp32(b))); }
+inline bf16 vop_min(bf16 a, bf16 b) { return fp32_to_bf16(fp32_min(bf16_to_fp32(a), bf16_to_fp32(b))); }
 
 // POOLMAX and POOLAVG over the k = 2^log2k values v[0], v[stride], ...:
 // the maximum folded in row order from v[0]; the sum likewise
